@@ -1,0 +1,29 @@
+"""Whole-file-or-nothing writes for files that must never be half-written (config, handoffs)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_write"]
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename.
+
+    A crash leaves either the old file or the new one, never a mix. The parent must exist.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

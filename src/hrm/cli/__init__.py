@@ -1,0 +1,1 @@
+"""The `hrm` command line. Commands only parse, call the library and render."""

@@ -1,0 +1,1 @@
+"""hrm.learning."""

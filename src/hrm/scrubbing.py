@@ -1,0 +1,115 @@
+"""Secret scrubbing: nothing hrm stores may contain a credential.
+
+Every store and ledger calls `scrub` on values before they are written. The table below is the
+single list of what counts as a secret; each row has a test. Replacement keeps the kind of secret
+(`[REDACTED:github_token]`) so a reader knows something was there and what it was, without it.
+
+Patterns are linear-time (no nested quantifiers) so scrubbing a megabyte of text stays fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SECRET_PATTERNS", "SecretPattern", "contains_secret", "scrub", "scrub_text"]
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One kind of credential and how to recognise it."""
+
+    kind: str
+    regex: re.Pattern[str]
+    group: int = 0
+    """Which group holds the secret itself; 0 replaces the whole match."""
+
+
+def _p(kind: str, pattern: str, group: int = 0, flags: int = 0) -> SecretPattern:
+    return SecretPattern(kind, re.compile(pattern, flags), group)
+
+
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
+    _p(
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    ),
+    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    _p("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    _p(
+        "aws_secret_key",
+        r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})",
+        group=1,
+    ),
+    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    _p("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    _p("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    _p("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
+    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _p("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)", group=1),
+    _p("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@]{1,256}:([^\s@/]{1,256})@", group=1),
+    _p(
+        "assigned_secret",
+        r"(?i)\b(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|access[_-]?token|"
+        r"auth[_-]?token|password|passwd|pwd)\b[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{8,})",
+        group=1,
+    ),
+)
+
+
+def scrub_text(text: str) -> str:
+    """Return `text` with every credential replaced by ``[REDACTED:<kind>]``."""
+    if not text:
+        return text
+    for pattern in SECRET_PATTERNS:
+        if pattern.group == 0:
+            text = pattern.regex.sub(f"[REDACTED:{pattern.kind}]", text)
+        else:
+            text = pattern.regex.sub(_group_replacer(pattern), text)
+    return text
+
+
+def _group_replacer(pattern: SecretPattern) -> Any:
+    def replace(match: re.Match[str]) -> str:
+        start, end = match.span(pattern.group)
+        whole_start = match.start()
+        value = match.group(0)
+        if value[start - whole_start : end - whole_start].startswith("[REDACTED:"):
+            return value
+        return (
+            value[: start - whole_start]
+            + f"[REDACTED:{pattern.kind}]"
+            + value[end - whole_start :]
+        )
+
+    return replace
+
+
+def scrub(value: Any) -> Any:
+    """Scrub credentials out of any JSON-like value: strings, and dict/list/tuple containers.
+
+    Keys are scrubbed as well as values. Other types pass through unchanged.
+    """
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, Mapping):
+        return {
+            (scrub_text(k) if isinstance(k, str) else k): scrub(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub(v) for v in value)
+    return value
+
+
+def contains_secret(text: str) -> bool:
+    """True if `text` holds anything the table recognises as a credential."""
+    return scrub_text(text) != text

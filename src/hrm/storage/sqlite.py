@@ -1,0 +1,237 @@
+"""The embedded SQLite backend: one `Database` per file, shared by every store in a home.
+
+Why this shape: several processes (hooks, the CLI, a server) open the same ``memory.db`` at once.
+WAL mode lets readers run beside one writer; ``BEGIN IMMEDIATE`` takes the write lock up front so
+two writers never deadlock on an upgrade; a busy timeout absorbs short contention, and anything
+longer surfaces as ``DB_LOCKED`` (retryable). Within a process one connection is shared and
+guarded by a re-entrant lock, so threads never interleave statements of two transactions.
+
+Each component owns its schema as an ordered list of migrations, applied idempotently by
+`Database.migrate` and recorded in ``schema_migrations``. A released migration is never edited;
+a change is a new entry at the end of the list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from hrm.errors import ErrorCode, HRMError
+
+__all__ = ["Database", "wrap_sqlite_error"]
+
+_BUSY_TIMEOUT_MS = 5000
+
+
+def wrap_sqlite_error(exc: sqlite3.Error, path: str | Path) -> HRMError:
+    """Map a `sqlite3` error to the `HRMError` a caller can act on."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return HRMError.db_locked(path)
+    if "disk is full" in text or "database or disk is full" in text:
+        return HRMError(ErrorCode.DISK_FULL, f"Disk full while writing '{path}'", recoverable=False)
+    if "readonly" in text or "unable to open" in text or "permission" in text:
+        return HRMError(
+            ErrorCode.PERMISSION_DENIED,
+            f"Cannot open or write database '{path}': {exc}",
+            recoverable=False,
+            context={"path": str(path)},
+        )
+    if "malformed" in text or "not a database" in text:
+        return HRMError(
+            ErrorCode.DB_UNAVAILABLE,
+            f"Database '{path}' is damaged: {exc}; rebuild indexes with `hrm ledger reindex`",
+            recoverable=False,
+            context={"path": str(path)},
+        )
+    if isinstance(exc, sqlite3.IntegrityError):
+        return HRMError.validation_failed(f"Constraint violated in '{path}': {exc}", path=str(path))
+    return HRMError.internal(f"SQLite error on '{path}': {exc}", path=str(path))
+
+
+class Database:
+    """A thread-safe handle on one SQLite file with migrations and nested transactions.
+
+    Use as a context manager or call `close`. ``path=":memory:"`` gives a private in-memory
+    database (tests).
+    """
+
+    def __init__(self, path: str | Path, *, timeout_ms: int = _BUSY_TIMEOUT_MS) -> None:
+        self.path = str(path)
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path,
+                timeout=timeout_ms / 1000,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,
+            )
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " component TEXT NOT NULL, version INTEGER NOT NULL,"
+                " applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
+                " PRIMARY KEY (component, version))"
+            )
+        except sqlite3.Error as exc:
+            raise wrap_sqlite_error(exc, self.path) from exc
+
+    # ── lifecycle ──────────────────────────────────────────────────────────
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ── schema ─────────────────────────────────────────────────────────────
+
+    def migrate(self, component: str, migrations: Sequence[str]) -> int:
+        """Apply the migrations of `component` not yet applied, in order, each atomically.
+
+        Args:
+            component: A stable name owning the migrations (e.g. ``"memory.shared_reference"``).
+            migrations: SQL scripts; entry *i* is version *i + 1*. Never edit a released entry.
+
+        Returns:
+            How many migrations ran now.
+        """
+        ran = 0
+        with self._lock:
+            try:
+                done = {
+                    row[0]
+                    for row in self._conn.execute(
+                        "SELECT version FROM schema_migrations WHERE component = ?", (component,)
+                    )
+                }
+                for version, script in enumerate(migrations, start=1):
+                    if version in done:
+                        continue
+                    with self.transaction():
+                        # Another process may have applied it while we waited for the lock.
+                        if self._conn.execute(
+                            "SELECT 1 FROM schema_migrations WHERE component = ? AND version = ?",
+                            (component, version),
+                        ).fetchone():
+                            continue
+                        for statement in _split_sql(script):
+                            self._conn.execute(statement)
+                        self._conn.execute(
+                            "INSERT INTO schema_migrations (component, version) VALUES (?, ?)",
+                            (component, version),
+                        )
+                        ran += 1
+            except sqlite3.Error as exc:
+                raise wrap_sqlite_error(exc, self.path) from exc
+        return ran
+
+    # ── statements ─────────────────────────────────────────────────────────
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``); nested use becomes a savepoint.
+
+        Everything inside commits together or not at all. sqlite3 errors leave as `HRMError`.
+        """
+        with self._lock:
+            depth = self._depth
+            try:
+                if depth == 0:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                else:
+                    self._conn.execute(f"SAVEPOINT sp{depth}")
+            except sqlite3.Error as exc:
+                raise wrap_sqlite_error(exc, self.path) from exc
+            self._depth += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._depth -= 1
+                with contextlib.suppress(sqlite3.Error):
+                    if depth == 0:
+                        self._conn.execute("ROLLBACK")
+                    else:
+                        self._conn.execute(f"ROLLBACK TO sp{depth}")
+                        self._conn.execute(f"RELEASE sp{depth}")
+                raise
+            else:
+                self._depth -= 1
+                try:
+                    if depth == 0:
+                        self._conn.execute("COMMIT")
+                    else:
+                        self._conn.execute(f"RELEASE sp{depth}")
+                except sqlite3.Error as exc:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                    raise wrap_sqlite_error(exc, self.path) from exc
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+        """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise wrap_sqlite_error(exc, self.path) from exc
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for many parameter rows (call inside `transaction`)."""
+        with self._lock:
+            try:
+                self._conn.executemany(sql, rows)
+            except sqlite3.Error as exc:
+                raise wrap_sqlite_error(exc, self.path) from exc
+
+    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
+        """The first row of a query, or None."""
+        with self._lock:
+            try:
+                row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
+                return row
+            except sqlite3.Error as exc:
+                raise wrap_sqlite_error(exc, self.path) from exc
+
+    def has_fts5(self) -> bool:
+        """Whether this SQLite build has FTS5 (declared capability, never a silent no-op)."""
+        try:
+            rows = self.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')")
+            if rows and rows[0][0]:
+                return True
+            self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp._fts5_probe USING fts5(x)")
+            self._conn.execute("DROP TABLE IF EXISTS temp._fts5_probe")
+            return True
+        except (sqlite3.Error, HRMError):
+            return False
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration script into statements, keeping trigger bodies (BEGIN…END) whole."""
+    statements: list[str] = []
+    buffer: list[str] = []
+    for line in script.splitlines(keepends=True):
+        buffer.append(line)
+        candidate = "".join(buffer).strip()
+        if candidate and sqlite3.complete_statement(candidate):
+            statements.append(candidate)
+            buffer = []
+    rest = "".join(buffer).strip()
+    if rest:
+        statements.append(rest)
+    return statements
