@@ -114,7 +114,9 @@ class HRMError(Exception):
         return f"[{self.code.value}] {self.message}"
 
     def __repr__(self) -> str:
-        return f"HRMError(code={self.code.name}, message={self.message!r}, context={self.context!r})"
+        return (
+            f"HRMError(code={self.code.name}, message={self.message!r}, context={self.context!r})"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only arguments need an explicit recipe to cross process boundaries.
@@ -265,7 +267,9 @@ class HRMError(Exception):
         return cls(ErrorCode.PARSE_ERROR, where + message, recoverable=False, context=context)
 
     @classmethod
-    def permission_denied(cls, path: str | Path, fallback_path: str | Path | None = None) -> HRMError:
+    def permission_denied(
+        cls, path: str | Path, fallback_path: str | Path | None = None
+    ) -> HRMError:
         message = f"Cannot write to '{path}'"
         if fallback_path is not None:
             message += f"; use the fallback '{fallback_path}' (e.g. --home {fallback_path})"

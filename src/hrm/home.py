@@ -18,7 +18,6 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from hrm._atomic import atomic_write as _atomic_write
@@ -62,7 +61,9 @@ def parse_agent_class(agent_class: str) -> tuple[str, str | None]:
             ``..``, leading dots, control characters or more than 64 characters.
     """
     if not isinstance(agent_class, str):
-        raise HRMError.validation_failed(f"Agent class must be a string, got {type(agent_class).__name__}")
+        raise HRMError.validation_failed(
+            f"Agent class must be a string, got {type(agent_class).__name__}"
+        )
     if agent_class == "ADMIN":
         return ("ADMIN", None)
     prefix, sep, name = agent_class.partition(":")
@@ -73,7 +74,8 @@ def parse_agent_class(agent_class: str) -> tuple[str, str | None]:
         )
     if ".." in name or not _RESIDENT_NAME.fullmatch(name):
         raise HRMError.validation_failed(
-            f"Invalid resident name {name!r} in agent class {agent_class!r}: use 1-{MAX_RESIDENT_NAME}"
+            f"Invalid resident name {name!r} in agent class {agent_class!r}: "
+            f"use 1-{MAX_RESIDENT_NAME}"
             " letters, digits, '_', '-' or '.', starting with a letter or digit, with no '..'",
             agent_class=agent_class,
         )
@@ -81,7 +83,7 @@ def parse_agent_class(agent_class: str) -> tuple[str, str | None]:
 
 
 def stack_dirname(agent_class: str) -> str:
-    """The partition directory name of an agent class: ``RESIDENT:DoPeJar`` → ``RESIDENT_DoPeJar``."""
+    """The partition directory of an agent class: ``RESIDENT:DoPeJar`` → ``RESIDENT_DoPeJar``."""
     kind, name = parse_agent_class(agent_class)
     return kind if name is None else f"{kind}_{name}"
 
@@ -98,7 +100,9 @@ def fallback_home_path() -> Path:
     xdg = os.environ.get("XDG_DATA_HOME")
     if xdg:
         candidates.append(Path(xdg) / "hrm")
-    candidates.append(Path(tempfile.gettempdir()) / f"hrm-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+    candidates.append(
+        Path(tempfile.gettempdir()) / f"hrm-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    )
     for candidate in candidates:
         if _writable_or_creatable(candidate):
             return candidate
@@ -210,7 +214,9 @@ class HRMHome:
                 if not entry.is_dir() or entry.is_symlink():
                     continue
                 name = entry.name
-                candidate = "ADMIN" if name == "ADMIN" else name.replace("RESIDENT_", "RESIDENT:", 1)
+                candidate = (
+                    "ADMIN" if name == "ADMIN" else name.replace("RESIDENT_", "RESIDENT:", 1)
+                )
                 with contextlib.suppress(HRMError):
                     if stack_dirname(candidate) == name:
                         classes.add(candidate)
@@ -305,12 +311,15 @@ def initialize(
 
 
 def _install_shipped_files(root: Path, *, force: bool) -> list[str]:
+    from importlib import resources
+    from importlib.resources.abc import Traversable
+
     shipped = resources.files("hrm").joinpath("data", "home")
     installed: list[str] = []
     if not shipped.is_dir():
         return installed
 
-    def walk(node: resources.abc.Traversable, rel: Path) -> None:
+    def walk(node: Traversable, rel: Path) -> None:
         for child in node.iterdir():
             child_rel = rel / child.name
             if child.is_dir():

@@ -54,7 +54,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
     _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     _p("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)", group=1),
-    _p("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@]{1,256}:([^\s@/]{1,256})@", group=1),
+    _p(
+        "url_password",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@]{1,256}:([^\s@/]{1,256})@",
+        group=1,
+    ),
     _p(
         "assigned_secret",
         r"(?i)\b(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|access[_-]?token|"
@@ -84,9 +88,7 @@ def _group_replacer(pattern: SecretPattern) -> Any:
         if value[start - whole_start : end - whole_start].startswith("[REDACTED:"):
             return value
         return (
-            value[: start - whole_start]
-            + f"[REDACTED:{pattern.kind}]"
-            + value[end - whole_start :]
+            value[: start - whole_start] + f"[REDACTED:{pattern.kind}]" + value[end - whole_start :]
         )
 
     return replace
@@ -100,9 +102,7 @@ def scrub(value: Any) -> Any:
     if isinstance(value, str):
         return scrub_text(value)
     if isinstance(value, Mapping):
-        return {
-            (scrub_text(k) if isinstance(k, str) else k): scrub(v) for k, v in value.items()
-        }
+        return {(scrub_text(k) if isinstance(k, str) else k): scrub(v) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub(v) for v in value]
     if isinstance(value, tuple):

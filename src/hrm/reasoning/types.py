@@ -1,4 +1,5 @@
-"""Reasoning's data types (001 §3): what Reasoning produces and Focus, the runtime and Learning read.
+"""Reasoning's data types (001 §3): what Reasoning produces and Focus, the runtime and
+Learning read.
 
 They live apart from the components so Focus (approval) and the runtime can import them without
 importing Reasoning's logic.

@@ -1,0 +1,84 @@
+"""hrm — a governed cognitive runtime for LLM assistants.
+
+The public API is re-exported here lazily: `import hrm` costs almost nothing, so the Claude Code
+hook (which imports `hrm.continuity…`) starts fast, while `from hrm import HRM` still works.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hrm.config import HRMConfig, LLMConfig, PolicySurface, load_config
+    from hrm.errors import ErrorCode, HRMError, recover_from_error
+    from hrm.home import HRMHome, initialize
+    from hrm.types import (
+        AltitudeLevel,
+        BlastRadius,
+        Complexity,
+        ConflictLevel,
+        GateType,
+        HRMContext,
+        ReducerType,
+        Stakes,
+        Stance,
+        TurnInput,
+    )
+
+__all__ = [
+    "AltitudeLevel",
+    "BlastRadius",
+    "Complexity",
+    "ConflictLevel",
+    "ErrorCode",
+    "GateType",
+    "HRMConfig",
+    "HRMContext",
+    "HRMError",
+    "HRMHome",
+    "LLMConfig",
+    "PolicySurface",
+    "ReducerType",
+    "Stakes",
+    "Stance",
+    "TurnInput",
+    "initialize",
+    "load_config",
+    "recover_from_error",
+]
+
+_LAZY = {
+    "HRMConfig": "hrm.config",
+    "LLMConfig": "hrm.config",
+    "PolicySurface": "hrm.config",
+    "load_config": "hrm.config",
+    "ErrorCode": "hrm.errors",
+    "HRMError": "hrm.errors",
+    "recover_from_error": "hrm.errors",
+    "HRMHome": "hrm.home",
+    "initialize": "hrm.home",
+    "AltitudeLevel": "hrm.types",
+    "BlastRadius": "hrm.types",
+    "Complexity": "hrm.types",
+    "ConflictLevel": "hrm.types",
+    "GateType": "hrm.types",
+    "HRMContext": "hrm.types",
+    "ReducerType": "hrm.types",
+    "Stakes": "hrm.types",
+    "Stance": "hrm.types",
+    "TurnInput": "hrm.types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hrm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,155 @@
+"""The root `hrm` command: mounts one typer app per command group."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hrm.cli._common import (
+    HomeOption,
+    JsonOption,
+    console,
+    emit_json,
+    handle_errors,
+)
+
+app = typer.Typer(
+    name="hrm",
+    help="hrm — a governed cognitive runtime for LLM assistants.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+config_app = typer.Typer(help="Show the effective configuration and where each value came from.")
+app.add_typer(config_app, name="config")
+
+# Command groups written as separate modules: (module, attribute, name, help).
+_GROUPS: list[tuple[str, str, str, str]] = [
+    ("hrm.cli.ledger", "app", "ledger", "Verify, tail and reindex the tamper-evident ledgers."),
+    ("hrm.cli.memory", "app", "memory", "Inspect and edit memory: compartments and learnings."),
+    ("hrm.cli.handoff", "app", "handoff", "Create, read and migrate session handoffs."),
+    ("hrm.cli.skills", "app", "skills", "Match prompts against skill activation rules."),
+    ("hrm.cli.migrate", "app", "migrate", "Import data from Ring or Continuous-Claude projects."),
+    ("hrm.cli.install", "app", "install", "Install hrm's hooks into a coding assistant."),
+    ("hrm.cli.models", "app", "models", "List, install and test model providers."),
+    ("hrm.cli.agents", "app", "agents", "List, show and run agents."),
+    ("hrm.cli.plan", "app", "plan", "Run multi-step plans under a step budget."),
+    ("hrm.cli.stack", "app", "stack", "Create, inspect and tear down cognitive stacks."),
+    ("hrm.cli.meta", "app", "meta", "Cross-stack analysis by the meta agent."),
+]
+
+for _module, _attr, _name, _help in _GROUPS:
+    try:
+        _sub = getattr(importlib.import_module(_module), _attr)
+    except ModuleNotFoundError as _exc:
+        if _exc.name != _module:
+            raise
+        continue
+    app.add_typer(_sub, name=_name, help=_help)
+
+for _module in ("hrm.cli.turns",):
+    try:
+        importlib.import_module(_module).register(app)
+    except ModuleNotFoundError as _exc:
+        if _exc.name != _module:
+            raise
+
+
+@app.command()
+def init(
+    home: HomeOption = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Reinstall shipped files; ledgers and data are kept."),
+    ] = False,
+    agent_class: Annotated[
+        str, typer.Option("--as", help="Create the partitions of this stack.")
+    ] = "ADMIN",
+    json_out: JsonOption = False,
+) -> None:
+    """Create the hrm home (idempotent)."""
+    from hrm.home import initialize
+
+    with handle_errors():
+        result = initialize(home, force=force, agent_class=agent_class)
+    data = {
+        "path": str(result.path),
+        "config_path": str(result.config_path),
+        "memory_path": str(result.memory_path),
+        "handoffs_path": str(result.handoffs_path),
+        "created": result.created,
+        "installed_files": list(result.installed_files),
+    }
+    if json_out:
+        emit_json(data)
+        return
+    verb = "Created" if result.created else "Home already exists at"
+    console.print(f"{verb} {result.path}")
+    if result.installed_files:
+        console.print(f"Installed {len(result.installed_files)} shipped file(s).")
+
+
+@config_app.command("show")
+def config_show(
+    key: Annotated[str | None, typer.Argument(help="A dotted key, e.g. llm.provider.")] = None,
+    home: HomeOption = None,
+    project: Annotated[
+        Path | None, typer.Option("--project", help="Project directory (default: cwd).")
+    ] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Print each effective value with its source and precedence."""
+    from hrm.config import load_config
+
+    with handle_errors():
+        resolved = load_config(home, project)
+        values = (
+            [resolved.get(key)] if key else sorted(resolved.values.values(), key=lambda v: v.key)
+        )
+    rows = [
+        {
+            "key": v.key,
+            "value": _plain(v.value),
+            "source": v.source.value,
+            "precedence": v.precedence,
+            "origin": v.origin,
+        }
+        for v in values
+    ]
+    if json_out:
+        emit_json(rows[0] if key else {"values": rows, "files": [str(f) for f in resolved.files]})
+        return
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold")
+    for column in ("key", "value", "source", "origin"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["key"], repr(row["value"]), row["source"], row["origin"])
+    console.print(table)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "value") and not isinstance(value, dict | list):
+        return value.value
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+@app.command()
+def version() -> None:
+    """Print the hrm version."""
+    from importlib.metadata import version as _version
+
+    console.print(_version("hrm"))
+
+
+def run() -> None:
+    """Run the root app."""
+    app()

@@ -1,0 +1,55 @@
+"""Shared fixtures: every test runs with a clean environment, a throwaway home and no network."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hrm.home import HRMHome, initialize
+
+_PROVIDER_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "LLM_PROVIDER",
+    "LLM_MODEL",
+    "CLAUDE_PROJECT_DIR",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Remove HRM_* and provider variables; point HRM_HOME at a fresh directory."""
+    for var in list(os.environ):
+        if var.startswith("HRM_") or var.startswith("LLM_") or var in _PROVIDER_VARS:
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HRM_HOME", str(tmp_path_factory.mktemp("hrm-home")))
+    yield
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit tests never reach the network: only loopback and unix sockets may connect."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> None:
+        host = address[0] if isinstance(address, tuple) else None
+        if host is not None and host not in ("127.0.0.1", "::1", "localhost"):
+            raise RuntimeError(f"tests must not reach the network (tried {address!r})")
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> HRMHome:
+    """An initialised, empty hrm home."""
+    h = HRMHome(tmp_path / "home")
+    initialize(h)
+    return h

@@ -1,0 +1,81 @@
+"""The shared SQLite handle: migrations, nested transactions, error mapping."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from hrm.errors import ErrorCode, HRMError
+from hrm.storage.sqlite import Database, wrap_sqlite_error
+
+MIGRATIONS = [
+    "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL);",
+    "ALTER TABLE t ADD COLUMN w TEXT;\nCREATE TRIGGER t_ai AFTER INSERT ON t BEGIN\n  UPDATE t SET w = 'x' WHERE id = new.id;\nEND;",
+]
+
+
+def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
+    db = Database(tmp_path / "m.db")
+    assert db.migrate("test", MIGRATIONS) == 2
+    assert db.migrate("test", MIGRATIONS) == 0
+    with db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('a')")
+    assert db.one("SELECT w FROM t")[0] == "x"
+    db.close()
+    again = Database(tmp_path / "m.db")
+    assert again.migrate("test", [*MIGRATIONS, "CREATE INDEX t_v ON t(v);"]) == 1
+
+
+def test_failed_migration_leaves_nothing_half_applied(tmp_path: Path) -> None:
+    db = Database(tmp_path / "m.db")
+    with pytest.raises(HRMError):
+        db.migrate("bad", ["CREATE TABLE a (x);\nCREATE TABLE a (x);"])
+    assert db.one("SELECT name FROM sqlite_master WHERE name = 'a'") is None
+    assert db.execute("SELECT * FROM schema_migrations WHERE component = 'bad'") == []
+
+
+def test_nested_transaction_rolls_back_only_the_savepoint(tmp_path: Path) -> None:
+    db = Database(tmp_path / "n.db")
+    db.migrate("test", MIGRATIONS[:1])
+    with db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('outer')")
+        with pytest.raises(ValueError), db.transaction():
+            db.execute("INSERT INTO t (v) VALUES ('inner')")
+            raise ValueError("boom")
+    assert [r[0] for r in db.execute("SELECT v FROM t")] == ["outer"]
+
+
+def test_errors_are_mapped(tmp_path: Path) -> None:
+    db = Database(tmp_path / "e.db")
+    db.migrate("test", MIGRATIONS[:1])
+    with pytest.raises(HRMError) as info, db.transaction():
+        db.execute("INSERT INTO t (v) VALUES (NULL)")
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+    assert (
+        wrap_sqlite_error(sqlite3.OperationalError("database is locked"), "x").code
+        is ErrorCode.DB_LOCKED
+    )
+
+
+def test_threads_share_one_handle_safely(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db")
+    db.migrate("test", MIGRATIONS[:1])
+
+    def work(n: int) -> None:
+        for i in range(50):
+            with db.transaction():
+                db.execute("INSERT INTO t (v) VALUES (?)", (f"{n}-{i}",))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert db.one("SELECT count(*) FROM t")[0] == 200
+
+
+def test_fts5_is_available() -> None:
+    assert Database(":memory:").has_fts5()

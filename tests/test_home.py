@@ -1,0 +1,109 @@
+"""The home layout, agent-class partitions and initialisation (ARCHITECTURE §4, 003 §1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hrm.errors import ErrorCode, HRMError
+from hrm.home import HRMHome, initialize, parse_agent_class, stack_dirname
+
+
+def test_initialize_creates_the_layout(tmp_path: Path) -> None:
+    h = HRMHome(tmp_path / "h")
+    result = initialize(h)
+    assert result.created
+    for path in (
+        h.config_path,
+        h.handoffs_dir,
+        h.hot_dir / "ledger",
+        h.schemas_dir,
+        h.agents_dir,
+        h.ho2_dir("ADMIN"),
+        h.ho1_dir("ADMIN"),
+    ):
+        assert path.exists(), path
+
+
+def test_initialize_is_idempotent_and_force_keeps_data(tmp_path: Path) -> None:
+    h = HRMHome(tmp_path / "h")
+    initialize(h)
+    ledger = h.decision_ledger("ADMIN")
+    ledger.write_text('{"seq":1}\n')
+    h.config_path.write_text("trace_enabled: true\n")
+    assert not initialize(h).created
+    initialize(h, force=True)
+    assert ledger.read_text() == '{"seq":1}\n'
+    assert h.config_path.read_text() == "trace_enabled: true\n"
+
+
+def test_unwritable_home_is_permission_denied_with_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_mkdir = Path.mkdir
+
+    def denied(self: Path, *args: object, **kwargs: object) -> None:
+        if str(self).startswith(str(tmp_path / "ro")):
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", denied)
+    with pytest.raises(HRMError) as info:
+        initialize(HRMHome(tmp_path / "ro" / "home"))
+    assert info.value.code is ErrorCode.PERMISSION_DENIED
+    fallback = info.value.context["fallback_path"]
+    assert fallback and not fallback.startswith(str(tmp_path / "ro"))
+    assert fallback in info.value.message
+
+
+def test_home_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(HRMError) as info:
+        initialize(HRMHome(f))
+    assert info.value.code is ErrorCode.PATH_EXISTS
+
+
+@pytest.mark.parametrize(
+    ("agent_class", "dirname"),
+    [
+        ("ADMIN", "ADMIN"),
+        ("RESIDENT:DoPeJar", "RESIDENT_DoPeJar"),
+        ("RESIDENT:a.b-c_1", "RESIDENT_a.b-c_1"),
+    ],
+)
+def test_partition_names(agent_class: str, dirname: str) -> None:
+    assert stack_dirname(agent_class) == dirname
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "admin",
+        "RESIDENT",
+        "RESIDENT:",
+        "RESIDENT:../ADMIN",
+        "RESIDENT:a/b",
+        "RESIDENT:a\\b",
+        "RESIDENT:..",
+        "RESIDENT:.hidden",
+        "RESIDENT:" + "x" * 65,
+        "RESIDENT:a\x00b",
+        "KERNEL.semantic",
+        "RESIDENT:a:b",
+    ],
+)
+def test_crafted_agent_classes_are_rejected(bad: str) -> None:
+    with pytest.raises(HRMError) as info:
+        parse_agent_class(bad)
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+
+
+def test_stack_classes_lists_partitions(tmp_path: Path) -> None:
+    h = HRMHome(tmp_path / "h")
+    initialize(h)
+    initialize(h, agent_class="RESIDENT:DoPeJar")
+    (h.root / "HO2" / "ledger" / "not..valid").mkdir()
+    assert h.stack_classes() == ["ADMIN", "RESIDENT:DoPeJar"]

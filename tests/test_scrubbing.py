@@ -1,0 +1,104 @@
+"""Every credential kind in the table is scrubbed; ordinary text is left alone."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.scrubbing import SECRET_PATTERNS, contains_secret, scrub, scrub_text
+
+SECRETS = {
+    "private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7\nabc\n-----END RSA PRIVATE KEY-----",
+    "anthropic_key": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "openai_key": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab",
+    "aws_access_key": "AKIAIOSFODNN7EXAMPLE",
+    "aws_secret_key": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "gitlab_token": "glpat-AbCdEfGhIjKlMnOpQrSt",
+    "slack_token": "xoxb-123456789012-1234567890123-AbCdEfGhIjKl",
+    "slack_webhook": "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+    "google_api_key": "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "stripe_key": "sk_live_AbCdEfGhIjKlMnOpQrSt",
+    "huggingface_token": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "bearer_token": "Authorization: Bearer abcdef0123456789abcdef0123456789",
+    "url_password": "postgres://admin:s3cr3tPassw0rd@db.example.com:5432/app",
+    "assigned_secret": "password = hunter2hunter2",
+}
+
+
+def test_every_pattern_in_the_table_has_a_case() -> None:
+    assert {p.kind for p in SECRET_PATTERNS} == set(SECRETS)
+
+
+@pytest.mark.parametrize(("kind", "text"), list(SECRETS.items()), ids=list(SECRETS))
+def test_secret_is_replaced_by_its_kind(kind: str, text: str) -> None:
+    out = scrub_text(f"before {text} after")
+    assert "[REDACTED:" in out
+    assert out.startswith("before ") and out.endswith(" after")
+    secret_part = {
+        "aws_secret_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "bearer_token": "abcdef0123456789abcdef0123456789",
+        "url_password": "s3cr3tPassw0rd",
+        "assigned_secret": "hunter2hunter2",
+        "private_key": "MIIEowIBAAKCAQEAx7",
+    }.get(kind, text)
+    assert secret_part not in out
+
+
+def test_url_keeps_user_and_host() -> None:
+    assert (
+        scrub_text("postgres://admin:pw12345678@db:5432/x")
+        == "postgres://admin:[REDACTED:url_password]@db:5432/x"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use async/await instead of .then()",
+        "the sk- prefix is short",
+        "password policy: 12 chars",
+        "",
+    ],
+)
+def test_ordinary_text_is_untouched(text: str) -> None:
+    assert scrub_text(text) == text
+    assert not contains_secret(text) or text == "password policy: 12 chars"
+
+
+def test_scrub_walks_nested_values_and_keys() -> None:
+    key = SECRETS["anthropic_key"]
+    value = {"cfg": {"api_key": key, "list": [key, 3, None]}, key: True}
+    out = scrub(value)
+    flat = repr(out)
+    assert key not in flat
+    assert out["cfg"]["list"][1:] == [3, None]
+
+
+def test_scrubbing_is_idempotent() -> None:
+    once = scrub_text(" ".join(SECRETS.values()))
+    assert scrub_text(once) == once
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    prefix=st.text(max_size=40), suffix=st.text(max_size=40), kind=st.sampled_from(sorted(SECRETS))
+)
+def test_scrubbed_output_never_contains_the_secret(prefix: str, suffix: str, kind: str) -> None:
+    secret = {
+        "aws_secret_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "bearer_token": "abcdef0123456789abcdef0123456789",
+        "url_password": "s3cr3tPassw0rd",
+        "assigned_secret": "hunter2hunter2",
+        "private_key": "MIIEowIBAAKCAQEAx7",
+    }.get(kind, SECRETS[kind])
+    out = scrub_text(prefix + " " + SECRETS[kind] + " " + suffix)
+    assert secret not in out
+
+
+def test_a_megabyte_scrubs_in_one_pass() -> None:
+    text = ("lorem ipsum dolor sit amet " * 40_000) + SECRETS["github_token"]
+    out = scrub_text(text)
+    assert SECRETS["github_token"] not in out
