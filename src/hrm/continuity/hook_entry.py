@@ -1,0 +1,317 @@
+"""`hrm hook [EVENT]`: one Claude Code hook invocation, from stdin bytes to exit code 0.
+
+`hrm.cli.__main__` calls `run_hook` before typer or rich are imported, because Claude Code starts
+this process on every prompt. Module level imports only the standard library; the protocol, the
+orchestrator and whatever an event needs are imported when it runs.
+
+The contract (reference/claude-code-hooks.md §9): read at most `MAX_INPUT_BYTES` of stdin, answer
+with nothing or exactly one JSON object on stdout, always exit 0, never block because of our own
+failure. Failures and a one-line record of every invocation go to ``<home>/logs/hooks.log``
+(JSON Lines, scrubbed); stderr gets a line only when the home itself is unusable.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from hrm.continuity.hook_protocol import HookEvent, ParsedHook
+    from hrm.continuity.hooks import HookOrchestrator, HookSettings
+    from hrm.home import HRMHome
+
+__all__ = [
+    "EXIT_OK",
+    "HOOK_LOG_NAME",
+    "MAX_INPUT_BYTES",
+    "HookRun",
+    "answer_hook",
+    "read_input",
+    "run_hook",
+]
+
+EXIT_OK = 0
+"""The only exit code `hrm hook` uses: decisions travel as JSON, failures as silence."""
+MAX_INPUT_BYTES = 8 << 20
+"""At most 8 MB of stdin is read; a larger payload is answered with silence."""
+HOOK_LOG_NAME = "hooks.log"
+_LOG_ROTATE_BYTES = 5 << 20
+_LOG_MESSAGE_CHARS = 2000
+
+_USAGE = """\
+usage: hrm hook [EVENT] < payload.json
+
+Answer one Claude Code hook. EVENT (optional; the payload's hook_event_name wins) is one of:
+  session-start, user-prompt-submit, post-tool-use, pre-compact, stop, session-end
+Reads the hook JSON on standard input and prints nothing or one JSON object. Always exits 0.
+Register it in Claude Code with `hrm install claude-code`.
+"""
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """The result of answering one payload (what `run_hook` prints, and what it left running)."""
+
+    output: str | None
+    """The stdout text: one JSON object, or None for silence."""
+    event: str | None = None
+    abandoned_workers: int = 0
+    """Workers that overran their budget; the process should exit without waiting for them."""
+
+
+def run_hook(argv: list[str]) -> int:
+    """Run one hook invocation as a process: stdin → stdout, exit code 0. Never raises."""
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(_USAGE)
+        return EXIT_OK
+    run = HookRun(None)
+    try:
+        raw, oversized = read_input(sys.stdin.buffer)
+        run = answer_hook(raw, argv, oversized=oversized)
+        if run.output is not None:
+            _write_answer(sys.stdout, run.output)
+    except BaseException as exc:  # the protocol forbids a traceback or a non-zero exit
+        _stderr_line(f"hrm hook: internal failure: {type(exc).__name__}")
+    if run.abandoned_workers:
+        # A worker overran its budget (e.g. a slow search). Its result is no longer wanted;
+        # waiting for interpreter shutdown would spend the time the budget saved.
+        _flush_quietly()
+        os._exit(EXIT_OK)
+    return EXIT_OK
+
+
+def read_input(stream: IO[bytes], limit: int = MAX_INPUT_BYTES) -> tuple[bytes, bool]:
+    """Read stdin up to `limit` bytes: ``(data, False)``, or ``(b"", True)`` past the limit.
+
+    An oversized payload is answered with silence; the rest of it is left unread.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"", True
+
+
+def answer_hook(
+    raw: bytes,
+    argv: list[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    oversized: bool = False,
+) -> HookRun:
+    """Answer one payload: parse, run the event's handler, render. Never raises.
+
+    Args:
+        raw: The bytes read from stdin.
+        argv: The arguments after ``hook`` (the optional event name).
+        environ: The environment (``HRM_HOME``, ``CLAUDE_PROJECT_DIR``); default `os.environ`.
+        cwd: The process directory; default `Path.cwd()`.
+        oversized: The payload exceeded `MAX_INPUT_BYTES` and was not read (logged).
+    """
+    started = time.monotonic()
+    env = os.environ if environ is None else environ
+    from hrm.continuity.hook_protocol import event_from_argument, parse_hook_input
+
+    argument = argv[0] if argv else None
+    argument_event = event_from_argument(argument)
+    parsed = parse_hook_input(raw, argument_event=argument_event, environ=dict(env), cwd=cwd)
+    home = _open_home(env)
+    if home is None:
+        return HookRun(None)
+    log = _HookLog(home.logs_dir / HOOK_LOG_NAME)
+    _route_library_logs(log)
+    if argument and argument_event is None:
+        log.write("warning", None, f"unknown event argument {argument[:80]!r}; using the input")
+    if oversized:
+        log.write("warning", argument_event, f"input larger than {MAX_INPUT_BYTES} bytes ignored")
+    elif parsed.problem:
+        log.write("warning", parsed.event, parsed.problem, input_bytes=len(raw))
+    for note in parsed.notes:
+        log.write("info", parsed.event, note)
+    if parsed.request is None:
+        return HookRun(None, event=parsed.event.value if parsed.event else None)
+    return _dispatch(parsed, home, log, env, started)
+
+
+def _dispatch(
+    parsed: ParsedHook, home: HRMHome, log: _HookLog, env: Mapping[str, str], started: float
+) -> HookRun:
+    from hrm.continuity.hook_protocol import render_response
+
+    request = parsed.request
+    if request is None:
+        return HookRun(None)
+    event = request.event
+    orchestrator = _orchestrator(home, _project_of(request.payload), env, log, event)
+    session_id = getattr(request.payload, "session_id", "")
+    try:
+        response = _handler(orchestrator, event)(request.payload)
+        output = render_response(event, response)
+    except Exception as exc:  # hooks never raise: silence, and the log says why
+        log.write("error", event, f"{type(exc).__name__}: {exc}", session_id=session_id)
+        return HookRun(None, event=event.value, abandoned_workers=orchestrator.abandoned_workers)
+    for what, failure in orchestrator.failures:
+        detail = f"{what}: {type(failure).__name__}: {failure}"
+        log.write("warning", event, detail, session_id=session_id)
+    log.write(
+        "info",
+        event,
+        "answered" if output else "no answer",
+        session_id=session_id,
+        elapsed_ms=round((time.monotonic() - started) * 1000),
+        metadata=dict(response.metadata),
+    )
+    return HookRun(output, event=event.value, abandoned_workers=orchestrator.abandoned_workers)
+
+
+def _handler(orchestrator: HookOrchestrator, event: HookEvent) -> Any:
+    from hrm.continuity.hook_protocol import HookEvent
+
+    return {
+        HookEvent.SESSION_START: orchestrator.on_session_start,
+        HookEvent.USER_PROMPT_SUBMIT: orchestrator.on_user_prompt_submit,
+        HookEvent.POST_TOOL_USE: orchestrator.on_post_write,
+        HookEvent.PRE_COMPACT: orchestrator.on_pre_compact,
+        HookEvent.STOP: orchestrator.on_stop,
+        HookEvent.SESSION_END: orchestrator.on_session_end,
+    }[event]
+
+
+def _project_of(payload: object) -> Path:
+    project = getattr(payload, "project_path", None)
+    return project if isinstance(project, Path) else Path.cwd()
+
+
+def _orchestrator(
+    home: HRMHome, project: Path, env: Mapping[str, str], log: _HookLog, event: HookEvent
+) -> HookOrchestrator:
+    from hrm.continuity.hooks import HookOrchestrator
+
+    return HookOrchestrator(home, _settings(home, project, env, log, event))
+
+
+def _settings(
+    home: HRMHome, project: Path, env: Mapping[str, str], log: _HookLog, event: HookEvent
+) -> HookSettings:
+    """The continuity settings of this home and project; defaults if the config is unusable."""
+    from hrm.continuity.hooks import HookSettings
+
+    try:
+        from hrm.config import load_config
+
+        resolved = load_config(home, project, environ=env)
+        return HookSettings.from_continuity(resolved.config.continuity)
+    except Exception as exc:
+        log.write("warning", event, f"config not loaded, using defaults: {exc}")
+        return HookSettings()
+
+
+def _open_home(env: Mapping[str, str]) -> HRMHome | None:
+    """The home (``$HRM_HOME`` or ``~/.hrm``), created quietly if missing; None if unusable."""
+    try:
+        from hrm.home import ENV_HOME, HRMHome, initialize
+
+        raw = env.get(ENV_HOME)
+        home = HRMHome.resolve(raw) if raw else HRMHome(Path.home() / ".hrm")
+        if not home.root.is_dir():
+            initialize(home)
+        home.logs_dir.mkdir(parents=True, exist_ok=True)
+        return home
+    except BaseException as exc:  # an unusable home means silence, with a word on stderr
+        _stderr_line(f"hrm hook: home unusable ({type(exc).__name__}: {exc}); answering nothing")
+        return None
+
+
+class _HookLog:
+    """Append-only JSON Lines log of hook invocations; one ``write`` call per line.
+
+    Several hook processes append at once: each line is a single ``O_APPEND`` write, which POSIX
+    keeps whole for lines this short. The log rotates once past 5 MB (``hooks.log.1``).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, level: str, event: object, message: str, **fields: Any) -> None:
+        try:
+            from hrm.scrubbing import scrub
+
+            record: dict[str, Any] = {
+                "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "level": level,
+                "event": getattr(event, "value", event),
+                "pid": os.getpid(),
+                "message": message[:_LOG_MESSAGE_CHARS],
+            }
+            record.update({k: v for k, v in fields.items() if v not in (None, "")})
+            line = json.dumps(scrub(record), ensure_ascii=True, default=str) + "\n"
+            self._rotate_if_large()
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode("ascii"))
+            finally:
+                os.close(fd)
+        except Exception as exc:  # logging must never break the hook
+            _stderr_line(f"hrm hook: cannot write {self.path}: {type(exc).__name__}")
+
+    def _rotate_if_large(self) -> None:
+        try:
+            if self.path.stat().st_size > _LOG_ROTATE_BYTES:
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        except OSError:
+            return
+
+
+class _LogHandler(logging.Handler):
+    """Sends hrm's own warnings to the hook log: stderr is not read, stdout is the protocol's."""
+
+    def __init__(self, log: _HookLog) -> None:
+        super().__init__(logging.WARNING)
+        self._log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._log.write(record.levelname.lower(), None, record.getMessage(), logger=record.name)
+        except Exception:  # logging must never break the hook
+            self.handleError(record)
+
+
+def _route_library_logs(log: _HookLog) -> None:
+    root = logging.getLogger("hrm")
+    if not any(isinstance(h, _LogHandler) for h in root.handlers):
+        root.addHandler(_LogHandler(log))
+
+
+def _write_answer(stream: IO[str], text: str) -> None:
+    stream.write(text)
+    stream.write("\n")
+    stream.flush()
+
+
+def _stderr_line(text: str) -> None:
+    try:
+        sys.stderr.write(text.replace("\n", " ")[:500] + "\n")
+        sys.stderr.flush()
+    except Exception:  # stderr may be closed; nothing else to tell
+        return
+
+
+def _flush_quietly() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed stream has nothing left to flush
+            continue

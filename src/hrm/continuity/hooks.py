@@ -1,0 +1,705 @@
+"""The hook orchestrator (003 §6): what hrm does at each moment of a coding-assistant session.
+
+`HookOrchestrator` is protocol-agnostic: it receives the DTOs of 003 §6 (`SessionContext`,
+`UserPrompt`, `FileInfo`, plus `SessionCheckpoint` and `StopSignal` for the events the spec names
+without a DTO) and returns a `HookResponse`. Turning Claude Code's JSON into those DTOs and a
+response back into JSON is `hook_protocol`'s job; running it as a process is `hook_entry`'s.
+
+Hooks never raise (ARCHITECTURE §5): every collaborator call is guarded, a failure is logged and
+the hook answers with what it has. Slow work (memory search, skill matching, the session-end
+handoff) runs in a daemon worker thread awaited with the configured budget, so an overrun answers
+with what is ready instead of being killed by Claude Code and losing everything.
+
+Module level imports only the standard library: the collaborators (learnings, skills, handoffs,
+the continuity ledger) are imported inside the handler that needs them, so `hrm hook` starts fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from hrm.home import HRMHome
+
+__all__ = [
+    "MAX_ADDITIONAL_CONTEXT",
+    "FileInfo",
+    "HookAction",
+    "HookOrchestrator",
+    "HookResponse",
+    "HookSettings",
+    "SessionCheckpoint",
+    "SessionContext",
+    "SessionMode",
+    "SkillSuggestion",
+    "StopSignal",
+    "UserPrompt",
+]
+
+logger = logging.getLogger(__name__)
+
+MAX_ADDITIONAL_CONTEXT = 10_000
+"""Claude Code caps injected context at 10,000 characters (protocol §5.1); we never exceed it."""
+
+T = TypeVar("T")
+
+
+class SessionMode(str, Enum):
+    """How the session began (003 §6 `SessionContext.mode`, from the protocol's `source`)."""
+
+    STARTUP = "STARTUP"
+    RESUME = "RESUME"
+    CLEAR = "CLEAR"
+    COMPACT = "COMPACT"
+
+
+class HookAction(str, Enum):
+    """What a hook decided (003 §6): only BLOCK changes what the assistant does."""
+
+    BLOCK = "BLOCK"
+    SUGGEST = "SUGGEST"
+    CONTINUE = "CONTINUE"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionContext:
+    """A session that is starting (003 §6 `SessionContext`)."""
+
+    session_id: str
+    mode: SessionMode
+    project_path: Path
+    previous_session_id: str | None = None
+    """Claude Code never provides it; kept for the spec's envelope."""
+    transcript_path: Path | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserPrompt:
+    """A prompt the user submitted, before the assistant sees it (003 §6 `UserPrompt`)."""
+
+    text: str
+    session_id: str
+    turn_number: int = 0
+    """Not provided by Claude Code; 0 when unknown."""
+    project_path: Path
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileInfo:
+    """A file the assistant just wrote or edited (003 §6 `FileInfo`)."""
+
+    path: Path
+    content_preview: str
+    """The first 500 characters of what was written (`content` or `new_string`)."""
+    file_type: str
+    """From the extension: ``markdown``, ``yaml``, ``json``, ``jsonl``, ``text`` or ``other``."""
+    session_id: str
+    project_path: Path
+    tool_name: str = "Write"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionCheckpoint:
+    """A moment to save the session as a handoff: before compaction or at session end."""
+
+    kind: Literal["pre_compact", "session_end"]
+    session_id: str
+    project_path: Path
+    transcript_path: Path | None = None
+    trigger: str = ""
+    """PreCompact ``manual``/``auto``, or SessionEnd's ``reason`` (``clear``, ``logout``, …)."""
+    instructions: str = ""
+    """PreCompact's ``custom_instructions`` (what the user typed after ``/compact``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopSignal:
+    """The assistant finished its turn."""
+
+    session_id: str
+    stop_hook_active: bool
+    """True when the assistant is already continuing because a Stop hook blocked."""
+    project_path: Path
+
+
+@dataclass(frozen=True)
+class SkillSuggestion:
+    """One skill worth using for this prompt (003 §6 `SkillSuggestion`)."""
+
+    skill: str
+    reason: str
+    confidence: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookResponse:
+    """What a hook answers (003 §6 `HookResponse`, one type for every event)."""
+
+    action: HookAction = HookAction.CONTINUE
+    additional_context: str | None = None
+    """Text to put in front of the assistant (SessionStart, UserPromptSubmit)."""
+    blocking_reason: str | None = None
+    """Shown to the user when `action` is BLOCK; required then."""
+    suggestions: tuple[SkillSuggestion, ...] = ()
+    indexed: bool = False
+    artifact_type: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    """Figures for the log (memories_loaded, index_time_ms, …); the protocol has no channel."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookSettings:
+    """The continuity settings hooks use (001 §10 `continuity` section, 003 §6 budgets)."""
+
+    memory_search_budget_ms: int = 2000
+    skill_match_budget_ms: int = 1000
+    session_end_budget_ms: int = 1200
+    """Claude Code gives all SessionEnd hooks 1.5 s together; we stay under it."""
+    skill_rules: tuple[str, ...] = ()
+    """Extra skill-rule files, beside the defaults of the home and the project."""
+    session_start_max_learnings: int = 5
+    prompt_max_learnings: int = 3
+    additional_context_max_chars: int = MAX_ADDITIONAL_CONTEXT
+    embeddings: str = "off"
+
+    @classmethod
+    def from_continuity(cls, continuity: object) -> HookSettings:
+        """Take the fields hooks use from a `ContinuityConfig` (or anything shaped like one)."""
+        defaults = cls()
+        rules = getattr(continuity, "skill_rules", ()) or ()
+        return cls(
+            memory_search_budget_ms=_int(continuity, "memory_search_budget_ms", defaults),
+            skill_match_budget_ms=_int(continuity, "skill_match_budget_ms", defaults),
+            skill_rules=tuple(str(r) for r in rules),
+            session_start_max_learnings=_int(continuity, "session_start_max_learnings", defaults),
+            additional_context_max_chars=min(
+                _int(continuity, "additional_context_max_chars", defaults), MAX_ADDITIONAL_CONTEXT
+            ),
+            embeddings=str(getattr(continuity, "embeddings", defaults.embeddings)),
+        )
+
+    @property
+    def context_limit(self) -> int:
+        """The most context characters any answer may carry."""
+        return max(0, min(self.additional_context_max_chars, MAX_ADDITIONAL_CONTEXT))
+
+
+def _int(source: object, name: str, defaults: HookSettings) -> int:
+    value = getattr(source, name, None)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return int(getattr(defaults, name))
+
+
+@dataclass
+class _Outcome(Generic[T]):
+    done: bool = False
+    value: T | None = None
+    error: BaseException | None = None
+
+
+class _Budgeted(Generic[T]):
+    """One piece of work on a daemon thread; `wait` returns what is ready by the deadline."""
+
+    def __init__(self, name: str, fn: Callable[[], T]) -> None:
+        self._fn = fn
+        self._finished = threading.Event()
+        self.outcome: _Outcome[T] = _Outcome()
+        self._thread = threading.Thread(target=self._run, name=f"hrm-hook-{name}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.outcome.value = self._fn()
+            self.outcome.done = True
+        except BaseException as exc:  # a hook never raises; the caller logs it
+            self.outcome.error = exc
+        finally:
+            self._finished.set()
+
+    def wait(self, deadline: float) -> _Outcome[T]:
+        """Wait until `deadline` (a `time.monotonic()` value) at most."""
+        self._finished.wait(max(0.0, deadline - time.monotonic()))
+        return self.outcome
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+
+class HookOrchestrator:
+    """Runs the continuity hooks of 003 §6 against one home.
+
+    Collaborators are injected for tests; by default each is built lazily from the home, the
+    first time a hook needs it, so an event pays only for what it uses.
+    """
+
+    def __init__(
+        self,
+        home: HRMHome,
+        settings: HookSettings | None = None,
+        *,
+        learnings: Callable[[], Any] | None = None,
+        skill_activator: Callable[[], Any] | None = None,
+        handoff_store: Callable[[], Any] | None = None,
+    ) -> None:
+        """Create an orchestrator.
+
+        Args:
+            home: The hrm home whose memory, handoffs and rules the hooks use.
+            settings: Budgets and limits; defaults to `HookSettings()`.
+            learnings: Factory of a `LearningsRepository` (default: opens the home's).
+            skill_activator: Factory of a `SkillActivator`.
+            handoff_store: Factory of a `HandoffStore`.
+        """
+        self.home = home
+        self.settings = settings or HookSettings()
+        self._learnings_factory = learnings or self._open_learnings
+        self._skills_factory = skill_activator or _default_skill_activator
+        self._handoffs_factory = handoff_store or self._open_handoff_store
+        self._learnings: Any = None
+        self._learnings_lock = threading.Lock()
+        self.abandoned_workers = 0
+        """Workers still running after their budget; the process may exit without them."""
+        self.failures: list[tuple[str, BaseException]] = []
+        """(what failed, the exception) for the caller's log; hooks never raise."""
+
+    # -- collaborators -----------------------------------------------------------------------
+
+    def _open_learnings(self) -> Any:
+        from hrm.continuity.learnings import LearningsRepository
+
+        return LearningsRepository.open(self.home, embeddings=self.settings.embeddings)
+
+    def _open_handoff_store(self) -> Any:
+        from hrm.continuity.handoffs import HandoffStore
+
+        return HandoffStore(self.home)
+
+    def learnings(self) -> Any:
+        """The learnings repository, opened once (thread-safe: workers share it)."""
+        with self._learnings_lock:
+            if self._learnings is None:
+                self._learnings = self._learnings_factory()
+            return self._learnings
+
+    def _guard(self, what: str, fn: Callable[[], T], default: T) -> T:
+        try:
+            return fn()
+        except Exception as exc:
+            self._fail(what, exc)
+            return default
+
+    def _fail(self, what: str, exc: BaseException) -> None:
+        logger.debug("hook step %s failed: %s", what, exc)
+        self.failures.append((what, exc))
+
+    def _collect(self, what: str, job: _Budgeted[T], deadline: float) -> T | None:
+        outcome = job.wait(deadline)
+        if outcome.error is not None:
+            self._fail(what, outcome.error)
+            return None
+        if not outcome.done:
+            self.abandoned_workers += 1
+            logger.info("hook step %s overran its budget; answering without it", what)
+            self.failures.append((what, TimeoutError(f"{what} overran its budget")))
+            return None
+        return outcome.value
+
+    # -- SessionStart ------------------------------------------------------------------------
+
+    def on_session_start(self, context: SessionContext) -> HookResponse:
+        """Compile the latest handoff, the active continuity ledger and relevant learnings."""
+        started = time.monotonic()
+        deadline = started + self.settings.memory_search_budget_ms / 1000
+        project = context.project_path
+        latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
+        description = _handoff_description(latest[1]) if latest else ""
+        query = _project_query(project, description)
+        search: _Budgeted[list[Any]] | None = None
+        limit = self.settings.session_start_max_learnings
+        if limit > 0 and self.home.memory_db.exists():
+            search = _Budgeted("memory-search", lambda: self._search(query, limit, deadline))
+        ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
+        learnings = (self._collect("memory search", search, deadline) if search else None) or []
+        sections = [
+            _render_handoff_section(*latest) if latest else "",
+            _render_ledger_section(*ledger) if ledger else "",
+            _render_learnings_section("Learnings relevant to this project", learnings),
+        ]
+        text = _compose_context(
+            _render_header(project, context.mode.value), sections, self.settings.context_limit
+        )
+        metadata = {
+            "memories_loaded": len(learnings),
+            "ledger_loaded": ledger is not None,
+            "handoff_loaded": latest is not None,
+            "elapsed_ms": round((time.monotonic() - started) * 1000),
+        }
+        has_content = any(sections)
+        return HookResponse(
+            action=HookAction.SUGGEST if has_content else HookAction.CONTINUE,
+            additional_context=text if has_content else None,
+            metadata=metadata,
+        )
+
+    def _latest_handoff(self, project: Path) -> tuple[Path, Any] | None:
+        store = self._handoffs_factory()
+        found = store.latest(project_path=str(project))
+        if found is None:
+            return None
+        path, data = found
+        return Path(path), data
+
+    def _search(self, query: str, limit: int, deadline: float) -> list[Any]:
+        if not query.strip():
+            return [learning for learning in self.learnings().recent(limit)]
+        from hrm.continuity.learnings import SearchQuery
+
+        budget_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        results = self.learnings().search_memories(
+            SearchQuery(query, filters=None, limit=limit), budget_ms=budget_ms
+        )
+        return [result.learning for result in results.results]
+
+    # -- UserPromptSubmit --------------------------------------------------------------------
+
+    def on_user_prompt_submit(self, prompt: UserPrompt) -> HookResponse:
+        """Suggest matching skills (or block for a `block` rule) and recall related learnings."""
+        started = time.monotonic()
+        if not prompt.text.strip():
+            return HookResponse(metadata={"skipped": "empty prompt"})
+        deadline = started + self.settings.skill_match_budget_ms / 1000
+        matching = _Budgeted("skill-match", lambda: self._match(prompt, deadline))
+        recall: _Budgeted[list[Any]] | None = None
+        if self.settings.prompt_max_learnings > 0 and self.home.memory_db.exists():
+            query = _prompt_query(prompt.text)
+            limit = self.settings.prompt_max_learnings
+            recall = _Budgeted("prompt-recall", lambda: self._search(query, limit, deadline))
+        action = self._collect("skill matching", matching, deadline)
+        learnings = (self._collect("prompt recall", recall, deadline) if recall else None) or []
+        metadata: dict[str, Any] = {
+            "memories_loaded": len(learnings),
+            "matching_ready": action is not None,
+            "elapsed_ms": round((time.monotonic() - started) * 1000),
+        }
+        decision = _decide_prompt(action, learnings, limit=self.settings.context_limit)
+        return HookResponse(
+            action=decision.action,
+            additional_context=decision.context,
+            blocking_reason=decision.reason,
+            suggestions=decision.suggestions,
+            metadata=metadata,
+        )
+
+    def _match(self, prompt: UserPrompt, deadline: float) -> Any:
+        activator = self._skills_factory()
+        paths = _rule_paths(self.home, prompt.project_path, self.settings.skill_rules)
+        rules = activator.load_rules(paths)
+        budget_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        matches = activator.match_skills(prompt.text, rules, budget_ms=budget_ms)
+        return activator.apply_enforcement(matches)
+
+    # -- PostToolUse -------------------------------------------------------------------------
+
+    def on_post_write(self, file_info: FileInfo) -> HookResponse:
+        """Index a handoff, plan or continuity ledger that was just written (best effort)."""
+        started = time.monotonic()
+        kind = _classify_artifact(file_info.path, self.home)
+        if kind is None:
+            return HookResponse(metadata={"indexed": False})
+        content = self._guard("read artifact", lambda: _read_bounded(file_info.path), None)
+        if content is None:
+            return HookResponse(artifact_type=kind, metadata={"indexed": False})
+        artifact_id = self._guard(
+            "index artifact",
+            lambda: self.learnings().index_artifact(
+                file_info.path, kind, content, session_id=file_info.session_id or None
+            ),
+            None,
+        )
+        elapsed = round((time.monotonic() - started) * 1000)
+        return HookResponse(
+            indexed=artifact_id is not None,
+            artifact_type=kind,
+            metadata={"index_time_ms": elapsed, "artifact_id": artifact_id},
+        )
+
+    # -- PreCompact, SessionEnd, Stop --------------------------------------------------------
+
+    def on_pre_compact(self, checkpoint: SessionCheckpoint) -> HookResponse:
+        """Save the session as a handoff before compaction forgets it. Never blocks."""
+        return self._checkpoint(checkpoint, budget_ms=None)
+
+    def on_session_end(self, checkpoint: SessionCheckpoint) -> HookResponse:
+        """Save the session as a handoff, inside Claude Code's 1.5 s SessionEnd budget."""
+        return self._checkpoint(checkpoint, budget_ms=self.settings.session_end_budget_ms)
+
+    def on_stop(self, signal: StopSignal) -> HookResponse:
+        """The turn ended. hrm never blocks a stop, least of all when `stop_hook_active`."""
+        return HookResponse(metadata={"stop_hook_active": signal.stop_hook_active})
+
+    def _checkpoint(self, checkpoint: SessionCheckpoint, *, budget_ms: int | None) -> HookResponse:
+        started = time.monotonic()
+
+        def write() -> Path | None:
+            return _write_session_handoff(self._handoffs_factory(), checkpoint)
+
+        if budget_ms is None:
+            path = self._guard("write handoff", write, None)
+        else:
+            job = _Budgeted("handoff", write)
+            path = self._collect("write handoff", job, started + budget_ms / 1000)
+        return HookResponse(
+            metadata={
+                "handoff_path": str(path) if path else None,
+                "elapsed_ms": round((time.monotonic() - started) * 1000),
+            }
+        )
+
+
+# -- helpers: pure where they can be ---------------------------------------------------------
+
+_ARTIFACT_READ_LIMIT = 1 << 20
+"""At most 1 MB of an artifact is read for indexing; the rest is not worth a hook's time."""
+_LEARNING_CHARS = 400
+_PLAN_NAME = re.compile(r"(?:^|[-_.\s])plans?(?:[-_.\s]|$)")
+
+
+@dataclass(frozen=True)
+class _PromptDecision:
+    action: HookAction
+    context: str | None = None
+    reason: str | None = None
+    suggestions: tuple[SkillSuggestion, ...] = ()
+
+
+def _default_skill_activator() -> Any:
+    from hrm.continuity.skills import SkillActivator
+
+    return SkillActivator()
+
+
+def _rule_paths(home: HRMHome, project: Path, extra: tuple[str, ...]) -> list[Path]:
+    from hrm.continuity.skills import default_rule_paths
+
+    paths = [Path(p) for p in default_rule_paths(home, project)]
+    for raw in extra:
+        path = Path(raw).expanduser()
+        paths.append(path if path.is_absolute() else project / path)
+    return list(dict.fromkeys(paths))
+
+
+def _ledger_summary(project: Path) -> tuple[Path, str] | None:
+    from hrm.continuity.continuity_ledger import find_active_ledger, summarize_ledger
+
+    path = find_active_ledger(project)
+    if path is None:
+        return None
+    return Path(path), summarize_ledger(path, MAX_ADDITIONAL_CONTEXT // 2)
+
+
+def _name(value: Any) -> str:
+    """An enum member's name, or the text of anything else, upper-cased."""
+    name = getattr(value, "name", None)
+    return str(name if isinstance(name, str) else value).upper()
+
+
+def _one_line(text: Any, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _git_branch(project: Path) -> str:
+    """The checked-out branch, read from ``.git/HEAD`` (no subprocess: hooks must be fast)."""
+    git = project / ".git"
+    try:
+        if git.is_file():
+            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
+            if not pointer.startswith("gitdir:"):
+                return ""
+            gitdir = Path(pointer.removeprefix("gitdir:").strip())
+            git = gitdir if gitdir.is_absolute() else project / gitdir
+        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else ""
+
+
+def _project_query(project: Path, description: str) -> str:
+    """The SessionStart memory query: project name, git branch, the last task's description."""
+    parts = [project.name, _git_branch(project), description]
+    words = " ".join(p for p in parts if p).replace("-", " ").replace("_", " ")
+    return _one_line(words, 300)
+
+
+def _prompt_query(text: str) -> str:
+    """A bounded memory query for a prompt: a megabyte prompt must not become a megabyte query."""
+    return _one_line(text[:4000], 500)
+
+
+def _handoff_description(data: Any) -> str:
+    task = getattr(data, "task", None)
+    return _one_line(getattr(task, "description", "") or "", 200)
+
+
+def _render_header(project: Path, mode: str) -> str:
+    return f"hrm continuity notes for project '{project.name}' ({project}); session {mode.lower()}."
+
+
+def _render_handoff_section(path: Path, data: Any) -> str:
+    task = getattr(data, "task", None)
+    resume = getattr(data, "resume", None)
+    session = getattr(data, "session", None)
+    ended = getattr(session, "ended_at", None) or getattr(session, "started_at", None)
+    lines = [f"## Latest handoff ({ended or 'undated'}, {path})"]
+    lines.append(f"Task: {_one_line(getattr(task, 'description', '') or '(none)', 500)}")
+    status = getattr(task, "status", None)
+    if status is not None:
+        lines.append(f"Status: {_name(status)}")
+    steps = list(getattr(resume, "next_steps", None) or [])
+    if steps:
+        lines.append("Next steps:")
+        lines.extend(f"- {_one_line(step, 300)}" for step in steps[:10])
+    blockers = list(getattr(data, "blockers", None) or [])
+    if blockers:
+        lines.append("Blockers:")
+        lines.extend(f"- {_one_line(b, 300)}" for b in blockers[:5])
+    warnings = list(getattr(resume, "warnings", None) or [])
+    if warnings:
+        lines.append("Warnings:")
+        lines.extend(f"- {_one_line(w, 300)}" for w in warnings[:5])
+    return "\n".join(lines)
+
+
+def _render_ledger_section(path: Path, summary: str) -> str:
+    if not summary.strip():
+        return ""
+    return f"## Active continuity ledger ({path})\n{summary.strip()}"
+
+
+def _render_learnings_section(title: str, learnings: list[Any]) -> str:
+    if not learnings:
+        return ""
+    lines = [f"## {title}"]
+    for learning in learnings:
+        kind = _name(getattr(learning, "type", "LEARNING"))
+        content = _one_line(getattr(learning, "content", ""), _LEARNING_CHARS)
+        ident = getattr(learning, "id", "")
+        lines.append(f"- [{kind}] {content}" + (f" (id {ident})" if ident else ""))
+    return "\n".join(lines)
+
+
+def _compose_context(header: str, sections: list[str], limit: int) -> str:
+    """Join sections in order of importance, cutting the first that overflows `limit`."""
+    marker = "\n… (truncated)"
+    out = header
+    for section in (s for s in sections if s):
+        candidate = f"{out}\n\n{section}"
+        if len(candidate) <= limit:
+            out = candidate
+            continue
+        room = limit - len(out) - 2 - len(marker)
+        if room > 80:
+            out = f"{out}\n\n{section[:room]}{marker}"
+        break
+    return out[:limit]
+
+
+def _decide_prompt(action: Any, learnings: list[Any], *, limit: int) -> _PromptDecision:
+    """Turn an `EnforcementAction` (or None when matching did not finish) into a decision."""
+    verdict = _name(getattr(action, "action", "CONTINUE")) if action is not None else "CONTINUE"
+    matches = list(getattr(action, "skills", None) or []) if action is not None else []
+    suggestions = tuple(_suggestion(m) for m in matches)
+    if verdict == "BLOCK":
+        blocking = [_skill_name(s) for s in getattr(action, "blocking_skills", None) or []]
+        names = blocking or [s.skill for s in suggestions] or ["a required skill"]
+        message = _one_line(getattr(action, "message", "") or "", 500)
+        reason = f"This prompt requires the skill {', '.join(names)}; use it and resubmit."
+        if message:
+            reason = f"{reason} {message}"
+        return _PromptDecision(HookAction.BLOCK, reason=reason, suggestions=suggestions)
+    sections: list[str] = []
+    if verdict in ("SUGGEST", "WARN") and suggestions:
+        lines = ["## Skills that match this prompt (project skill rules)"]
+        for item in suggestions:
+            lines.append(f"- {item.skill}: {item.reason}" if item.reason else f"- {item.skill}")
+        message = getattr(action, "message", "") or ""
+        if message.strip():
+            lines.append(_one_line(message, 500))
+        sections.append("\n".join(lines))
+    sections.append(_render_learnings_section("Learnings related to this prompt", learnings))
+    body = "\n\n".join(s for s in sections if s)
+    if not body:
+        return _PromptDecision(HookAction.CONTINUE)
+    return _PromptDecision(
+        HookAction.SUGGEST, context=_compose_context("", [body], limit).strip(),
+        suggestions=suggestions,
+    )
+
+
+def _skill_name(item: Any) -> str:
+    return str(getattr(item, "skill", item))
+
+
+def _suggestion(match: Any) -> SkillSuggestion:
+    confidence = getattr(match, "confidence", 0.0)
+    reason = getattr(match, "match_reason", "") or ""
+    enforcement = getattr(match, "enforcement", None)
+    if enforcement is not None and reason:
+        reason = f"{reason} ({_name(enforcement).lower()})"
+    return SkillSuggestion(
+        skill=_skill_name(match),
+        reason=_one_line(reason, 300),
+        confidence=float(confidence) if isinstance(confidence, int | float) else 0.0,
+    )
+
+
+def _classify_artifact(path: Path, home: HRMHome) -> str | None:
+    """``handoff``, ``plan`` or ``ledger`` when `path` looks like one (003 Integration 5)."""
+    name = path.name.lower()
+    suffix = path.suffix.lower()
+    parents = {p.lower() for p in path.parent.parts}
+    if suffix not in (".md", ".yaml", ".yml"):
+        return None
+    if suffix == ".md" and (name.startswith("continuity") or "ledgers" in parents):
+        return "ledger"
+    in_handoffs = "handoffs" in parents or _is_under(path, home.handoffs_dir)
+    if in_handoffs or "handoff" in name:
+        return "handoff"
+    if suffix == ".md" and ("plans" in parents or _PLAN_NAME.search(path.stem.lower())):
+        return "plan"
+    return None
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _read_bounded(path: Path) -> str:
+    with path.open("rb") as fh:
+        data = fh.read(_ARTIFACT_READ_LIMIT)
+    return data.decode("utf-8", errors="replace")
+
+
+def _write_session_handoff(store: Any, checkpoint: SessionCheckpoint) -> Path | None:
+    from hrm.continuity.transcript import build_session_handoff, read_transcript
+
+    summary = read_transcript(checkpoint.transcript_path)
+    handoff = build_session_handoff(summary, checkpoint)
+    if handoff is None:
+        logger.info("session %s has nothing to hand off", checkpoint.session_id)
+        return None
+    return Path(store.write(handoff))
