@@ -1,0 +1,443 @@
+"""The problem registry (001 §12.3): what a stack is working on, persisted per agent class.
+
+A problem is a unit of attention with a priority on the policy's 1–10 scale and a status:
+``active`` (at most one per agent class, enforced by a partial unique index), ``queued``
+(waiting, never started), ``paused`` (was active, set aside by a switch) or ``resolved``.
+
+Why persisted and read through: hooks, the CLI and a server open the same home in different
+processes, and a new session must pick up where the last stopped (004 Invariant #3). So the
+registry holds no state in memory; every call is one or two indexed queries on ``memory.db``.
+
+Similarity (`find_similar`) is deterministic keyword overlap: both texts are reduced to content
+words (lower-cased, stopwords dropped, a light suffix stemmer so "deploying" meets "deploy"),
+and a problem scores ``0.5 * jaccard + 0.5 * coverage`` where coverage is the share of the
+problem's keywords the text mentions. Coverage matters because an input is usually longer than
+a problem's title; Jaccard keeps a one-word overlap with a long description from winning.
+A score at or above `SIMILARITY_THRESHOLD` (0.3) means "this input is about that problem".
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import re
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from hrm.errors import HRMError
+from hrm.scrubbing import scrub_text
+from hrm.types import Clock, system_clock
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from hrm.storage.sqlite import Database
+
+__all__ = [
+    "MAX_KEYWORDS",
+    "SIMILARITY_THRESHOLD",
+    "Problem",
+    "ProblemMatch",
+    "ProblemRegistry",
+    "ProblemStatus",
+    "extract_keywords",
+    "keyword_similarity",
+    "new_problem_id",
+]
+
+logger = logging.getLogger(__name__)
+
+SIMILARITY_THRESHOLD = 0.3
+"""`find_similar` scores at or above this tie an input to a problem."""
+
+MAX_KEYWORDS = 24
+"""Keywords kept per problem (the first distinct content words of title, then description)."""
+
+_COMPONENT = "governance.problems"
+_MIGRATIONS = [
+    """
+    CREATE TABLE problems (
+        id TEXT PRIMARY KEY,
+        agent_class TEXT NOT NULL,
+        title TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        keywords TEXT NOT NULL DEFAULT '',
+        priority INTEGER NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('active', 'queued', 'paused', 'resolved')),
+        created_at TEXT NOT NULL,
+        last_progress_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX problems_one_active ON problems (agent_class) WHERE status = 'active';
+    CREATE INDEX problems_by_status ON problems (agent_class, status, last_progress_at);
+    """,
+]
+
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are aren't as at back be because
+    been before being below between both but by can can't cannot could couldn't did didn't do
+    does doesn't doing don't down during each else even ever every few for from further get
+    gets getting go going got had hadn't has hasn't have haven't having he her here hers herself
+    him himself his how i i'd i'll i'm i've if in into is isn't it it's its itself just let let's
+    like lets me more most much must my myself need needs no nor not now of off on once only or
+    other ought our ours ourselves out over own please quite rather really same shall she should
+    shouldn't so some such than that that's the their theirs them themselves then there there's
+    these they they're this those though through to too under until up upon us very was wasn't
+    we we're were weren't what what's when where which while who whom why will with won't would
+    wouldn't yes yet you you're your yours yourself yourselves ok okay hey hi hello thanks thank
+    want wants make makes made work working works thing things something still again lets
+    one two three new now also maybe way look looking continue keep
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "ies", "ed", "er", "s")
+
+
+def _stem(word: str) -> str:
+    """A deliberately small stemmer: one suffix off, then a final "e" (space/spaces/spacing)."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+@lru_cache(maxsize=4096)
+def _keywords_cached(text: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for raw in _WORD.findall(text.lower()):
+        word = raw.strip("'-_")
+        if len(word) < 2 or word in _STOPWORDS or word.isdigit():
+            continue
+        seen.setdefault(_stem(word), None)
+    return tuple(seen)
+
+
+def extract_keywords(text: str) -> tuple[str, ...]:
+    """The normalised content words of `text`, in first-seen order, without duplicates.
+
+    Lower-cased, stopwords and bare numbers dropped, plural and -ing/-ed/-ment/-ation suffixes
+    stripped, so "Deploying the deployments" gives ``("deploy",)``.
+    """
+    return _keywords_cached(text)
+
+
+def keyword_similarity(text_keywords: frozenset[str], problem_keywords: frozenset[str]) -> float:
+    """``0.5 * jaccard + 0.5 * coverage`` of the problem keywords, in [0, 1] (0 if one is empty)."""
+    if not text_keywords or not problem_keywords:
+        return 0.0
+    shared = len(text_keywords & problem_keywords)
+    if shared == 0:
+        return 0.0
+    jaccard = shared / len(text_keywords | problem_keywords)
+    coverage = shared / len(problem_keywords)
+    return 0.5 * jaccard + 0.5 * coverage
+
+
+def new_problem_id() -> str:
+    """A fresh problem id: ``prob_`` and twelve hex digits."""
+    return f"prob_{uuid.uuid4().hex[:12]}"
+
+
+class ProblemStatus(StrEnum):
+    """Where a problem stands; only one is ``active`` per agent class."""
+
+    ACTIVE = "active"
+    QUEUED = "queued"
+    PAUSED = "paused"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One unit of attention (001 §12.3's ``Problem``)."""
+
+    id: str
+    """``prob_…``; a candidate the arbiter made up keeps its id when Focus persists it."""
+    title: str
+    description: str
+    keywords: tuple[str, ...]
+    """Content words of title and description, what `find_similar` matches on."""
+    priority: int
+    """On the policy's PRIORITY_SCALE, 1 (lowest) to 10."""
+    status: ProblemStatus
+    created_at: datetime
+    last_progress_at: datetime
+    """Aware UTC; staleness in arbitration is measured from here."""
+    agent_class: str
+
+    def to_record(self) -> dict[str, object]:
+        """A JSON-ready summary for decision records."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "priority": self.priority,
+            "status": self.status.value,
+            "last_progress_at": self.last_progress_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemMatch:
+    """A problem and how well a text matched it."""
+
+    problem: Problem
+    score: float
+
+
+def _row_to_problem(row: sqlite3.Row) -> Problem:
+    return Problem(
+        id=row["id"],
+        title=row["title"],
+        description=row["description"],
+        keywords=tuple(row["keywords"].split()),
+        priority=int(row["priority"]),
+        status=ProblemStatus(row["status"]),
+        created_at=datetime.fromisoformat(row["created_at"]),
+        last_progress_at=datetime.fromisoformat(row["last_progress_at"]),
+        agent_class=row["agent_class"],
+    )
+
+
+class ProblemRegistry:
+    """The problems of ONE agent class, persisted in the home's ``memory.db``.
+
+    Args:
+        db: The shared database; the registry migrates its own table on construction.
+        agent_class: The stack this registry belongs to; every row and query is scoped to it.
+        clock: Source of "now" for creation and progress times.
+        priority_scale: The policy's (low, high) priority bounds; priorities are clamped to it.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        agent_class: str,
+        *,
+        clock: Clock = system_clock,
+        priority_scale: tuple[int, int] = (1, 10),
+    ) -> None:
+        self._db = db
+        self.agent_class = agent_class
+        self._clock = clock
+        self._low, self._high = priority_scale
+        db.migrate(_COMPONENT, _MIGRATIONS)
+
+    # ── building ───────────────────────────────────────────────────────────
+
+    def build(
+        self,
+        title: str,
+        *,
+        description: str = "",
+        priority: int = 5,
+        status: ProblemStatus = ProblemStatus.QUEUED,
+        problem_id: str | None = None,
+    ) -> Problem:
+        """A problem value for this agent class, NOT persisted (the arbiter's candidates).
+
+        Raises:
+            HRMError: VALIDATION_FAILED when the title is empty.
+        """
+        title = scrub_text(title.strip())
+        if not title:
+            raise HRMError.validation_failed("A problem needs a non-empty title", field="title")
+        description = scrub_text(description.strip())
+        keywords = tuple(dict.fromkeys(extract_keywords(title) + extract_keywords(description)))
+        now = self._clock()
+        return Problem(
+            id=problem_id or new_problem_id(),
+            title=title,
+            description=description,
+            keywords=keywords[:MAX_KEYWORDS],
+            priority=self.clamp_priority(priority),
+            status=status,
+            created_at=now,
+            last_progress_at=now,
+            agent_class=self.agent_class,
+        )
+
+    def clamp_priority(self, priority: int) -> int:
+        """`priority` forced onto the policy scale."""
+        return max(self._low, min(self._high, int(priority)))
+
+    # ── writes ─────────────────────────────────────────────────────────────
+
+    def create(
+        self,
+        title: str,
+        *,
+        description: str = "",
+        priority: int = 5,
+        status: ProblemStatus = ProblemStatus.QUEUED,
+    ) -> Problem:
+        """Build and persist a problem; an ``active`` one pauses the previous active problem."""
+        return self.add(
+            self.build(title, description=description, priority=priority, status=status)
+        )
+
+    def add(self, problem: Problem) -> Problem:
+        """Persist a built problem (e.g. an arbiter candidate) under its own id.
+
+        Raises:
+            HRMError: VALIDATION_FAILED if it belongs to another agent class or the id exists.
+        """
+        if problem.agent_class != self.agent_class:
+            raise HRMError.validation_failed(
+                f"Problem {problem.id} belongs to {problem.agent_class}, not {self.agent_class}",
+                problem_id=problem.id,
+            )
+        with self._db.transaction():
+            if problem.status is ProblemStatus.ACTIVE:
+                self._pause_active(except_id=problem.id)
+            self._db.execute(
+                "INSERT INTO problems (id, agent_class, title, description, keywords, priority,"
+                " status, created_at, last_progress_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    problem.id,
+                    self.agent_class,
+                    scrub_text(problem.title),
+                    scrub_text(problem.description),
+                    " ".join(problem.keywords),
+                    self.clamp_priority(problem.priority),
+                    problem.status.value,
+                    problem.created_at.isoformat(),
+                    problem.last_progress_at.isoformat(),
+                ),
+            )
+        logger.debug("problem %s created as %s", problem.id, problem.status.value)
+        return problem
+
+    def set_active(self, problem_id: str) -> Problem:
+        """Make `problem_id` the active problem; the previous active one becomes ``paused``.
+
+        Raises:
+            HRMError: NOT_FOUND for an unknown id; VALIDATION_FAILED for a resolved problem.
+        """
+        with self._db.transaction():
+            problem = self._require(problem_id)
+            if problem.status is ProblemStatus.RESOLVED:
+                raise HRMError.validation_failed(
+                    f"Problem {problem_id} is resolved; create a new problem instead",
+                    problem_id=problem_id,
+                )
+            if problem.status is ProblemStatus.ACTIVE:
+                return problem
+            self._pause_active(except_id=problem_id)
+            now = self._clock()
+            self._set(problem_id, status=ProblemStatus.ACTIVE, progress_at=now)
+        return replace(problem, status=ProblemStatus.ACTIVE, last_progress_at=now)
+
+    def queue(self, problem_id: str) -> Problem:
+        """Put a problem back in the queue (an active one leaves no active problem behind)."""
+        return self._move(problem_id, ProblemStatus.QUEUED)
+
+    def pause(self, problem_id: str) -> Problem:
+        """Set a problem aside without resolving it."""
+        return self._move(problem_id, ProblemStatus.PAUSED)
+
+    def resolve(self, problem_id: str) -> Problem:
+        """Mark a problem resolved; it no longer matches inputs or competes for focus."""
+        return self._move(problem_id, ProblemStatus.RESOLVED)
+
+    def record_progress(self, problem_id: str) -> Problem:
+        """Stamp progress now (resets the staleness the arbiter weighs against it)."""
+        now = self._clock()
+        with self._db.transaction():
+            problem = self._require(problem_id)
+            self._set(problem_id, status=problem.status, progress_at=now)
+        return replace(problem, last_progress_at=now)
+
+    # ── reads ──────────────────────────────────────────────────────────────
+
+    def get(self, problem_id: str) -> Problem | None:
+        """The problem with this id in this agent class, or None."""
+        row = self._db.one(
+            "SELECT * FROM problems WHERE id = ? AND agent_class = ?",
+            (problem_id, self.agent_class),
+        )
+        return _row_to_problem(row) if row else None
+
+    def get_active(self) -> Problem | None:
+        """The active problem, or None."""
+        row = self._db.one(
+            "SELECT * FROM problems WHERE agent_class = ? AND status = 'active'",
+            (self.agent_class,),
+        )
+        return _row_to_problem(row) if row else None
+
+    def list(self, status: ProblemStatus | None = None) -> list[Problem]:
+        """Problems of this agent class, by priority (high first) then most recent progress."""
+        sql = "SELECT * FROM problems WHERE agent_class = ?"
+        params: tuple[str, ...] = (self.agent_class,)
+        if status is not None:
+            sql += " AND status = ?"
+            params = (self.agent_class, status.value)
+        rows = self._db.execute(sql + " ORDER BY priority DESC, last_progress_at DESC", params)
+        return [_row_to_problem(row) for row in rows]
+
+    def find_similar(
+        self,
+        text: str,
+        *,
+        threshold: float = SIMILARITY_THRESHOLD,
+        include_resolved: bool = False,
+        limit: int = 5,
+    ) -> builtins.list[ProblemMatch]:
+        """Open problems whose keywords overlap `text`, best first, scored in [0, 1].
+
+        Ties break on higher priority, then more recent progress.
+        """
+        words = frozenset(extract_keywords(text))
+        if not words:
+            return []
+        sql = "SELECT * FROM problems WHERE agent_class = ?"
+        if not include_resolved:
+            sql += " AND status != 'resolved'"
+        matches: builtins.list[ProblemMatch] = []
+        for row in self._db.execute(sql, (self.agent_class,)):
+            score = keyword_similarity(words, frozenset(row["keywords"].split()))
+            if score >= threshold:
+                matches.append(ProblemMatch(_row_to_problem(row), score))
+        matches.sort(
+            key=lambda m: (m.score, m.problem.priority, m.problem.last_progress_at), reverse=True
+        )
+        return matches[:limit]
+
+    # ── internals ──────────────────────────────────────────────────────────
+
+    def _require(self, problem_id: str) -> Problem:
+        problem = self.get(problem_id)
+        if problem is None:
+            raise HRMError.not_found(
+                "problem", problem_id, hint=f"list problems of {self.agent_class} to see valid ids"
+            )
+        return problem
+
+    def _move(self, problem_id: str, status: ProblemStatus) -> Problem:
+        with self._db.transaction():
+            problem = self._require(problem_id)
+            self._set(problem_id, status=status, progress_at=problem.last_progress_at)
+        return replace(problem, status=status)
+
+    def _set(self, problem_id: str, *, status: ProblemStatus, progress_at: datetime) -> None:
+        self._db.execute(
+            "UPDATE problems SET status = ?, last_progress_at = ? WHERE id = ? AND agent_class = ?",
+            (status.value, progress_at.isoformat(), problem_id, self.agent_class),
+        )
+
+    def _pause_active(self, *, except_id: str) -> None:
+        self._db.execute(
+            "UPDATE problems SET status = 'paused'"
+            " WHERE agent_class = ? AND status = 'active' AND id != ?",
+            (self.agent_class, except_id),
+        )
