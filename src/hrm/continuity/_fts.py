@@ -1,0 +1,163 @@
+"""Pure text logic behind learnings search: query terms, safe MATCH strings, scores, fusion.
+
+No I/O here, so every rule can be property-tested. The one safety rule: user text never reaches
+``MATCH`` raw. It is cut into words, each word is double-quoted (FTS5 then treats ``AND``,
+``NEAR(``, ``*``, ``-``, ``:`` and parentheses inside it as plain text), and the quoted words are
+OR-ed, so BM25 ranks rows by how many rare query words they hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
+
+__all__ = [
+    "HIGHLIGHT_CLOSE",
+    "HIGHLIGHT_OPEN",
+    "MAX_QUERY_TERMS",
+    "RRF_K",
+    "STOPWORDS",
+    "bm25_relevance",
+    "content_key",
+    "extract_highlights",
+    "fts_relevance",
+    "jaccard",
+    "match_all",
+    "match_any",
+    "query_terms",
+    "rrf_fuse",
+    "token_set",
+]
+
+K = TypeVar("K", bound=Hashable)
+
+MAX_QUERY_TERMS = 32
+"""More words add cost but almost never change the top results."""
+
+RRF_K = 60
+"""Reciprocal rank fusion constant (Cormack et al. 2009); damps the head of each list."""
+
+HIGHLIGHT_OPEN = "\x02"
+HIGHLIGHT_CLOSE = "\x03"
+"""Markers passed to FTS5 ``highlight()``: control characters no stored text contains."""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# Function words that match nearly every row: OR-ing them in only adds noise to BM25. Negations
+# are stopwords for ranking only, never for duplicate detection (see `token_set`).
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves s t d ll m re ve don didn doesn isn
+    wasn weren won wouldn shouldn couldn also get got let like may might must shall us via yes yeah
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+
+
+def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct search words of `text`, stopwords dropped, in first-seen order.
+
+    A query made only of stopwords keeps them (``"the who"`` still searches), and text with no
+    word characters at all (``"*** ("``) gives no terms.
+    """
+    words = _words(text)
+    kept = [w for w in words if w not in STOPWORDS and w.strip("_")]
+    chosen = kept or [w for w in words if w.strip("_")]
+    return list(dict.fromkeys(chosen))[:limit]
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_any(terms: Sequence[str]) -> str:
+    """An FTS5 query matching rows holding any of `terms` (each quoted: never a syntax error)."""
+    return " OR ".join(_quote(t) for t in terms)
+
+
+def match_all(terms: Sequence[str]) -> str:
+    """An FTS5 query matching rows that hold every one of `terms`."""
+    return " AND ".join(_quote(t) for t in terms)
+
+
+def bm25_relevance(rank: float, term_count: int) -> float:
+    """Map an FTS5 ``bm25()`` value (negative, lower is better) to a 0-1 relevance.
+
+    ``s / (s + 2n)`` with ``s = -rank`` and ``n`` query terms: monotonic in the BM25 score, it
+    depends only on this row and this query (not on the other rows returned), and a row matching
+    every query term with typical IDF lands near 0.5.
+    """
+    score = max(0.0, -rank)
+    scale = 2.0 * max(1, term_count)
+    return score / (score + scale)
+
+
+def fts_relevance(rank: float, term_count: int, *, matched: int) -> float:
+    """The 0-1 relevance of a full-text hit: half term coverage, half `bm25_relevance`.
+
+    Coverage (distinct query words found / query words, the "coordination" factor of classic
+    Lucene scoring) keeps the score meaningful in a small store, where BM25's IDF is near
+    zero, and favours rows answering more of the question. Like `bm25_relevance` it depends
+    only on this row and this query.
+    """
+    coverage = min(1.0, matched / max(1, term_count))
+    return 0.5 * coverage + 0.5 * bm25_relevance(rank, term_count)
+
+
+def rrf_fuse(rankings: Iterable[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K, float]]:
+    """Reciprocal rank fusion: ``score(d) = sum 1/(k + rank)`` over the lists holding `d`.
+
+    Returns:
+        ``(key, score)`` best first; ties keep the order in which keys were first seen.
+    """
+    scores: dict[K, float] = {}
+    for ranking in rankings:
+        for position, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def token_set(text: str) -> frozenset[str]:
+    """All words of `text`, case- and accent-folded (duplicate detection keeps every word)."""
+    return frozenset(_words(text))
+
+
+def jaccard(left: frozenset[str], right: frozenset[str]) -> float:
+    """Overlap of two word sets, 0 (disjoint) to 1 (equal); two empty sets count as equal."""
+    if not left and not right:
+        return 1.0
+    return len(left & right) / len(left | right)
+
+
+def content_key(text: str) -> str:
+    """A key equal for texts that differ only in case, accents form, punctuation or spacing."""
+    normal = " ".join(_words(text))
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:32]
+
+
+def extract_highlights(marked: str | None) -> list[str]:
+    """The distinct spans FTS5 ``highlight()`` wrapped in `HIGHLIGHT_OPEN`/`HIGHLIGHT_CLOSE`."""
+    if not marked:
+        return []
+    spans: list[str] = []
+    start = marked.find(HIGHLIGHT_OPEN)
+    while start != -1:
+        end = marked.find(HIGHLIGHT_CLOSE, start + 1)
+        if end == -1:
+            break
+        span = marked[start + 1 : end].strip()
+        if span and span not in spans:
+            spans.append(span)
+        start = marked.find(HIGHLIGHT_OPEN, end + 1)
+    return spans

