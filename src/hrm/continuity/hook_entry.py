@@ -163,6 +163,9 @@ def _dispatch(
     except Exception as exc:  # hooks never raise: silence, and the log says why
         log.write("error", event, f"{type(exc).__name__}: {exc}", session_id=session_id)
         return HookRun(None, event=event.value, abandoned_workers=orchestrator.abandoned_workers)
+    finally:
+        if not orchestrator.abandoned_workers:
+            orchestrator.close()
     for what, failure in orchestrator.failures:
         detail = f"{what}: {type(failure).__name__}: {failure}"
         log.write("warning", event, detail, session_id=session_id)
@@ -291,8 +294,9 @@ class _LogHandler(logging.Handler):
 
 def _route_library_logs(log: _HookLog) -> None:
     root = logging.getLogger("hrm")
-    if not any(isinstance(h, _LogHandler) for h in root.handlers):
-        root.addHandler(_LogHandler(log))
+    for handler in [h for h in root.handlers if isinstance(h, _LogHandler)]:
+        root.removeHandler(handler)
+    root.addHandler(_LogHandler(log))
 
 
 def _write_answer(stream: IO[str], text: str) -> None:

@@ -169,6 +169,7 @@ class HookSettings:
     prompt_max_learnings: int = 3
     additional_context_max_chars: int = MAX_ADDITIONAL_CONTEXT
     embeddings: str = "off"
+    """``on`` loads the embedding model (slow start); anything else keeps hooks on FTS5 only."""
 
     @classmethod
     def from_continuity(cls, continuity: object) -> HookSettings:
@@ -183,7 +184,7 @@ class HookSettings:
             additional_context_max_chars=min(
                 _int(continuity, "additional_context_max_chars", defaults), MAX_ADDITIONAL_CONTEXT
             ),
-            embeddings=str(getattr(continuity, "embeddings", defaults.embeddings)),
+            embeddings="on" if getattr(continuity, "embeddings", None) == "on" else "off",
         )
 
     @property
@@ -284,6 +285,14 @@ class HookOrchestrator:
 
         return HandoffStore(self.home)
 
+    def close(self) -> None:
+        """Close the learnings repository if this orchestrator opened it."""
+        with self._learnings_lock:
+            repository, self._learnings = self._learnings, None
+        close = getattr(repository, "close", None)
+        if callable(close):
+            self._guard("close learnings", close, None)
+
     def learnings(self) -> Any:
         """The learnings repository, opened once (thread-safe: workers share it)."""
         with self._learnings_lock:
@@ -317,19 +326,31 @@ class HookOrchestrator:
     # -- SessionStart ------------------------------------------------------------------------
 
     def on_session_start(self, context: SessionContext) -> HookResponse:
-        """Compile the latest handoff, the active continuity ledger and relevant learnings."""
+        """Compile the latest handoff, the active continuity ledger and relevant learnings.
+
+        The handoff lookup and the memory search share the memory-search budget on a worker
+        (the search query needs the handoff's task); the ledger is read meanwhile.
+        """
         started = time.monotonic()
         deadline = started + self.settings.memory_search_budget_ms / 1000
         project = context.project_path
-        latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
-        description = _handoff_description(latest[1]) if latest else ""
-        query = _project_query(project, description)
-        search: _Budgeted[list[Any]] | None = None
+        found: dict[str, Any] = {}
         limit = self.settings.session_start_max_learnings
-        if limit > 0 and self.home.memory_db.exists():
-            search = _Budgeted("memory-search", lambda: self._search(query, limit, deadline))
+
+        def gather() -> None:
+            latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
+            found["handoff"] = latest
+            if limit <= 0 or not self.home.memory_db.exists():
+                return
+            description = _handoff_description(latest[1]) if latest else ""
+            query = _project_query(project, description)
+            found["learnings"] = self._search(query, limit, deadline)
+
+        job = _Budgeted("session-start", gather)
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
-        learnings = (self._collect("memory search", search, deadline) if search else None) or []
+        self._collect("handoff and memory search", job, deadline)
+        latest = found.get("handoff")
+        learnings = list(found.get("learnings") or [])
         sections = [
             _render_handoff_section(*latest) if latest else "",
             _render_ledger_section(*ledger) if ledger else "",
@@ -361,12 +382,12 @@ class HookOrchestrator:
 
     def _search(self, query: str, limit: int, deadline: float) -> list[Any]:
         if not query.strip():
-            return [learning for learning in self.learnings().recent(limit)]
-        from hrm.continuity.learnings import SearchQuery
+            return list(self.learnings().recent(limit))
+        from hrm.continuity.learnings_types import SearchQuery
 
         budget_ms = max(1, int((deadline - time.monotonic()) * 1000))
         results = self.learnings().search_memories(
-            SearchQuery(query, filters=None, limit=limit), budget_ms=budget_ms
+            SearchQuery(text=query, filters=None, limit=limit), budget_ms=budget_ms
         )
         return [result.learning for result in results.results]
 
@@ -422,7 +443,7 @@ class HookOrchestrator:
         artifact_id = self._guard(
             "index artifact",
             lambda: self.learnings().index_artifact(
-                file_info.path, kind, content, session_id=file_info.session_id or None
+                str(file_info.path), kind, content, session_id=file_info.session_id or None
             ),
             None,
         )

@@ -313,8 +313,8 @@ def build_session_handoff(
         ),
         context=ContextInfo(
             project_path=str(checkpoint.project_path),
-            git_commit=None,
-            git_branch=summary.git_branch,
+            git_commit="",
+            git_branch=summary.git_branch or "",
             key_files=list(summary.files_modified[:20]),
         ),
         decisions=[],
