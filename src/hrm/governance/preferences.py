@@ -1,0 +1,169 @@
+"""The preference truth model (001 §12.4): which statements may become canon, and when.
+
+A statement about what a person likes is only canon (the Shared Reference) when the person said
+it plainly ("I prefer ...", from the user). Anything inferred waits for a yes, stays in the
+working set, or — for usage patterns — is only ever an episode. The write gate (001 §12.6) and
+the learnings repository (003, ``USER_PREFERENCE``) both enforce this through
+`PreferenceClassifier`.
+
+The regular expressions are 001 §12.4's, verbatim: the explicit patterns come from the policy
+(``PREFERENCE_PATTERNS``), the behavioural markers and the weak preference indicators are fixed
+here. The indicators match inside words ("likely" looks like "like"); that only ever asks for a
+confirmation, it never canonises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from hrm.errors import HRMError
+
+__all__ = [
+    "PreferenceClass",
+    "PreferenceClassification",
+    "PreferenceClassifier",
+    "PreferencePolicy",
+]
+
+_BEHAVIORAL_MARKERS: tuple[str, ...] = (
+    r"user (often|usually|tends to)",
+    r"(noticed|observed) that",
+    r"based on (history|past|patterns)",
+    r"statistically",
+)
+_PREFERENCE_INDICATORS: tuple[str, ...] = (
+    r"(like|prefer|enjoy|want|need)",
+    r"(don't like|hate|avoid|dislike)",
+    r"(better|worse|rather)",
+)
+
+
+class PreferencePolicy(Protocol):
+    """What the classifier needs from a policy: `hrm.config.PolicySurface` satisfies it."""
+
+    @property
+    def PREFERENCE_PATTERNS(self) -> tuple[str, ...]:
+        """Regular expressions of explicit preference statements ("I prefer", ...)."""
+        ...
+
+
+class PreferenceClass(str, Enum):
+    """Preference classification for write-time enforcement (001 §12.4).
+
+    EXPLICIT: the user stated it clearly, so it can be promoted to the Shared Reference.
+    INFERRED_CONFIRM_REQUIRED: a pattern was detected; it needs the user's yes.
+    INFERRED_SILENT: an observation only; it stays in the Working Set.
+    BEHAVIORAL: a usage pattern; Episodic only, it never promotes.
+    """
+
+    EXPLICIT = "pref_explicit"
+    INFERRED_CONFIRM_REQUIRED = "pref_inferred_confirm_required"
+    INFERRED_SILENT = "pref_inferred_silent"
+    BEHAVIORAL = "pref_behavioral"
+
+
+@dataclass(frozen=True)
+class PreferenceClassification:
+    """Result of preference classification (001 §12.4)."""
+
+    preference_class: PreferenceClass
+    statement: str
+    matched_pattern: str | None
+    confidence: float
+    can_canonize: bool
+    """Can this be written to the Shared Reference (after confirmation, if one is needed)?"""
+    needs_confirmation: bool
+    """Must the user say yes first?"""
+
+
+class PreferenceClassifier:
+    """Classifies statements for the preference truth model (001 §12.4).
+
+    One-shot canonization: a statement from the user matching an explicit pattern ("I prefer",
+    "I hate", "I always", "I never", "I'm the kind of person who", ...) is canon at once (tier 1).
+    Inferred preferences need confirmation (tier 2), plain observations stay silent (tier 3),
+    usage patterns are behavioural and never promote (tier 4). Pure and thread-safe.
+    """
+
+    def __init__(self, policy: PreferencePolicy) -> None:
+        """Compile the policy's explicit patterns (case-insensitive).
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` naming a pattern that is not a valid regex.
+        """
+        self.policy = policy
+        self._patterns: list[re.Pattern[str]] = []
+        for pattern in policy.PREFERENCE_PATTERNS:
+            try:
+                self._patterns.append(re.compile(pattern, re.IGNORECASE))
+            except re.error as exc:
+                raise HRMError.validation_failed(
+                    f"PREFERENCE_PATTERNS entry {pattern!r} is not a valid regular expression: "
+                    f"{exc}",
+                    key="policy.PREFERENCE_PATTERNS",
+                    pattern=pattern,
+                ) from exc
+
+    def classify(self, statement: str, source: str = "user") -> PreferenceClassification:
+        """Classify a statement for preference handling.
+
+        Args:
+            statement: The text to classify.
+            source: Who said it (user, agent, system); only a user states explicit preferences.
+
+        Returns:
+            The class with what it permits (canonize now, after confirmation, or never).
+        """
+        matched_pattern = self._match_preference_pattern(statement)
+        if matched_pattern and source == "user":
+            return PreferenceClassification(
+                preference_class=PreferenceClass.EXPLICIT,
+                statement=statement,
+                matched_pattern=matched_pattern,
+                confidence=0.9,
+                can_canonize=True,
+                needs_confirmation=False,
+            )
+        if self._is_behavioral_observation(statement):
+            return PreferenceClassification(
+                preference_class=PreferenceClass.BEHAVIORAL,
+                statement=statement,
+                matched_pattern=None,
+                confidence=0.7,
+                can_canonize=False,
+                needs_confirmation=False,
+            )
+        if self._looks_like_preference(statement):
+            return PreferenceClassification(
+                preference_class=PreferenceClass.INFERRED_CONFIRM_REQUIRED,
+                statement=statement,
+                matched_pattern=None,
+                confidence=0.5,
+                can_canonize=True,
+                needs_confirmation=True,
+            )
+        return PreferenceClassification(
+            preference_class=PreferenceClass.INFERRED_SILENT,
+            statement=statement,
+            matched_pattern=None,
+            confidence=0.3,
+            can_canonize=False,
+            needs_confirmation=False,
+        )
+
+    def _match_preference_pattern(self, statement: str) -> str | None:
+        for pattern in self._patterns:
+            if pattern.search(statement):
+                return pattern.pattern
+        return None
+
+    @staticmethod
+    def _is_behavioral_observation(statement: str) -> bool:
+        return any(re.search(m, statement, re.IGNORECASE) for m in _BEHAVIORAL_MARKERS)
+
+    @staticmethod
+    def _looks_like_preference(statement: str) -> bool:
+        return any(re.search(i, statement, re.IGNORECASE) for i in _PREFERENCE_INDICATORS)
