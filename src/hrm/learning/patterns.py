@@ -1,0 +1,414 @@
+"""The PatternStore (001 §5.1): learned patterns with their evidence, in the home's memory.db.
+
+A pattern says "inputs with this signature went well with this action", and links the episodic
+entries that prove it. Reasoning queries patterns every turn, so `search` reads an in-memory
+copy and goes to the database only when another connection changed it (SQLite's
+``PRAGMA data_version``); writes go through and update the copy.
+
+Match confidence (`signature_similarity` x pattern confidence):
+
+- domain: Jaccard similarity of the domain sets, weight 0.4;
+- complexity, stakes, horizon: exact match, weight 0.2 each. A generalised pattern may hold a
+  list of values for a field; the field matches when the values overlap. A field the pattern
+  does not mention matches anything.
+
+Patterns are never trimmed automatically (001 §10 ``auto_trim_enabled`` is False "per user
+decision"); `remove` is the only way out, and it refuses protected patterns.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from hrm.errors import HRMError
+from hrm.reasoning.types import PatternMatch
+from hrm.scrubbing import scrub
+from hrm.types import Clock, system_clock
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from hrm.storage.sqlite import Database
+
+__all__ = [
+    "MIGRATIONS",
+    "MIN_SIMILARITY",
+    "SHARED_SCOPE",
+    "Pattern",
+    "PatternStore",
+    "signature_key",
+    "signature_similarity",
+]
+
+logger = logging.getLogger(__name__)
+
+SHARED_SCOPE = "*"
+"""Scope of patterns shared by every stack (004: the Meta Learning Ledger is shared)."""
+MIN_SIMILARITY = 0.5
+"""Patterns less similar than this to the input are not returned by `search`."""
+STRENGTHEN_RATE = 0.2
+"""`strengthen` moves confidence this share of the way to 1.0."""
+WEAKEN_FACTOR = 0.8
+"""`weaken` multiplies confidence by this."""
+
+_SCALAR_FIELDS = ("complexity", "stakes", "horizon")
+_DOMAIN_WEIGHT, _FIELD_WEIGHT = 0.4, 0.2
+
+MIGRATIONS = [
+    """
+    CREATE TABLE learning_patterns (
+        id TEXT PRIMARY KEY,
+        scope TEXT NOT NULL,
+        pattern_type TEXT NOT NULL,
+        signature_key TEXT NOT NULL,
+        strategy TEXT,
+        input_signature TEXT NOT NULL,
+        recommended_action TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        evidence_ids TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_matched_at TEXT,
+        match_count INTEGER NOT NULL DEFAULT 0,
+        protected INTEGER NOT NULL DEFAULT 0,
+        weaken_reasons TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX learning_patterns_lookup ON learning_patterns (scope, signature_key, strategy);
+    """,
+]
+"""Schema of component ``learning.patterns``; released entries are never edited."""
+
+
+@dataclass(kw_only=True)
+class Pattern:
+    """A learned pattern (001 §5.1) with hrm's protection flag and weakening history."""
+
+    id: str
+    pattern_type: str
+    """``strategy`` | ``behavior`` | ``preference``."""
+    input_signature: dict[str, Any]
+    """What triggers it: `InputClassification.signature` (fields may hold lists once merged)."""
+    recommended_action: dict[str, Any]
+    """What to do, e.g. ``{"strategy": "quick_answer"}``."""
+    confidence: float
+    evidence_ids: list[str] = field(default_factory=list)
+    """Ids of the episodic entries that support it."""
+    created_at: datetime
+    last_matched_at: datetime | None = None
+    match_count: int = 0
+    protected: bool = False
+    """A protected pattern cannot be removed."""
+    weaken_reasons: list[str] = field(default_factory=list)
+    """Why it was weakened, oldest first."""
+
+    @property
+    def strategy(self) -> str:
+        """The recommended strategy, or "" for a pattern that recommends something else."""
+        value = self.recommended_action.get("strategy", "")
+        return value if isinstance(value, str) else ""
+
+
+def signature_key(signature: dict[str, Any]) -> str:
+    """A canonical string for an exact signature (fields of `InputClassification.signature`)."""
+    normal = {
+        name: signature[name] for name in (*_SCALAR_FIELDS, "domain") if name in signature
+    }
+    if isinstance(normal.get("domain"), list):
+        normal["domain"] = sorted(str(d) for d in normal["domain"])
+    return json.dumps(normal, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _values(value: Any) -> set[str]:
+    if isinstance(value, list | tuple | set | frozenset):
+        return {str(v) for v in value}
+    return {str(value)}
+
+
+def signature_similarity(pattern_signature: dict[str, Any], signature: dict[str, Any]) -> float:
+    """How alike two signatures are, in [0, 1] (see the module docstring for the weights)."""
+    score = 0.0
+    for name in _SCALAR_FIELDS:
+        wanted = pattern_signature.get(name)
+        if wanted is None or (name in signature and _values(wanted) & _values(signature[name])):
+            score += _FIELD_WEIGHT
+    if pattern_signature.get("domain") is None:
+        return round(min(1.0, score + _DOMAIN_WEIGHT), 6)
+    mine = _values(pattern_signature["domain"])
+    theirs = _values(signature.get("domain") or [])
+    if not mine or not theirs:
+        score += _DOMAIN_WEIGHT if not mine and not theirs else 0.0
+    else:
+        score += _DOMAIN_WEIGHT * len(mine & theirs) / len(mine | theirs)
+    return round(min(1.0, score), 6)
+
+
+class PatternStore:
+    """Patterns of one scope (a stack's agent class, or shared) in a `Database`.
+
+    A scoped store reads its own patterns and the shared ones and writes into its own scope.
+    Thread-safe through the database's lock; several processes may share the file.
+    """
+
+    COMPONENT = "learning.patterns"
+
+    def __init__(
+        self, db: Database, agent_class: str | None = None, *, clock: Clock = system_clock
+    ) -> None:
+        self.db = db
+        self.scope = agent_class or SHARED_SCOPE
+        self._clock = clock
+        db.migrate(self.COMPONENT, MIGRATIONS)
+        self._cache: dict[str, Pattern] | None = None
+        self._data_version: int | None = None
+
+    # ── reads ─────────────────────────────────────────────────────────────
+
+    def get_pattern(self, pattern_id: str) -> Pattern | None:
+        """A copy of the pattern with this id in this store's view, or None."""
+        pattern = self._patterns().get(pattern_id)
+        return _copy(pattern) if pattern else None
+
+    def all_patterns(self) -> list[Pattern]:
+        """Copies of every pattern this store sees, oldest first."""
+        ordered = sorted(self._patterns().values(), key=lambda p: (p.created_at, p.id))
+        return [_copy(pattern) for pattern in ordered]
+
+    def refresh(self) -> None:
+        """Drop the in-memory copy; the next read loads from the database.
+
+        Call it after rolling back a transaction that wrapped this store's writes.
+        """
+        self._cache = None
+
+    def find(self, signature: dict[str, Any], strategy: str) -> Pattern | None:
+        """The pattern for exactly this signature and recommended strategy, if any."""
+        key = signature_key(signature)
+        for pattern in self._patterns().values():
+            if pattern.strategy == strategy and signature_key(pattern.input_signature) == key:
+                return pattern
+        return None
+
+    def search(self, input_signature: dict[str, Any]) -> list[PatternMatch]:
+        """Patterns matching a signature, best first (match confidence, then evidence, id)."""
+        matches: list[PatternMatch] = []
+        for pattern in self._patterns().values():
+            similarity = signature_similarity(pattern.input_signature, input_signature)
+            if similarity < MIN_SIMILARITY:
+                continue
+            matches.append(
+                PatternMatch(
+                    pattern_id=pattern.id,
+                    match_confidence=round(similarity * pattern.confidence, 4),
+                    recommended_strategy=pattern.strategy,
+                    evidence_count=len(pattern.evidence_ids),
+                )
+            )
+        matches.sort(key=lambda m: (-m.match_confidence, -m.evidence_count, m.pattern_id))
+        return matches
+
+    # ── writes ────────────────────────────────────────────────────────────
+
+    def add_pattern(self, pattern: Pattern) -> str:
+        """Store a new pattern (scrubbed) and return its id (generated when empty).
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` for a confidence outside [0, 1] or a taken id.
+        """
+        if not 0.0 <= pattern.confidence <= 1.0:
+            raise HRMError.validation_failed(
+                f"Pattern confidence {pattern.confidence} is outside [0, 1]",
+                pattern_id=pattern.id,
+            )
+        stored = replace(
+            pattern,
+            id=pattern.id or f"pat_{uuid.uuid4().hex[:16]}",
+            input_signature=scrub(pattern.input_signature),
+            recommended_action=scrub(pattern.recommended_action),
+        )
+        with self.db.transaction():
+            if self.db.one("SELECT 1 FROM learning_patterns WHERE id = ?", (stored.id,)):
+                raise HRMError.validation_failed(
+                    f"Pattern id '{stored.id}' already exists; leave the id empty to get a new one",
+                    pattern_id=stored.id,
+                )
+            self.db.execute(
+                "INSERT INTO learning_patterns (id, scope, pattern_type, signature_key, strategy,"
+                " input_signature, recommended_action, confidence, evidence_ids, created_at,"
+                " last_matched_at, match_count, protected, weaken_reasons)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    stored.id,
+                    self.scope,
+                    stored.pattern_type,
+                    signature_key(stored.input_signature),
+                    stored.strategy or None,
+                    _dump(stored.input_signature),
+                    _dump(stored.recommended_action),
+                    stored.confidence,
+                    _dump(stored.evidence_ids),
+                    stored.created_at.isoformat(),
+                    stored.last_matched_at.isoformat() if stored.last_matched_at else None,
+                    stored.match_count,
+                    int(stored.protected),
+                    _dump(stored.weaken_reasons),
+                ),
+            )
+        self._remember(stored)
+        return stored.id
+
+    def strengthen(self, pattern_id: str, evidence_id: str) -> None:
+        """Raise confidence by (1 - c) x 0.2, link the evidence, count the match."""
+        with self.db.transaction():
+            pattern = self._require(pattern_id)
+            gain = (1 - pattern.confidence) * STRENGTHEN_RATE
+            pattern.confidence = round(pattern.confidence + gain, 6)
+            if evidence_id not in pattern.evidence_ids:
+                pattern.evidence_ids.append(evidence_id)
+            pattern.match_count += 1
+            pattern.last_matched_at = self._clock()
+            self.db.execute(
+                "UPDATE learning_patterns SET confidence = ?, evidence_ids = ?, match_count = ?,"
+                " last_matched_at = ? WHERE id = ?",
+                (
+                    pattern.confidence,
+                    _dump(pattern.evidence_ids),
+                    pattern.match_count,
+                    pattern.last_matched_at.isoformat(),
+                    pattern_id,
+                ),
+            )
+        self._remember(pattern)
+
+    def weaken(self, pattern_id: str, reason: str) -> None:
+        """Multiply confidence by 0.8 and keep the reason (the pattern is never deleted)."""
+        with self.db.transaction():
+            pattern = self._require(pattern_id)
+            pattern.confidence = round(pattern.confidence * WEAKEN_FACTOR, 6)
+            pattern.weaken_reasons.append(str(scrub(reason)))
+            self.db.execute(
+                "UPDATE learning_patterns SET confidence = ?, weaken_reasons = ? WHERE id = ?",
+                (pattern.confidence, _dump(pattern.weaken_reasons), pattern_id),
+            )
+        self._remember(pattern)
+
+    def protect(self, pattern_id: str) -> None:
+        """Mark a pattern so `remove` refuses it."""
+        with self.db.transaction():
+            pattern = self._require(pattern_id)
+            pattern.protected = True
+            self.db.execute(
+                "UPDATE learning_patterns SET protected = 1 WHERE id = ?", (pattern_id,)
+            )
+        self._remember(pattern)
+
+    def remove(self, pattern_id: str) -> None:
+        """Delete a pattern on explicit request; nothing removes patterns automatically.
+
+        Raises:
+            HRMError: ``NOT_FOUND`` for an unknown id; ``VALIDATION_FAILED`` for a protected
+                pattern (its ``context`` names it).
+        """
+        with self.db.transaction():
+            pattern = self._require(pattern_id)
+            if pattern.protected:
+                raise HRMError.validation_failed(
+                    f"Pattern '{pattern_id}' is protected and cannot be removed",
+                    pattern_id=pattern_id,
+                    protected=True,
+                )
+            self.db.execute("DELETE FROM learning_patterns WHERE id = ?", (pattern_id,))
+        if self._cache is not None:
+            self._cache.pop(pattern_id, None)
+
+    def replace_pattern(self, pattern: Pattern) -> None:
+        """Overwrite a stored pattern's content (the Generalizer's merge result keeps an id)."""
+        with self.db.transaction():
+            self._require(pattern.id)
+            self.db.execute(
+                "UPDATE learning_patterns SET pattern_type = ?, signature_key = ?, strategy = ?,"
+                " input_signature = ?, recommended_action = ?, confidence = ?, evidence_ids = ?,"
+                " last_matched_at = ?, match_count = ?, protected = ?, weaken_reasons = ?"
+                " WHERE id = ?",
+                (
+                    pattern.pattern_type,
+                    signature_key(pattern.input_signature),
+                    pattern.strategy or None,
+                    _dump(scrub(pattern.input_signature)),
+                    _dump(scrub(pattern.recommended_action)),
+                    min(1.0, max(0.0, pattern.confidence)),
+                    _dump(pattern.evidence_ids),
+                    pattern.last_matched_at.isoformat() if pattern.last_matched_at else None,
+                    pattern.match_count,
+                    int(pattern.protected),
+                    _dump(pattern.weaken_reasons),
+                    pattern.id,
+                ),
+            )
+        self._cache = None
+
+    # ── cache ─────────────────────────────────────────────────────────────
+
+    def _require(self, pattern_id: str) -> Pattern:
+        """The pattern, re-read inside the caller's transaction (another process may write)."""
+        row = self.db.one(
+            "SELECT * FROM learning_patterns WHERE id = ? AND scope IN (?, ?)",
+            (pattern_id, self.scope, SHARED_SCOPE),
+        )
+        if row is None:
+            raise HRMError.not_found("pattern", pattern_id, "list patterns with `all_patterns()`")
+        return _decode(row)
+
+    def _remember(self, pattern: Pattern) -> None:
+        if self._cache is not None:
+            self._cache[pattern.id] = _copy(pattern)
+        self._data_version = self._current_version()
+
+    def _current_version(self) -> int:
+        row = self.db.one("PRAGMA data_version")
+        return int(row[0]) if row else 0
+
+    def _patterns(self) -> dict[str, Pattern]:
+        version = self._current_version()
+        if self._cache is None or version != self._data_version:
+            rows = self.db.execute(
+                "SELECT * FROM learning_patterns WHERE scope IN (?, ?)", (self.scope, SHARED_SCOPE)
+            )
+            self._cache = {pattern.id: pattern for pattern in map(_decode, rows)}
+            self._data_version = version
+            logger.debug("pattern cache loaded: %s patterns", len(self._cache))
+        return self._cache
+
+
+def _copy(pattern: Pattern) -> Pattern:
+    return replace(
+        pattern,
+        input_signature=json.loads(_dump(pattern.input_signature)),
+        recommended_action=json.loads(_dump(pattern.recommended_action)),
+        evidence_ids=list(pattern.evidence_ids),
+        weaken_reasons=list(pattern.weaken_reasons),
+    )
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _decode(row: sqlite3.Row) -> Pattern:
+    last = row["last_matched_at"]
+    return Pattern(
+        id=row["id"],
+        pattern_type=row["pattern_type"],
+        input_signature=json.loads(row["input_signature"]),
+        recommended_action=json.loads(row["recommended_action"]),
+        confidence=float(row["confidence"]),
+        evidence_ids=list(json.loads(row["evidence_ids"])),
+        created_at=datetime.fromisoformat(row["created_at"]),
+        last_matched_at=datetime.fromisoformat(last) if last else None,
+        match_count=int(row["match_count"]),
+        protected=bool(row["protected"]),
+        weaken_reasons=list(json.loads(row["weaken_reasons"])),
+    )
