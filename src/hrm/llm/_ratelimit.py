@@ -7,6 +7,7 @@ gateway decides how long to sleep and tests never wait for real time.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 
@@ -55,7 +56,7 @@ class TokenBucket:
             missing = needed - self._level
         if missing <= 0:
             return 0
-        return int(missing / self._rate_per_second * 1000) + 1
+        return math.ceil(round(missing / self._rate_per_second * 1000, 6))
 
     def take(self, amount: float) -> None:
         """Spend ``amount`` units (the level may go negative: later callers wait longer)."""
