@@ -18,6 +18,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def install() -> None:
+    """Install hrm's hooks into a coding assistant."""
+
+
 @app.command("claude-code")
 def claude_code(
     project: Annotated[

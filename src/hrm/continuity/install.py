@@ -223,6 +223,7 @@ def _drop_duplicates(groups: list[Any], *, keep: dict[str, Any]) -> None:
         if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
             continue
         handlers = group["hooks"]
+        dropped = False
         for handler in list(handlers):
             if not isinstance(handler, dict) or not is_hrm_hook_command(handler.get("command")):
                 continue
@@ -230,7 +231,8 @@ def _drop_duplicates(groups: list[Any], *, keep: dict[str, Any]) -> None:
                 seen = True
                 continue
             handlers.remove(handler)
-        if not handlers:
+            dropped = True
+        if dropped and not handlers:
             groups.remove(group)
 
 
