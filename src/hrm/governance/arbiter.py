@@ -1,0 +1,434 @@
+"""The PreemptScoreArbiter (001 §12.3): does this input stay, switch, queue, or ask?
+
+Policy C (priority + TTL) with D (ask the person) as tie-breaker. The arbiter is pure with
+respect to storage: it reads the `ProblemRegistry` and never writes. When an input is about
+something new it returns an UNSAVED candidate `Problem` with a provisional ``prob_…`` id;
+Focus persists it (active on switch, queued on queue) under that same id, and an ``ask``
+persists nothing — the person decides first.
+
+Which problem an input belongs to (`_identify_candidate`), in order:
+
+1. an explicit reference — "back to X", "return to X", "resume X", "switch to X", "about X",
+   "regarding X" — whose X matches a problem title (keyword similarity ≥ 0.5, or X contains
+   every title keyword). "back to / return to / resume / switch to" is also an explicit request
+   to switch: the person is the authority over their own focus, so it switches without a score;
+2. a continuation of the active problem: no content words at all ("ok, go on"), or a short
+   follow-up (≤ 3 content words) that refers back ("it", "that", "this", "also", "again") or
+   opens with a connective ("and", "then", "next", "so");
+3. the best `ProblemRegistry.find_similar` match at or above ``SIMILARITY_THRESHOLD``;
+4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
+   markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
+   ``TurnInput.priority`` when that is higher (clamped to the policy's scale).
+
+An input is an emergency (`_is_emergency`) when it carries an emergency marker
+(`policy.EMERGENCY_MARKERS`: "production is down", "outage", "urgent", "asap", "security
+breach", "data loss", "!!!" …), when ``TurnInput.priority`` ≥ ``EMERGENCY_PRIORITY`` (9), or
+when its metadata sets ``emergency: true``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
+from hrm.governance.problems import (
+    SIMILARITY_THRESHOLD,
+    Problem,
+    ProblemRegistry,
+    ProblemStatus,
+    extract_keywords,
+    keyword_similarity,
+)
+from hrm.governance.signals import (
+    DerivedSignals,
+    deadline_markers_in,
+    emergency_markers_in,
+    urgency_markers_in,
+)
+from hrm.types import Clock, HRMContext, Stance, TurnInput, system_clock
+
+if TYPE_CHECKING:
+    from hrm.config import PolicySurface
+
+__all__ = [
+    "ArbitrationDecision",
+    "ArbitrationDisposition",
+    "CommitmentView",
+    "FocusState",
+    "PreemptScoreArbiter",
+    "preempt_score",
+]
+
+EXPLICIT_REFERENCE_THRESHOLD = 0.5
+"""Keyword similarity between "back to X"'s X and a problem title that counts as naming it."""
+
+_SWITCH_REQUEST = re.compile(
+    r"\b(?:(?:go|get|come|going|getting) back to|back to|return(?:ing)? to|resum(?:e|ing)|"
+    r"switch(?:ing)? (?:back )?to|let'?s do)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;!?\n]+)",
+    re.IGNORECASE,
+)
+_MENTION = re.compile(
+    r"\b(?:about|regarding|re:|on|for)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;!?\n]+)",
+    re.IGNORECASE,
+)
+_REFERS_BACK = re.compile(
+    r"\b(?:it|its|that|this|those|these|them|also|too|again|same|above)\b", re.IGNORECASE
+)
+_CONNECTIVE = re.compile(r"^\s*(?:and|also|then|next|now|so|ok(?:ay)?|great|cool)\b", re.I)
+_FOLLOW_UP_MAX_KEYWORDS = 3
+
+
+class ArbitrationDisposition(StrEnum):
+    """What to do with an input relative to the active problem (001 §12.3)."""
+
+    STAY = "stay"
+    """Continue the active problem."""
+    SWITCH = "switch"
+    """Auto-switch to the candidate problem."""
+    ASK = "ask"
+    """Ask the person (D tie-breaker); nothing else changes."""
+    QUEUE = "queue"
+    """Queue the candidate; do not interrupt."""
+
+
+class CommitmentView(Protocol):
+    """What the arbiter reads of a commitment (001 §4.3 ``Commitment`` satisfies it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def problem_id(self) -> str: ...
+    @property
+    def turns_remaining(self) -> int: ...
+    @property
+    def turns_total(self) -> int: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class FocusState:
+    """Focus as arbitration sees it: the turn's context, the stance and the active commitment."""
+
+    context: HRMContext
+    stance: Stance = Stance.SENSEMAKING
+    commitment: CommitmentView | None = None
+    """The active commitment; a switch near its finish line costs more."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArbitrationDecision:
+    """Output of the arbiter (001 §12.3), plus what Focus needs to act and to record why."""
+
+    active_problem_id: str | None
+    """The problem in focus now (001 types it ``str``; it is None when nothing is active)."""
+    disposition: ArbitrationDisposition
+    preempt_score: float
+    reason: str
+    candidate_problem_id: str | None = None
+    candidate: Problem | None = None
+    """The candidate itself; unsaved when `is_new_candidate`."""
+    is_new_candidate: bool = False
+    explicit_request: bool = False
+    """The person asked to switch by name ("back to X")."""
+    emergency: bool = False
+    components: dict[str, float] = field(default_factory=dict)
+    """The four PreemptScore terms, when a score was computed."""
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``arbitration`` event payload for the decision ledger."""
+        return {
+            "disposition": self.disposition.value,
+            "preempt_score": round(self.preempt_score, 4),
+            "reason": self.reason,
+            "active_problem_id": self.active_problem_id,
+            "candidate_problem_id": self.candidate_problem_id,
+            "candidate": self.candidate.to_record() if self.candidate else None,
+            "is_new_candidate": self.is_new_candidate,
+            "explicit_request": self.explicit_request,
+            "emergency": self.emergency,
+            "components": {k: round(v, 4) for k, v in self.components.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    problem: Problem
+    is_new: bool
+    explicit_switch: bool
+    how: str
+
+
+def preempt_score(
+    policy: PolicySurface,
+    *,
+    candidate_priority: float,
+    active_priority: float,
+    urgency: float,
+    staleness: float,
+    switch_cost: float,
+) -> float:
+    """001 §12.3's four-term PreemptScore, in [0, 1].
+
+    Rises with the candidate's priority, urgency and the active problem's staleness; falls with
+    the active problem's priority and the switch cost. Inputs outside their range are clamped.
+    """
+    top = policy.PRIORITY_SCALE[1]
+    p_new = _unit(candidate_priority / top)
+    p_active = _unit(active_priority / top)
+    priority_term = (p_new - p_active + 1) / 2
+    score = (
+        policy.WEIGHT_PRIORITY * priority_term
+        + policy.WEIGHT_URGENCY * _unit(urgency)
+        + policy.WEIGHT_STALENESS * _unit(staleness)
+        + policy.WEIGHT_SWITCH_COST * (1 - _unit(switch_cost))
+    )
+    return _unit(score)
+
+
+class PreemptScoreArbiter:
+    """Decides stay | switch | ask | queue for one input (001 §12.3).
+
+    Args:
+        policy: Thresholds and weights.
+        clock: "Now" for staleness; must return aware datetimes like the registry stores.
+        similarity_threshold: `find_similar` score that ties an input to an existing problem.
+    """
+
+    def __init__(
+        self,
+        policy: PolicySurface,
+        *,
+        clock: Clock = system_clock,
+        similarity_threshold: float = SIMILARITY_THRESHOLD,
+    ) -> None:
+        self.policy = policy
+        self._clock = clock
+        self._similarity_threshold = similarity_threshold
+
+    def decide(
+        self,
+        turn_input: TurnInput,
+        focus_state: FocusState,
+        problem_registry: ProblemRegistry,
+        signals: DerivedSignals,
+    ) -> ArbitrationDecision:
+        """Main arbitration entry point: a decision with its disposition and reason."""
+        active = problem_registry.get_active()
+        found = self._identify_candidate(turn_input, problem_registry, active)
+        candidate = found.problem if found else None
+        base: dict[str, Any] = {
+            "candidate": candidate,
+            "candidate_problem_id": candidate.id if candidate else None,
+            "is_new_candidate": bool(found and found.is_new),
+            "explicit_request": bool(found and found.explicit_switch),
+        }
+        if active is None:
+            if candidate is None:
+                return ArbitrationDecision(
+                    active_problem_id=None,
+                    disposition=ArbitrationDisposition.STAY,
+                    preempt_score=0.0,
+                    reason="No active problem and no topic in the input",
+                    **base,
+                )
+            return ArbitrationDecision(
+                active_problem_id=candidate.id,
+                disposition=ArbitrationDisposition.SWITCH,
+                preempt_score=1.0,
+                reason="No active problem",
+                **base,
+            )
+        if candidate is None or candidate.id == active.id:
+            return ArbitrationDecision(
+                active_problem_id=active.id,
+                disposition=ArbitrationDisposition.STAY,
+                preempt_score=0.0,
+                reason=f"Input relates to active problem ({found.how if found else 'no topic'})",
+                **base,
+            )
+        if self._is_emergency(turn_input, focus_state):
+            return ArbitrationDecision(
+                active_problem_id=candidate.id,
+                disposition=ArbitrationDisposition.SWITCH,
+                preempt_score=1.0,
+                reason="Emergency gate triggered",
+                emergency=True,
+                **base,
+            )
+        components = self._components(candidate, active, signals, focus_state)
+        score = preempt_score(self.policy, **components)
+        p = self.policy
+        if found is not None and found.explicit_switch:
+            disposition = ArbitrationDisposition.SWITCH
+            reason = f"Explicit request to switch to '{candidate.title}' (score {score:.2f})"
+        elif score >= p.AUTO_PREEMPT_THRESHOLD:
+            disposition = ArbitrationDisposition.SWITCH
+            reason = f"Auto-preempt: score {score:.2f} >= {p.AUTO_PREEMPT_THRESHOLD}"
+        elif score >= p.ASK_BAND_LOW:
+            disposition = ArbitrationDisposition.ASK
+            reason = (
+                f"Ask user: score {score:.2f} in ask-band [{p.ASK_BAND_LOW}, {p.ASK_BAND_HIGH})"
+            )
+        else:
+            disposition = ArbitrationDisposition.QUEUE
+            reason = f"Queue: score {score:.2f} < {p.ASK_BAND_LOW}"
+        return ArbitrationDecision(
+            active_problem_id=active.id,
+            disposition=disposition,
+            preempt_score=score,
+            reason=reason,
+            components=components,
+            **base,
+        )
+
+    # ── score terms ────────────────────────────────────────────────────────
+
+    def _components(
+        self,
+        candidate: Problem,
+        active: Problem,
+        signals: DerivedSignals,
+        focus_state: FocusState,
+    ) -> dict[str, float]:
+        return {
+            "candidate_priority": float(candidate.priority),
+            "active_priority": float(active.priority),
+            "urgency": signals.urgency,
+            "staleness": self._compute_staleness(active),
+            "switch_cost": self._compute_switch_cost(focus_state),
+        }
+
+    def _compute_preempt_score(
+        self,
+        candidate: Problem | None,
+        active: Problem,
+        signals: DerivedSignals,
+        focus_state: FocusState,
+    ) -> float:
+        """001's four-term score; a missing candidate counts as priority 5."""
+        if candidate is None:
+            candidate = replace(active, priority=5)
+        terms = self._components(candidate, active, signals, focus_state)
+        return preempt_score(self.policy, **terms)
+
+    def _compute_staleness(self, active: Problem) -> float:
+        """Time since the active problem progressed: 0 now, 1 at 30 minutes or more."""
+        elapsed = (self._clock() - active.last_progress_at).total_seconds()
+        return _unit(elapsed / STALENESS_HORIZON_SECONDS)
+
+    def _compute_switch_cost(self, focus_state: FocusState) -> float:
+        """Base 0.3, plus up to 0.4 the closer the active commitment is to its finish line."""
+        cost = 0.3
+        commitment = focus_state.commitment
+        if commitment is not None and commitment.turns_total > 0:
+            remaining_ratio = _unit(commitment.turns_remaining / commitment.turns_total)
+            cost += 0.4 * (1 - remaining_ratio)
+        return min(1.0, cost)
+
+    # ── classification of the input ────────────────────────────────────────
+
+    def _is_emergency(self, turn_input: TurnInput, focus_state: FocusState) -> bool:
+        """Emergency markers, priority ≥ 9, or ``metadata["emergency"] is True``.
+
+        ``focus_state`` is part of 001's signature; an emergency preempts whatever the
+        commitment, so it is not consulted.
+        """
+        del focus_state
+        if turn_input.priority >= EMERGENCY_PRIORITY:
+            return True
+        if (turn_input.metadata or {}).get("emergency") is True:
+            return True
+        return bool(emergency_markers_in(turn_input.text))
+
+    def _identify_candidate(
+        self,
+        turn_input: TurnInput,
+        problem_registry: ProblemRegistry,
+        active: Problem | None = None,
+    ) -> _Candidate | None:
+        """Which problem this input belongs to, or a new unsaved candidate (module docstring)."""
+        text = turn_input.text.strip()
+        if not text:
+            return None
+        explicit = self._explicit_reference(text, problem_registry)
+        if explicit is not None:
+            return explicit
+        keywords = extract_keywords(text)
+        if active is not None and self._continues(text, keywords):
+            return _Candidate(active, False, False, "continuation")
+        if not keywords:
+            return None
+        matches = problem_registry.find_similar(text, threshold=self._similarity_threshold)
+        if matches:
+            best = matches[0]
+            if active is not None:
+                # Prefer the active problem when it ties with the best match.
+                for match in matches:
+                    if match.problem.id == active.id and match.score >= best.score:
+                        return _Candidate(active, False, False, f"similar {match.score:.2f}")
+            return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
+        return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
+
+    def _explicit_reference(self, text: str, registry: ProblemRegistry) -> _Candidate | None:
+        for pattern, is_switch in ((_SWITCH_REQUEST, True), (_MENTION, False)):
+            for match in pattern.finditer(text):
+                named = _named_problem(match.group("ref"), registry)
+                if named is not None:
+                    how = "explicit switch request" if is_switch else "explicit mention"
+                    return _Candidate(named, False, is_switch, how)
+        return None
+
+    @staticmethod
+    def _continues(text: str, keywords: tuple[str, ...]) -> bool:
+        if not keywords:
+            return True
+        if len(keywords) > _FOLLOW_UP_MAX_KEYWORDS:
+            return False
+        return bool(_REFERS_BACK.search(text) or _CONNECTIVE.search(text))
+
+    def _new_candidate(self, turn_input: TurnInput, registry: ProblemRegistry) -> Problem:
+        text = turn_input.text.strip()
+        first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
+        title = first if len(first) <= 80 else first[:77].rstrip() + "..."
+        return registry.build(
+            title,
+            description=text[:500],
+            priority=self._candidate_priority(turn_input),
+            status=ProblemStatus.QUEUED,
+        )
+
+    def _candidate_priority(self, turn_input: TurnInput) -> int:
+        text = turn_input.text
+        priority = 5
+        if emergency_markers_in(text):
+            priority = 8
+        else:
+            priority += bool(urgency_markers_in(text)) + bool(deadline_markers_in(text))
+        low, high = self.policy.PRIORITY_SCALE
+        if turn_input.priority >= low:
+            priority = max(priority, turn_input.priority)
+        return max(low, min(high, priority))
+
+
+def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
+    """The open problem whose title `reference` names, if any."""
+    words = frozenset(extract_keywords(reference))
+    if not words:
+        return None
+    best: tuple[float, Problem] | None = None
+    for problem in registry.list():
+        if problem.status is ProblemStatus.RESOLVED:
+            continue
+        title_words = frozenset(extract_keywords(problem.title))
+        if not title_words:
+            continue
+        score = 1.0 if title_words <= words else keyword_similarity(words, title_words)
+        if score >= EXPLICIT_REFERENCE_THRESHOLD and (best is None or score > best[0]):
+            best = (score, problem)
+    return best[1] if best else None
+
+
+def _unit(value: float) -> float:
+    return max(0.0, min(1.0, float(value)))

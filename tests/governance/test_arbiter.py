@@ -1,0 +1,236 @@
+"""PreemptScoreArbiter: candidates, emergencies, the four-term score and its thresholds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.config import PolicySurface
+from hrm.governance.arbiter import (
+    ArbitrationDisposition,
+    FocusState,
+    PreemptScoreArbiter,
+    preempt_score,
+)
+from hrm.governance.problems import ProblemRegistry, ProblemStatus
+from hrm.governance.signals import DerivedSignals
+from hrm.storage.sqlite import Database
+from hrm.types import AltitudeLevel, BlastRadius, ConflictLevel, HRMContext, Stance, TurnInput
+
+POLICY = PolicySurface()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Lease:
+    id: str
+    problem_id: str
+    turns_remaining: int
+    turns_total: int
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def registry(clock: FakeClock) -> ProblemRegistry:
+    return ProblemRegistry(Database(":memory:"), "ADMIN", clock=clock)
+
+
+@pytest.fixture
+def arbiter(clock: FakeClock) -> PreemptScoreArbiter:
+    return PreemptScoreArbiter(POLICY, clock=clock)
+
+
+def ctx() -> HRMContext:
+    return HRMContext("s", 1, None, AltitudeLevel.L2_OPERATIONS, Stance.EXECUTION, None, None)
+
+
+def turn(text: str, *, priority: int = 0) -> TurnInput:
+    return TurnInput(text=text, timestamp=datetime(2026, 1, 1, tzinfo=UTC), context=ctx(),
+                     priority=priority)  # fmt: skip
+
+
+def signals(urgency: float = 0.3) -> DerivedSignals:
+    return DerivedSignals(
+        conflict_level=ConflictLevel.NONE, blast_radius=BlastRadius.MINIMAL,
+        source_quality=0.5, alignment_score=0.5, urgency=urgency,
+    )  # fmt: skip
+
+
+def state(commitment: Lease | None = None) -> FocusState:
+    return FocusState(context=ctx(), stance=Stance.EXECUTION, commitment=commitment)
+
+
+def test_no_active_problem_switches_to_an_unsaved_new_candidate(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    decision = arbiter.decide(turn("Fix the flaky CI pipeline"), state(), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.SWITCH
+    assert decision.is_new_candidate and decision.candidate is not None
+    assert decision.candidate.id.startswith("prob_")
+    assert decision.candidate.title == "Fix the flaky CI pipeline"
+    assert registry.list() == []  # the arbiter never writes
+
+
+def test_empty_input_without_active_problem_stays(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    decision = arbiter.decide(turn("   "), state(), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.STAY
+    assert decision.candidate is None
+
+
+def test_input_about_the_active_problem_stays(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    active = registry.create("Fix the login bug", status=ProblemStatus.ACTIVE)
+    for text in ("the login bug happens on logout too", "ok", "and also add a test for it"):
+        decision = arbiter.decide(turn(text), state(), registry, signals())
+        assert decision.disposition is ArbitrationDisposition.STAY, text
+        assert decision.active_problem_id == active.id
+
+
+def test_emergency_switches_regardless_of_commitment(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    registry.create("Write release notes", status=ProblemStatus.ACTIVE, priority=9)
+    lease = Lease("c1", "p", turns_remaining=1, turns_total=10)
+    for text, priority in (("production is down, the API returns 500", 0), ("the payment webhook", 9)):
+        decision = arbiter.decide(turn(text, priority=priority), state(lease), registry, signals())
+        assert decision.disposition is ArbitrationDisposition.SWITCH, text
+        assert decision.emergency
+        assert decision.reason == "Emergency gate triggered"
+
+
+def test_low_score_queues_and_mid_score_asks(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, clock: FakeClock
+) -> None:
+    registry.create("Write release notes", status=ProblemStatus.ACTIVE, priority=8)
+    queued = arbiter.decide(turn("Someday rename the docs folder"), state(), registry, signals())
+    assert queued.disposition is ArbitrationDisposition.QUEUE
+    assert queued.preempt_score < POLICY.ASK_BAND_LOW
+    clock.now += timedelta(minutes=45)  # the active problem went stale
+    asked = arbiter.decide(
+        turn("The checkout page is broken, fix it today"), state(), registry, signals(0.6)
+    )
+    assert asked.disposition is ArbitrationDisposition.ASK
+    assert POLICY.ASK_BAND_LOW <= asked.preempt_score < POLICY.AUTO_PREEMPT_THRESHOLD
+    assert set(asked.components) == {
+        "candidate_priority", "active_priority", "urgency", "staleness", "switch_cost",
+    }  # fmt: skip
+
+
+def test_high_score_auto_preempts(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, clock: FakeClock
+) -> None:
+    registry.create("Tidy the README", status=ProblemStatus.ACTIVE, priority=2)
+    clock.now += timedelta(hours=2)
+    decision = arbiter.decide(
+        turn("The checkout page is broken, fix it today", priority=8), state(), registry,
+        signals(0.9),
+    )  # fmt: skip
+    assert decision.disposition is ArbitrationDisposition.SWITCH
+    assert decision.preempt_score >= POLICY.AUTO_PREEMPT_THRESHOLD
+
+
+def test_explicit_request_to_go_back_switches_to_the_named_problem(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    login = registry.create("Fix the login bug", status=ProblemStatus.ACTIVE)
+    notes = registry.create("Write release notes", status=ProblemStatus.ACTIVE)
+    assert registry.get(login.id).status is ProblemStatus.PAUSED  # type: ignore[union-attr]
+    decision = arbiter.decide(turn("Let's go back to the login bug"), state(), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.SWITCH
+    assert decision.candidate_problem_id == login.id
+    assert decision.explicit_request and not decision.is_new_candidate
+    assert decision.active_problem_id == notes.id
+
+
+def test_similar_paused_problem_is_the_candidate(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    login = registry.create("Fix the login bug", description="session cookie expires early")
+    registry.create("Write release notes", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(turn("session cookie expires on login again"), state(), registry,
+                              signals())  # fmt: skip
+    assert decision.candidate_problem_id == login.id
+    assert not decision.is_new_candidate
+
+
+def test_new_candidate_priority_comes_from_markers_and_turn_priority(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    def priority_of(text: str, turn_priority: int = 0) -> int:
+        decision = arbiter.decide(turn(text, priority=turn_priority), state(), registry, signals())
+        assert decision.candidate is not None
+        return decision.candidate.priority
+
+    assert priority_of("rename the docs folder") == 5
+    assert priority_of("rename the docs folder by tomorrow") == 6
+    assert priority_of("rename the blocking docs folder today") == 7
+    assert priority_of("data loss in the backups") == 8
+    assert priority_of("rename the docs folder", 7) == 7
+    assert priority_of("rename the docs folder", 42) == 10
+
+
+def test_staleness_uses_the_injected_clock(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, clock: FakeClock
+) -> None:
+    active = registry.create("Fix the login bug", status=ProblemStatus.ACTIVE)
+    assert arbiter._compute_staleness(active) == 0.0
+    clock.now += timedelta(minutes=15)
+    assert arbiter._compute_staleness(active) == pytest.approx(0.5)
+    clock.now += timedelta(hours=5)
+    assert arbiter._compute_staleness(active) == 1.0
+    clock.now -= timedelta(days=2)  # a clock behind the record is not negative staleness
+    assert arbiter._compute_staleness(active) == 0.0
+
+
+def test_switch_cost_grows_near_the_finish_line(arbiter: PreemptScoreArbiter) -> None:
+    assert arbiter._compute_switch_cost(state()) == pytest.approx(0.3)
+    early = arbiter._compute_switch_cost(state(Lease("c", "p", 9, 10)))
+    late = arbiter._compute_switch_cost(state(Lease("c", "p", 1, 10)))
+    assert 0.3 < early < late <= 0.7
+
+
+unit = st.floats(0, 1)
+priority = st.integers(1, 10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cand=priority, act=priority, urgency=unit, staleness=unit, cost=unit, delta=st.floats(0, 0.5)
+)
+def test_preempt_score_is_bounded_and_monotone_in_each_term(
+    *, cand: int, act: int, urgency: float, staleness: float, cost: float, delta: float
+) -> None:
+    def score(**changes: float) -> float:
+        terms = {
+            "candidate_priority": cand, "active_priority": act, "urgency": urgency,
+            "staleness": staleness, "switch_cost": cost,
+        }  # fmt: skip
+        terms.update(changes)
+        return preempt_score(POLICY, **terms)
+
+    base = score()
+    assert 0.0 <= base <= 1.0
+    eps = 1e-12
+    assert score(candidate_priority=min(10, cand + 1)) >= base - eps
+    assert score(active_priority=min(10, act + 1)) <= base + eps
+    assert score(urgency=min(1.0, urgency + delta)) >= base - eps
+    assert score(staleness=min(1.0, staleness + delta)) >= base - eps
+    assert score(switch_cost=min(1.0, cost + delta)) <= base + eps
