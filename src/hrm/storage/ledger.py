@@ -1,0 +1,1031 @@
+"""Tamper-evident, append-only ledgers: the truth every table in hrm is a view of (ARCHITECTURE §4).
+
+A ledger is a JSON Lines file, one record per line::
+
+    {"data":{...},"hash":"<sha256>","kind":"turn","prev":"<sha256>","seq":7,"ts":"...Z"}
+
+``hash`` is SHA-256 over the canonical JSON (sorted keys, no spaces, UTF-8) of the other five
+fields; ``prev`` is the previous record's hash (``"0" * 64`` for the first) and ``seq`` counts
+from 1, so record *n* sits on line *n*. Each line is itself the canonical JSON of all six
+fields, which means the hashed bytes are exactly the stored line with its ``"hash"`` member
+removed: verification hashes the bytes on disk instead of re-serialising them, and so checks
+what is really stored at several hundred thousand records per second.
+
+What verification detects: any changed, inserted or deleted byte inside the file, a deleted,
+duplicated or reordered record, a line that is not JSON, a wrong ``seq``, and truncation in the
+middle. What a hash chain alone cannot detect is whole records cut from the *end*, because the
+shorter file is itself a valid chain. hrm closes most of that gap with an **anchor**: a sidecar
+``<ledger>.anchor`` holding the seq, hash and end offset of the last *committed* record, written
+after the records it names are on disk (every append under ``Durability.FSYNC``, every `commit`
+under ``Durability.GROUP``). `Ledger.verify` and `Ledger.records` fail when the ledger ends
+before its anchor or disagrees with it, and appends refuse to chain onto such a ledger. Records
+appended after the last commit, or a truncation made together with deleting or rewriting the
+anchor, remain undetectable — as is any forgery that recomputes every hash, since the chain is
+unkeyed. The SQLite index (`hrm.storage.ledger_index`) keeps a second copy of seq and hash.
+
+Concurrency: several processes may append at once. Each append holds an exclusive ``flock`` on
+the ledger file, re-reads the true tail only if the file size changed since this handle last saw
+it, writes one line with one ``write(2)`` and releases. Within a process a `Ledger` is
+thread-safe. A writer killed mid-append leaves a final line without ``"\\n"`` (a torn tail);
+the next handle to open or lock the file cuts exactly those bytes, logs a warning and reports
+them in `Ledger.repaired`. Complete lines are never modified; a damaged complete line is
+corruption, reported by `verify` and raised by `records`, never skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import hashlib
+import json
+import logging
+import math
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from hrm.errors import ErrorCode, HRMError
+from hrm.scrubbing import scrub_text
+from hrm.storage._lock import exclusive
+from hrm.types import Clock, system_clock
+
+__all__ = [
+    "GENESIS_HASH",
+    "Durability",
+    "Ledger",
+    "LedgerRecord",
+    "TornTail",
+    "VerifyError",
+    "VerifyReport",
+    "canonical_json",
+    "record_hash",
+    "verify_ledger",
+]
+
+logger = logging.getLogger(__name__)
+
+GENESIS_HASH = "0" * 64
+"""The ``prev`` of a ledger's first record."""
+
+_FIELDS = ("data", "hash", "kind", "prev", "seq", "ts")
+_HASH_KEY = b',"hash":"'
+_PREV_KEY = b',"prev":"'
+_SEQ_KEY = b',"seq":'
+_TS_KEY = b',"ts":'
+_ANCHOR_SIZE = 256
+_READ_CHUNK = 1 << 16
+_MAX_KIND = 200
+_SCRUB_CACHE_MAX_LEN = 256
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+_OPEN_FLAGS = os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+_sync_data = getattr(os, "fdatasync", os.fsync)
+
+
+class Durability(str, Enum):
+    """When appended records are forced to stable storage."""
+
+    FSYNC = "fsync"
+    """Every append is on disk before it returns (slow: one fsync per record)."""
+    GROUP = "group"
+    """Appends reach the OS at once (other processes see them); `Ledger.commit` makes them durable
+    at a boundary such as the end of a turn. A power loss can lose records since the last commit."""
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRecord:
+    """One record of a ledger, as stored (a value: never mutated)."""
+
+    seq: int
+    """Position in the ledger, from 1."""
+    ts: str
+    """When it was appended: ISO-8601 UTC ending in ``Z``."""
+    kind: str
+    """What kind of record this is (e.g. ``"turn"``, ``"work_order"``)."""
+    data: dict[str, Any]
+    """The payload, scrubbed of secrets."""
+    prev: str
+    """Hash of the previous record (`GENESIS_HASH` for the first)."""
+    hash: str
+    """SHA-256 over the canonical JSON of seq, ts, kind, data and prev."""
+    line: int
+    """1-based line number in the file (not hashed)."""
+    offset: int = 0
+    """Byte offset of the line in the file (not hashed); `Ledger.read_at` takes it."""
+
+    @property
+    def timestamp(self) -> datetime:
+        """`ts` as an aware UTC datetime."""
+        return datetime.fromisoformat(self.ts).astimezone(UTC)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored fields plus line and offset, JSON-ready."""
+        return {
+            "seq": self.seq,
+            "ts": self.ts,
+            "kind": self.kind,
+            "data": self.data,
+            "prev": self.prev,
+            "hash": self.hash,
+            "line": self.line,
+            "offset": self.offset,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """Bytes of an interrupted append found at the end of a ledger."""
+
+    path: Path
+    offset: int
+    """Where the torn line started (the ledger's size after the cut)."""
+    length: int
+    """How many bytes it had."""
+    line: int
+    """The line number the record would have had."""
+    preview: str
+    """Its first bytes, decoded leniently, for the report."""
+    cut: bool = True
+    """False when the file could not be written and the bytes are still there."""
+
+    def describe(self) -> str:
+        """One line for logs and the CLI."""
+        action = "cut" if self.cut else "found (not cut: read-only)"
+        return (
+            f"{self.path}:{self.line}: torn final line {action}: {self.length} bytes at offset "
+            f"{self.offset} left by an interrupted append"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyError:
+    """Where a ledger first goes wrong and why."""
+
+    line: int
+    seq: int | None
+    """The sequence number expected at that line."""
+    reason: str
+    offset: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"line": self.line, "seq": self.seq, "reason": self.reason, "offset": self.offset}
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyReport:
+    """What `Ledger.verify` found. Content problems live here; they are never raised."""
+
+    path: Path
+    ok: bool
+    records: int
+    """How many records verified, counting from the first, before any error."""
+    last_seq: int
+    """Seq of the last good record (0 if none)."""
+    last_hash: str
+    first_error: VerifyError | None = None
+    repaired: TornTail | None = None
+    """A torn tail cut (or found) when the ledger was opened or locked."""
+    anchor_seq: int | None = None
+    """The last committed seq the anchor sidecar vouches for, if there is an anchor."""
+
+    def describe(self) -> str:
+        """``"file:line seq N: reason"`` for a failure, a one-line summary otherwise."""
+        if self.first_error is None:
+            return f"{self.path}: ok, {self.records} records"
+        err = self.first_error
+        seq = f" seq {err.seq}" if err.seq is not None else ""
+        return f"{self.path}:{err.line}{seq}: {err.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``--json`` output."""
+        return {
+            "path": str(self.path),
+            "ok": self.ok,
+            "records": self.records,
+            "last_seq": self.last_seq,
+            "last_hash": self.last_hash,
+            "first_error": self.first_error.to_dict() if self.first_error else None,
+            "repaired": self.repaired.describe() if self.repaired else None,
+            "anchor_seq": self.anchor_seq,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Anchor:
+    seq: int
+    hash: str
+    end: int
+
+
+class _Corrupt(Exception):
+    """A bad line found while scanning (internal; becomes a VerifyError or HRMError)."""
+
+    def __init__(self, line: int, seq: int | None, reason: str, offset: int) -> None:
+        super().__init__(reason)
+        self.error = VerifyError(line=line, seq=seq, reason=reason, offset=offset)
+
+
+class _BadValue(Exception):
+    """Data that cannot be stored; `path` is filled in while unwinding."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path: list[str] = []
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text hrm hashes: sorted keys, no spaces, UTF-8 characters kept."""
+    return _ENCODER.encode(value)
+
+
+def record_hash(*, seq: int, ts: str, kind: str, data: Mapping[str, Any], prev: str) -> str:
+    """SHA-256 (hex) of a record: the hash any independent tool can recompute."""
+    body = canonical_json({"data": data, "kind": kind, "prev": prev, "seq": seq, "ts": ts})
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def verify_ledger(path: str | Path) -> VerifyReport:
+    """Open the ledger at `path` (repairing a torn tail) and verify every record."""
+    with Ledger(path) as ledger:
+        return ledger.verify()
+
+
+class Ledger:
+    """An append-only, hash-chained JSON Lines file shared by threads and processes.
+
+    Opening touches nothing but a torn tail; the file and its parent directories are created
+    on the first append. Use as a context manager, or call `close` (which commits).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        durability: Durability | str = Durability.GROUP,
+        clock: Clock = system_clock,
+    ) -> None:
+        self.path = Path(path)
+        self.durability = _parse_durability(durability)
+        self.repaired: TornTail | None = None
+        self._clock = clock
+        self._mutex = threading.Lock()
+        self._fd: int | None = None
+        self._anchor_fd: int | None = None
+        self._pid = os.getpid()
+        self._writable = True
+        self._closed = False
+        self._size = -1  # file size when the tail was last read; -1: never read
+        self._end = 0  # where this handle's last append ended
+        self._last_seq = 0
+        self._last_hash = GENESIS_HASH
+        self._dirty = False
+        self._anchor_checked = False
+        with self._mutex:
+            fd = self._ensure_fd(create=False)
+            if fd is not None:
+                with exclusive(fd, path=str(self.path)):
+                    self._complete_end(fd)
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r}, durability={self.durability.value!r})"
+
+    # ── lifecycle ──────────────────────────────────────────────────────────
+
+    def close(self) -> None:
+        """Commit pending records and release the file. Idempotent."""
+        if self._closed:
+            return
+        try:
+            self.commit()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._mutex:
+            self._closed = True
+            for fd in (self._fd, self._anchor_fd):
+                if fd is not None and self._pid == os.getpid():
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            self._fd = self._anchor_fd = None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ── writing ────────────────────────────────────────────────────────────
+
+    def append(self, kind: str, data: dict[str, Any]) -> LedgerRecord:
+        """Append one record; return it as stored.
+
+        `data` is scrubbed of secrets and must be JSON: str keys; str, int, finite float, bool,
+        None, list, tuple or dict values.
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` naming the bad key path (nothing written);
+                ``LEDGER_CORRUPT`` if the ledger's tail is damaged or it was truncated below its
+                anchor; ``DISK_FULL`` / ``PERMISSION_DENIED`` from the filesystem.
+        """
+        return self.append_many([(kind, data)])[0]
+
+    def append_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> list[LedgerRecord]:
+        """Append several records under one lock with one write: all of them or none."""
+        prepared = [_prepare_item(kind, data) for kind, data in items]
+        if not prepared:
+            return []
+        with self._mutex:
+            fd = self._require_fd(create=True)
+            with exclusive(fd, path=str(self.path)):
+                self._sync_tail(fd)
+                start = self._size
+                seq, prev = self._last_seq, self._last_hash
+                ts = _format_ts(self._clock())
+                lines: list[bytes] = []
+                records: list[LedgerRecord] = []
+                offset = start
+                for kind, data, data_json in prepared:
+                    seq += 1
+                    digest, line = _encode_line(seq, ts, kind, prev, data_json, path=self.path)
+                    records.append(LedgerRecord(seq, ts, kind, data, prev, digest, seq, offset))
+                    lines.append(line)
+                    offset += len(line)
+                    prev = digest
+                self._write_all(fd, b"".join(lines), restore_size=start)
+                self._size = self._end = offset
+                self._last_seq, self._last_hash = seq, prev
+                self._dirty = True
+                if self.durability is Durability.FSYNC:
+                    # Under the lock no anchor can be ahead of this tail: write without reading.
+                    self._sync_and_anchor(fd, _Anchor(seq, prev, offset), locked=True)
+        return records
+
+    def commit(self) -> None:
+        """Group-commit boundary: make every record appended so far durable.
+
+        A no-op under ``Durability.FSYNC`` (already durable) or when nothing was appended. Also
+        advances the anchor, so a later truncation below this point is detected.
+        """
+        with self._mutex:
+            if not self._dirty or self._fd is None or self._pid != os.getpid():
+                return
+            anchor = _Anchor(self._last_seq, self._last_hash, self._end)
+            self._sync_and_anchor(self._fd, anchor, locked=False)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Ledger]:
+        """A group of appends (a turn) that is committed when the block exits, even on error."""
+        try:
+            yield self
+        finally:
+            self.commit()
+
+    # ── reading ────────────────────────────────────────────────────────────
+
+    def records(self, *, start_seq: int = 1) -> Iterator[LedgerRecord]:
+        """Every record from `start_seq` on, in order, each verified against the whole chain.
+
+        Reads the records present when iteration starts. Records before `start_seq` are still
+        verified (the chain runs from the first record).
+
+        Raises:
+            HRMError: ``LEDGER_CORRUPT`` with path, line, seq and reason at the first bad record
+                (or when the ledger ends before its anchor). Nothing is skipped.
+        """
+        end, anchor = self._snapshot()
+        yield from self._iter(
+            0, end=end, seq=1, prev=GENESIS_HASH.encode(), start_seq=start_seq, anchor=anchor
+        )
+
+    def records_after(self, record: LedgerRecord) -> Iterator[LedgerRecord]:
+        """The records that follow `record`, checking first that `record` is still in place.
+
+        Indexes use this to catch up without rescanning; the chain from `record` on is verified,
+        the part before it is not (run `verify` for that).
+
+        Raises:
+            HRMError: ``LEDGER_CORRUPT`` if `record` no longer sits at its offset or a later
+                record is bad.
+        """
+        end, anchor = self._snapshot()
+        prev = record.prev.encode()
+        first = self._iter(
+            record.offset, end=end, seq=record.seq, prev=prev, start_seq=record.seq, anchor=anchor
+        )
+        found = next(first, None)
+        if found is None or found.hash != record.hash:
+            raise HRMError.ledger_corrupt(
+                self.path, record.line, record.seq,
+                f"record {record.seq} is no longer at offset {record.offset}: the ledger was "
+                "changed or replaced",
+            )
+        yield from first
+
+    def read_at(self, offset: int) -> LedgerRecord:
+        """The record whose line starts at byte `offset` (its own hash verified).
+
+        Raises:
+            HRMError: ``NOT_FOUND`` if no line starts there; ``LEDGER_CORRUPT`` if it is bad.
+        """
+        end, _ = self._snapshot()
+        with self._reader() as fh:
+            at_start = offset == 0 or (0 < offset < end and _pread(fh, offset - 1, 1) == b"\n")
+            if offset < 0 or offset >= end or not at_start:
+                raise HRMError.not_found(
+                    "ledger record", f"{self.path}@{offset}", "offsets come from LedgerIndex"
+                )
+            fh.seek(offset)
+            raw = fh.readline()
+        seq, _digest, _prev = self._check_raw(raw, offset)
+        return _parse_record(raw, line=seq, offset=offset, path=self.path)
+
+    def tail(self, n: int = 10) -> list[LedgerRecord]:
+        """The last `n` records, oldest first; each hash and the links between them verified."""
+        if n <= 0:
+            return []
+        end, _ = self._snapshot()
+        if end == 0:
+            return []
+        with self._reader() as fh:
+            starts = _last_line_starts(fh, end, n)
+            records: list[LedgerRecord] = []
+            for start in starts:
+                fh.seek(start)
+                raw = fh.readline()
+                seq, _digest, prev = self._check_raw(raw, start)
+                if records and (seq != records[-1].seq + 1 or prev != records[-1].hash):
+                    raise HRMError.ledger_corrupt(
+                        self.path, seq, seq, f"does not follow record {records[-1].seq}"
+                    )
+                records.append(_parse_record(raw, line=seq, offset=start, path=self.path))
+        return records
+
+    def last(self) -> LedgerRecord | None:
+        """The last record, or None for an empty or missing ledger."""
+        found = self.tail(1)
+        return found[0] if found else None
+
+    def verify(self) -> VerifyReport:
+        """Check every record and the anchor. Never raises for what it finds in the file."""
+        end, anchor = self._snapshot()
+        count, last_hash = 0, GENESIS_HASH.encode()
+        try:
+            if end > 0:
+                with self._reader() as fh:
+                    for _offset, _raw, seq, digest in _scan(fh, 0, end, 1, last_hash):
+                        count, last_hash = seq, digest
+            _check_anchor_after_scan(anchor, count, last_hash, self._hash_at)
+        except _Corrupt as bad:
+            return self._report(count, last_hash.decode(), bad.error, anchor)
+        return self._report(count, last_hash.decode(), None, anchor)
+
+    # ── internals ──────────────────────────────────────────────────────────
+
+    def _report(
+        self, count: int, last_hash: str, error: VerifyError | None, anchor: _Anchor | None
+    ) -> VerifyReport:
+        return VerifyReport(
+            path=self.path,
+            ok=error is None,
+            records=count,
+            last_seq=count,
+            last_hash=last_hash,
+            first_error=error,
+            repaired=self.repaired,
+            anchor_seq=anchor.seq if anchor else None,
+        )
+
+    def _iter(
+        self,
+        offset: int,
+        *,
+        end: int,
+        seq: int,
+        prev: bytes,
+        start_seq: int,
+        anchor: _Anchor | None,
+    ) -> Iterator[LedgerRecord]:
+        last_seq, last_hash = seq - 1, prev
+        try:
+            if end > offset:
+                with self._reader() as fh:
+                    for line_offset, raw, rec_seq, digest in _scan(fh, offset, end, seq, prev):
+                        last_seq, last_hash = rec_seq, digest
+                        if rec_seq >= start_seq:
+                            yield _parse_record(
+                                raw, line=rec_seq, offset=line_offset, path=self.path
+                            )
+            _check_anchor_after_scan(anchor, last_seq, last_hash, self._hash_at)
+        except _Corrupt as bad:
+            err = bad.error
+            raise HRMError.ledger_corrupt(self.path, err.line, err.seq, err.reason) from None
+
+    def _hash_at(self, end: int) -> tuple[int, bytes] | None:
+        """Seq and hash of the complete line ending at byte `end`, if it is a good record."""
+        with self._reader() as fh:
+            starts = _last_line_starts(fh, end, 1)
+            if not starts:
+                return None
+            fh.seek(starts[0])
+            raw = fh.readline()
+        try:
+            seq, digest, _ = _check_line(raw)
+        except ValueError:
+            return None
+        return seq, digest.encode()
+
+    def _check_raw(self, raw: bytes, offset: int) -> tuple[int, str, str]:
+        try:
+            return _check_line(raw)
+        except ValueError:
+            line = self._line_number(offset)
+            raise HRMError.ledger_corrupt(self.path, line, None, _diagnose(raw)) from None
+
+    def _line_number(self, offset: int) -> int:
+        with self._reader() as fh:
+            return _pread(fh, 0, offset).count(b"\n") + 1
+
+    @contextlib.contextmanager
+    def _reader(self) -> Iterator[BinaryIO]:
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the context manager
+        except FileNotFoundError:
+            raise HRMError.ledger_corrupt(
+                self.path, 1, None, "the ledger file disappeared while it was being read"
+            ) from None
+        except OSError as exc:
+            raise _os_error(exc, self.path) from exc
+        with fh:
+            yield fh
+
+    def _snapshot(self) -> tuple[int, _Anchor | None]:
+        """End of the complete records (cutting a torn tail) and the anchor, read together."""
+        with self._mutex:
+            fd = self._ensure_fd(create=False)
+            if fd is None:
+                return 0, self._read_anchor()
+            with exclusive(fd, path=str(self.path)):
+                end = self._complete_end(fd)
+                return end, self._read_anchor()
+
+    def _complete_end(self, fd: int) -> int:
+        """Cut a torn final line (or note it, read-only) and return where complete lines end."""
+        size = _fstat_size(fd, self.path)
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return size
+        start = _line_start(fd, size)
+        preview = os.pread(fd, min(80, size - start), start).decode("utf-8", "replace")
+        line = os.pread(fd, start, 0).count(b"\n") + 1 if start < (64 << 20) else -1
+        cut = self._writable
+        if cut:
+            try:
+                os.ftruncate(fd, start)
+            except OSError as exc:
+                raise _os_error(exc, self.path) from exc
+        torn = TornTail(self.path, start, size - start, line, preview, cut)
+        self.repaired = torn
+        logger.warning("%s", torn.describe())
+        return start
+
+    def _sync_tail(self, fd: int) -> None:
+        """Under the lock: learn the true last seq and hash if another handle appended."""
+        size = _fstat_size(fd, self.path)
+        if size == self._size:
+            return
+        if size < self._size:
+            raise HRMError.ledger_corrupt(
+                self.path, self._last_seq, self._last_seq,
+                f"the ledger shrank from {self._size} to {size} bytes while open: records "
+                "were removed; run `hrm ledger verify`",
+            )
+        end = self._complete_end(fd)
+        if end == 0:
+            self._last_seq, self._last_hash = 0, GENESIS_HASH
+        else:
+            start = _line_start(fd, end - 1)
+            raw = os.pread(fd, end - start, start)
+            seq, digest, _ = self._check_raw(raw, start)
+            self._last_seq, self._last_hash = seq, digest
+        self._size = self._end = end
+        if not self._anchor_checked:
+            self._anchor_checked = True
+            anchor = self._read_anchor()
+            if anchor is not None:
+                found = self._hash_at(anchor.end) if anchor.end <= end else None
+                if found != (anchor.seq, anchor.hash.encode()):
+                    raise HRMError.ledger_corrupt(
+                        self.path, self._last_seq + 1, anchor.seq,
+                        f"the ledger ends at seq {self._last_seq} but its anchor vouches for "
+                        f"seq {anchor.seq}: committed records were removed or altered; "
+                        "refusing to append (run `hrm ledger verify`)",
+                    )
+
+    def _sync_and_anchor(self, fd: int, anchor: _Anchor, *, locked: bool) -> None:
+        try:
+            _sync_data(fd)
+        except OSError as exc:
+            raise _os_error(exc, self.path) from exc
+        self._dirty = False
+        if locked:
+            self._write_anchor(anchor)
+            return
+        with exclusive(fd, path=str(self.path)):
+            current = self._read_anchor()
+            if current is None or current.seq < anchor.seq:
+                self._write_anchor(anchor)
+
+    def _anchor_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".anchor")
+
+    def _read_anchor(self) -> _Anchor | None:
+        try:
+            with open(self._anchor_path(), "rb") as fh:
+                raw = fh.read(_ANCHOR_SIZE)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            logger.warning("cannot read ledger anchor %s: %s", self._anchor_path(), exc)
+            return None
+        try:
+            obj = json.loads(raw)
+            return _Anchor(int(obj["seq"]), str(obj["hash"]), int(obj["end"]))
+        except (ValueError, KeyError, TypeError):
+            logger.warning("ignoring unreadable ledger anchor %s", self._anchor_path())
+            return None
+
+    def _write_anchor(self, anchor: _Anchor) -> None:
+        """Record that the records up to `anchor` are durable (caller holds the lock)."""
+        text = canonical_json({"end": anchor.end, "hash": anchor.hash, "seq": anchor.seq})
+        payload = text.encode().ljust(_ANCHOR_SIZE - 1) + b"\n"
+        try:
+            if self._anchor_fd is None:
+                flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+                self._anchor_fd = os.open(self._anchor_path(), flags, 0o600)
+            os.pwrite(self._anchor_fd, payload, 0)
+        except OSError as exc:
+            # The anchor only strengthens detection; a ledger without one is still valid.
+            logger.warning("cannot write ledger anchor %s: %s", self._anchor_path(), exc)
+
+    def _ensure_fd(self, *, create: bool) -> int | None:
+        if self._closed:
+            raise HRMError.validation_failed(f"Ledger '{self.path}' is closed", path=str(self.path))
+        if self._pid != os.getpid():
+            # A descriptor inherited through fork would share the parent's flock: reopen.
+            self._fd = self._anchor_fd = None
+            self._pid = os.getpid()
+            self._size = -1
+            self._anchor_checked = False
+        if self._fd is not None:
+            return self._fd
+        try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_RDWR | _OPEN_FLAGS | (os.O_CREAT if create else 0)
+            try:
+                self._fd = os.open(self.path, flags, 0o600)
+                self._writable = True
+            except PermissionError:
+                if create:
+                    raise
+                self._fd = os.open(self.path, os.O_RDONLY | _OPEN_FLAGS)
+                self._writable = False
+        except FileNotFoundError:
+            if create:
+                raise HRMError.permission_denied(self.path) from None
+            return None
+        except OSError as exc:
+            raise _os_error(exc, self.path) from exc
+        return self._fd
+
+    def _require_fd(self, *, create: bool) -> int:
+        fd = self._ensure_fd(create=create)
+        if fd is None or not self._writable:
+            raise HRMError.permission_denied(self.path)
+        return fd
+
+    def _write_all(self, fd: int, payload: bytes, *, restore_size: int) -> None:
+        view = memoryview(payload)
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        except OSError as exc:
+            # Never leave part of a record behind: cut back to where this append began.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, restore_size)
+            self._size = -1
+            raise _os_error(exc, self.path) from exc
+
+
+# ── line format ─────────────────────────────────────────────────────────────
+
+
+def _encode_line(
+    seq: int, ts: str, kind: str, prev: str, data_json: str, *, path: Path
+) -> tuple[str, bytes]:
+    """Hash and stored line of one record; identical to canonical JSON of all six fields."""
+    head = '{"data":' + data_json
+    tail = f',"kind":{_ENCODER.encode(kind)},"prev":"{prev}","seq":{seq},"ts":"{ts}"}}'
+    try:
+        head_b, tail_b = head.encode("utf-8"), tail.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise HRMError.validation_failed(
+            f"Ledger data for '{path}' holds a string that is not valid Unicode "
+            f"(a lone surrogate): {exc.reason}",
+            path=str(path),
+        ) from None
+    digest = hashlib.sha256(head_b + tail_b).hexdigest()
+    return digest, b"".join((head_b, b',"hash":"', digest.encode(), b'"', tail_b, b"\n"))
+
+
+def _check_line(raw: bytes) -> tuple[int, str, str]:
+    """Seq, hash and prev of one stored line whose own hash verifies; ValueError otherwise."""
+    seq, digest, prev = _check_fast(raw)
+    return seq, digest.decode(), prev.decode()
+
+
+def _check_fast(raw: bytes) -> tuple[int, bytes, bytes]:
+    body = raw[:-1] if raw.endswith(b"\n") else raw
+    i = body.rfind(_HASH_KEY)
+    digest = body[i + 9 : i + 73]
+    if i < 0 or body[i + 73 : i + 74] != b'"':
+        raise ValueError("no hash")
+    if hashlib.sha256(body[:i] + body[i + 74 :]).hexdigest().encode() != digest:
+        raise ValueError("hash mismatch")
+    # The hash held, so these are the writer's bytes: the markers are unambiguous because
+    # quotes inside JSON strings are always escaped.
+    p = body.find(_PREV_KEY, i + 74)
+    s = body.find(_SEQ_KEY, p + 73)
+    t = body.find(_TS_KEY, s + 7)
+    if p < 0 or s < 0 or t < 0:
+        raise ValueError("not in canonical form")
+    return int(body[s + 7 : t]), digest, body[p + 9 : p + 73]
+
+
+def _scan(
+    fh: BinaryIO, offset: int, end: int, seq: int, prev: bytes
+) -> Iterator[tuple[int, bytes, int, bytes]]:
+    """Yield (offset, raw line, seq, hash) of verified records from `offset` up to `end`.
+
+    Raises `_Corrupt` at the first line whose hash, seq or link to its predecessor is wrong.
+    """
+    fh.seek(offset)
+    sha256 = hashlib.sha256
+    for raw in fh:
+        if offset >= end:
+            return
+        n = len(raw)
+        if offset + n > end or raw[-1:] != b"\n":
+            raise _Corrupt(seq, seq, "incomplete final line", offset)
+        i = raw.rfind(_HASH_KEY)
+        digest = raw[i + 9 : i + 73]
+        if (
+            i < 0
+            or raw[i + 73 : i + 74] != b'"'  # the closing quote is not hashed: check it here
+            or sha256(raw[:i] + raw[i + 74 : -1]).hexdigest().encode() != digest
+        ):
+            raise _Corrupt(seq, seq, _diagnose(raw), offset)
+        p = raw.find(_PREV_KEY, i + 74)
+        s = raw.find(_SEQ_KEY, p + 73)
+        t = raw.find(_TS_KEY, s + 7)
+        try:
+            found = int(raw[s + 7 : t]) if p > 0 and s > 0 and t > 0 else -1
+        except ValueError:
+            found = -1
+        if found != seq:
+            raise _Corrupt(seq, seq, _seq_reason(seq, found), offset)
+        if raw[p + 9 : p + 73] != prev:
+            reason = (
+                f"chain broken: prev does not match the hash of record {seq - 1}"
+                if seq > 1
+                else "chain broken: the first record's prev is not the genesis hash"
+            )
+            raise _Corrupt(seq, seq, reason, offset)
+        yield offset, raw, seq, digest
+        prev = digest
+        seq += 1
+        offset += n
+
+
+def _seq_reason(expected: int, found: int) -> str:
+    if found < 0:
+        return "not in canonical form: no readable seq"
+    if found < expected:
+        return f"seq {found} where {expected} was expected: a duplicated or reordered record"
+    return f"seq {found} where {expected} was expected: records are missing or reordered"
+
+
+def _diagnose(raw: bytes) -> str:
+    """Why a line failed its hash check, in words (slow path: only for bad lines)."""
+    text = raw.rstrip(b"\n")
+    if not text.strip():
+        return "empty line"
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return "not valid JSON (or not UTF-8)"
+    if not isinstance(obj, dict):
+        return "not a ledger record: not a JSON object"
+    missing = [name for name in _FIELDS if name not in obj]
+    if missing:
+        return f"not a ledger record: missing {', '.join(missing)}"
+    try:
+        expected = record_hash(
+            seq=obj["seq"], ts=obj["ts"], kind=obj["kind"], data=obj["data"], prev=obj["prev"]
+        )
+    except (TypeError, ValueError):
+        return "not a ledger record: a field has the wrong type"
+    if obj["hash"] != expected:
+        return "hash mismatch: the record's content was altered"
+    return "not in canonical form: the line was rewritten after it was appended"
+
+
+def _parse_record(raw: bytes, *, line: int, offset: int, path: Path) -> LedgerRecord:
+    try:
+        obj = json.loads(raw)
+        return LedgerRecord(
+            seq=obj["seq"],
+            ts=obj["ts"],
+            kind=obj["kind"],
+            data=obj["data"],
+            prev=obj["prev"],
+            hash=obj["hash"],
+            line=line,
+            offset=offset,
+        )
+    except (ValueError, KeyError, TypeError):
+        raise HRMError.ledger_corrupt(path, line, line, _diagnose(raw)) from None
+
+
+def _check_anchor_after_scan(
+    anchor: _Anchor | None,
+    last_seq: int,
+    last_hash: bytes,
+    hash_at: Callable[[int], tuple[int, bytes] | None],
+) -> None:
+    """Raise `_Corrupt` if the records read end before the anchor or contradict it."""
+    if anchor is None:
+        return
+    if last_seq < anchor.seq:
+        raise _Corrupt(
+            last_seq + 1, last_seq + 1,
+            f"the ledger ends at seq {last_seq} but its anchor vouches for seq {anchor.seq}: "
+            "committed records were cut from the end",
+            0,
+        )
+    found = last_hash if last_seq == anchor.seq else None
+    if found is None:
+        at = hash_at(anchor.end)
+        found = at[1] if at is not None and at[0] == anchor.seq else None
+    if found != anchor.hash.encode():
+        raise _Corrupt(
+            anchor.seq, anchor.seq,
+            f"record {anchor.seq} does not match the hash its anchor recorded: the ledger was "
+            "rewritten",
+            anchor.end,
+        )
+
+
+# ── data preparation ────────────────────────────────────────────────────────
+
+
+@functools.lru_cache(maxsize=8192)
+def _scrub_cached(text: str) -> str:
+    return scrub_text(text)
+
+
+def _scrub_str(text: str) -> str:
+    # Keys, kinds and ids repeat in every record; scrubbing is a pure function of the text.
+    return _scrub_cached(text) if len(text) <= _SCRUB_CACHE_MAX_LEN else scrub_text(text)
+
+
+def _prepare(value: Any) -> Any:
+    """Scrub `value` like `hrm.scrubbing.scrub` and check it is JSON, in one walk."""
+    if isinstance(value, str):
+        return _scrub_str(value)
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _BadValue(f"is {value!r}; ledger numbers must be finite")
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _BadValue(f"has a non-string key {key!r}; JSON object keys are strings")
+            try:
+                out[_scrub_str(key)] = _prepare(item)
+            except _BadValue as bad:
+                bad.path.append(f"[{key!r}]")
+                raise
+        return out
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_prepare(item))
+            except _BadValue as bad:
+                bad.path.append(f"[{index}]")
+                raise
+        return items
+    raise _BadValue(f"is a {type(value).__name__}, which JSON cannot hold; convert it first")
+
+
+def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+    if not isinstance(kind, str) or not kind or len(kind) > _MAX_KIND:
+        raise HRMError.validation_failed(
+            f"Ledger record kind must be a non-empty string of at most {_MAX_KIND} characters, "
+            f"got {kind!r}",
+            kind=repr(kind)[:100],
+        )
+    if not isinstance(data, Mapping):
+        raise HRMError.validation_failed(
+            f"Ledger record data must be a dict, got {type(data).__name__}", kind=kind
+        )
+    try:
+        prepared = _prepare(data)
+    except _BadValue as bad:
+        key = "data" + "".join(reversed(bad.path))
+        raise HRMError.validation_failed(
+            f"Cannot append '{kind}' record: {key} {bad.reason}", key=key, kind=kind
+        ) from None
+    return _scrub_str(kind), prepared, _ENCODER.encode(prepared)
+
+
+# ── small helpers ───────────────────────────────────────────────────────────
+
+
+def _parse_durability(value: Durability | str) -> Durability:
+    try:
+        return Durability(value)
+    except ValueError:
+        choices = ", ".join(d.value for d in Durability)
+        raise HRMError.validation_failed(
+            f"Unknown ledger durability {value!r}: use one of {choices}", durability=str(value)
+        ) from None
+
+
+def _format_ts(moment: datetime) -> str:
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    # isoformat is several times faster than strftime; microseconds keep the width fixed.
+    return aware.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def _fstat_size(fd: int, path: Path) -> int:
+    try:
+        return os.fstat(fd).st_size
+    except OSError as exc:
+        raise _os_error(exc, path) from exc
+
+
+def _line_start(fd: int, pos: int) -> int:
+    """Offset just after the last ``\\n`` strictly before `pos` (0 if there is none)."""
+    cursor = pos
+    while cursor > 0:
+        start = max(0, cursor - _READ_CHUNK)
+        found = os.pread(fd, cursor - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        cursor = start
+    return 0
+
+
+def _pread(fh: BinaryIO, offset: int, length: int) -> bytes:
+    return os.pread(fh.fileno(), length, offset)
+
+
+def _last_line_starts(fh: BinaryIO, end: int, n: int) -> list[int]:
+    """Start offsets of the last `n` complete lines before `end`, oldest first."""
+    fd = fh.fileno()
+    starts: list[int] = []
+    pos = end - 1  # the "\n" ending the last line
+    while len(starts) < n and pos >= 0:
+        start = _line_start(fd, pos)
+        starts.append(start)
+        pos = start - 1
+    return list(reversed(starts))
+
+
+def _os_error(exc: OSError, path: Path) -> HRMError:
+    if exc.errno == errno.ENOSPC:
+        return HRMError(
+            ErrorCode.DISK_FULL,
+            f"No space left to write ledger '{path}'",
+            recoverable=False,
+            context={"path": str(path)},
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return HRMError.permission_denied(path)
+    return HRMError.internal(f"I/O error on ledger '{path}': {exc}", path=str(path))
+
