@@ -344,7 +344,7 @@ class HookOrchestrator:
                 return
             description = _handoff_description(latest[1]) if latest else ""
             query = _project_query(project, description)
-            found["learnings"] = self._search(query, limit, deadline)
+            found["learnings"] = self._search(query, min(limit, 100), deadline)
 
         job = _Budgeted("session-start", gather)
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
@@ -403,7 +403,7 @@ class HookOrchestrator:
         recall: _Budgeted[list[Any]] | None = None
         if self.settings.prompt_max_learnings > 0 and self.home.memory_db.exists():
             query = _prompt_query(prompt.text)
-            limit = self.settings.prompt_max_learnings
+            limit = min(self.settings.prompt_max_learnings, 100)
             recall = _Budgeted("prompt-recall", lambda: self._search(query, limit, deadline))
         action = self._collect("skill matching", matching, deadline)
         learnings = (self._collect("prompt recall", recall, deadline) if recall else None) or []
