@@ -107,11 +107,11 @@ def test_garbage_lines_never_raise(lines: list[bytes | str]) -> None:
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=20,
+    max_leaves=8,
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(
         st.fixed_dictionaries(

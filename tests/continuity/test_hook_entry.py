@@ -1,0 +1,327 @@
+"""`hrm hook`: the protocol contract holds for any input, in-process and as real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hrm.continuity.handoffs import HandoffStore
+from hrm.continuity.hook_entry import MAX_INPUT_BYTES, answer_hook, read_input
+from hrm.home import HRMHome
+
+EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"]
+ARGUMENTS = [
+    "session-start",
+    "user-prompt-submit",
+    "post-tool-use",
+    "pre-compact",
+    "stop",
+    "session-end",
+]
+
+
+def check_contract(output: str | None, payload: object) -> None:
+    """§9: nothing, or one JSON object valid for the input's event; never a block but by rule."""
+    if output is None:
+        return
+    answer = json.loads(output)
+    assert isinstance(answer, dict)
+    assert output.isascii()
+    event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+    if "hookSpecificOutput" in answer:
+        assert set(answer) == {"hookSpecificOutput"}
+        specific = answer["hookSpecificOutput"]
+        assert set(specific) == {"hookEventName", "additionalContext"}
+        assert specific["hookEventName"] in ("SessionStart", "UserPromptSubmit")
+        if event is not None:
+            assert specific["hookEventName"] == event
+        assert 0 < len(specific["additionalContext"]) <= 10_000
+    else:
+        assert answer == {"decision": "block", "reason": answer.get("reason")}
+        assert isinstance(answer["reason"], str) and answer["reason"]
+    assert "continue" not in answer and "result" not in answer
+
+
+def run(raw: bytes, argv: list[str], home: Path, project: Path) -> str | None:
+    env = {"HRM_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)}
+    return answer_hook(raw, argv, environ=env, cwd=project).output
+
+
+def log_lines(home: Path) -> list[dict[str, Any]]:
+    path = home / "logs" / "hooks.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# -- in-process ----------------------------------------------------------------------------------
+
+
+def test_session_start_answers_with_context(home: HRMHome, tmp_path: Path) -> None:
+    from tests.continuity.test_hooks import handoff
+
+    HandoffStore(home).write(handoff(tmp_path, "Finish the parser", ["add error recovery"]))
+    payload = {"hook_event_name": "SessionStart", "session_id": "s", "source": "startup"}
+    output = run(json.dumps(payload).encode(), ["session-start"], home.root, tmp_path)
+    check_contract(output, payload)
+    assert output is not None
+    assert "Finish the parser" in json.loads(output)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_missing_home_is_created_quietly(tmp_path: Path) -> None:
+    home = tmp_path / "fresh-home"
+    payload = {"hook_event_name": "Stop", "session_id": "s", "stop_hook_active": True}
+    assert run(json.dumps(payload).encode(), ["stop"], home, tmp_path) is None
+    assert (home / "config.yaml").exists()
+    assert log_lines(home)[-1]["event"] == "Stop"
+
+
+def test_unusable_home_answers_nothing_and_says_so_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+    assert run(json.dumps(payload).encode(), [], blocker, tmp_path) is None
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "home unusable" in captured.err
+
+
+def test_malformed_input_is_logged_not_answered(home: HRMHome, tmp_path: Path) -> None:
+    assert run(b"{not json", ["user-prompt-submit"], home.root, tmp_path) is None
+    assert log_lines(home.root)[-1]["message"] == "input is not JSON"
+
+
+def test_argument_mismatch_is_logged_and_the_payload_wins(home: HRMHome, tmp_path: Path) -> None:
+    payload = {"hook_event_name": "Stop", "session_id": "s"}
+    assert run(json.dumps(payload).encode(), ["session-start"], home.root, tmp_path) is None
+    lines = log_lines(home.root)
+    assert any("disagrees" in line["message"] for line in lines)
+    assert lines[-1]["event"] == "Stop"
+
+
+def test_secrets_never_reach_the_log(home: HRMHome, tmp_path: Path) -> None:
+    secret = "sk-ant-api03-" + "A" * 40
+    run(json.dumps({"hook_event_name": secret}).encode(), [], home.root, tmp_path)
+    text = (home.root / "logs" / "hooks.log").read_text()
+    assert secret not in text
+    assert "REDACTED" in text
+
+
+def test_oversized_input_is_not_read_past_the_limit() -> None:
+    import io
+
+    data, oversized = read_input(io.BytesIO(b"x" * 100), limit=10)
+    assert (data, oversized) == (b"", True)
+    data, oversized = read_input(io.BytesIO(b"x" * 10), limit=10)
+    assert (data, oversized) == (b"x" * 10, False)
+
+
+def test_session_end_writes_a_handoff(home: HRMHome, tmp_path: Path) -> None:
+    from tests.continuity.test_hooks import transcript
+
+    payload = {
+        "hook_event_name": "SessionEnd",
+        "session_id": "sess-7",
+        "reason": "logout",
+        "transcript_path": str(transcript(tmp_path / "t.jsonl")),
+    }
+    assert run(json.dumps(payload).encode(), ["session-end"], home.root, tmp_path) is None
+    found = HandoffStore(home).latest(project_path=str(tmp_path))
+    assert found is not None
+    assert found[1].session.id == "sess-7"
+
+
+# -- fuzzing -------------------------------------------------------------------------------------
+
+json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=10,
+)
+field_value = json_value | st.sampled_from(["", "/", "/tmp/x.md", "handoffs/a.yaml", "\ud800", "../.."])
+payloads = st.fixed_dictionaries(
+    {"hook_event_name": st.sampled_from([*EVENTS, "Notification", "", None]) | json_leaf},
+    optional={
+        "session_id": field_value,
+        "cwd": field_value,
+        "transcript_path": field_value,
+        "source": st.sampled_from(["startup", "resume", "clear", "compact", "fork"]) | field_value,
+        "prompt": st.text(max_size=200) | field_value,
+        "tool_name": st.sampled_from(["Write", "Edit", "MultiEdit", "Bash"]) | field_value,
+        "tool_input": st.fixed_dictionaries(
+            {}, optional={"file_path": field_value, "content": field_value, "edits": field_value}
+        )
+        | field_value,
+        "stop_hook_active": field_value,
+        "trigger": field_value,
+        "reason": field_value,
+    },
+)
+envelopes = st.fixed_dictionaries(
+    {"event": st.sampled_from(EVENTS) | json_leaf, "data": json_value},
+    optional={"session_id": field_value, "timestamp": field_value},
+)
+
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@FUZZ
+@given(raw=st.binary(max_size=300), argument=st.sampled_from([*ARGUMENTS, "bogus", None]))
+def test_random_bytes_never_answer(home: HRMHome, tmp_path: Path, raw: bytes, argument: str | None) -> None:
+    output = run(raw, [argument] if argument else [], home.root, tmp_path)
+    if output is not None:  # random bytes can, rarely, be a JSON object
+        check_contract(output, json.loads(raw.decode("utf-8", "replace")))
+
+
+@FUZZ
+@given(value=json_value, argument=st.sampled_from([*ARGUMENTS, None]))
+def test_random_json_keeps_the_contract(
+    home: HRMHome, tmp_path: Path, value: object, argument: str | None
+) -> None:
+    raw = json.dumps(value).encode()
+    check_contract(run(raw, [argument] if argument else [], home.root, tmp_path), value)
+
+
+@FUZZ
+@given(payload=payloads, argument=st.sampled_from([*ARGUMENTS, None]))
+def test_random_field_types_keep_the_contract(
+    home: HRMHome, tmp_path: Path, payload: dict[str, Any], argument: str | None
+) -> None:
+    raw = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    output = run(raw, [argument] if argument else [], home.root, tmp_path)
+    check_contract(output, payload)
+    if payload.get("hook_event_name") == "Stop":
+        assert output is None
+
+
+@FUZZ
+@given(envelope=envelopes)
+def test_spec_envelopes_keep_the_contract(home: HRMHome, tmp_path: Path, envelope: dict[str, Any]) -> None:
+    raw = json.dumps(envelope).encode()
+    output = run(raw, [], home.root, tmp_path)
+    event = envelope.get("event")
+    check_contract(output, {"hook_event_name": event} if isinstance(event, str) else {})
+
+
+# -- real processes ------------------------------------------------------------------------------
+
+
+def spawn(argument: str | None, home: Path, project: Path) -> subprocess.Popen[bytes]:
+    env = {"HRM_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin"}
+    args = [sys.executable, "-m", "hrm", "hook", *([argument] if argument else [])]
+    return subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+
+
+def hook_process(raw: bytes, argument: str | None, home: Path, project: Path) -> tuple[int, bytes, bytes]:
+    proc = spawn(argument, home, project)
+    out, err = proc.communicate(raw, timeout=60)
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"\x00\xff\xfe binary \x89PNG",
+        b"{\"hook_event_name\": \"UserPromptSubmit\", \"prompt\": ",
+        b"[1, 2, 3]",
+        b"{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\"}",
+        b"[" * 50_000,
+    ],
+)
+def test_process_exits_zero_and_silent_on_bad_input(tmp_path: Path, raw: bytes) -> None:
+    code, out, err = hook_process(raw, "user-prompt-submit", tmp_path / "home", tmp_path)
+    assert code == 0
+    assert out == b""
+    assert b"Traceback" not in err
+
+
+def test_process_ignores_input_past_the_limit(tmp_path: Path) -> None:
+    prompt = "x" * (MAX_INPUT_BYTES + 10)
+    raw = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
+    code, out, _ = hook_process(raw, "user-prompt-submit", tmp_path / "home", tmp_path)
+    assert (code, out) == (0, b"")
+    assert "larger than" in (tmp_path / "home" / "logs" / "hooks.log").read_text()
+
+
+def test_process_answers_a_one_megabyte_prompt(tmp_path: Path, home: HRMHome) -> None:
+    from tests.continuity.test_hooks import remember
+
+    remember(home, ("tokenizers must handle surrogate pairs", "ERROR_FIX"))
+    prompt = "tokenizers " + "é ünïcode words " * 70_000
+    raw = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": prompt}).encode()
+    assert len(raw) > 1_000_000
+    code, out, _ = hook_process(raw, "user-prompt-submit", home.root, tmp_path)
+    assert code == 0
+    check_contract(out.decode(), {"hook_event_name": "UserPromptSubmit"})
+    assert b"surrogate pairs" in out
+
+
+def test_process_help() -> None:
+    proc = subprocess.run([sys.executable, "-m", "hrm", "hook", "--help"], capture_output=True, check=False)
+    assert proc.returncode == 0
+    assert b"session-start" in proc.stdout
+
+
+def test_concurrent_hook_processes_share_one_home(tmp_path: Path) -> None:
+    """Several hooks fire at once (Claude Code runs handlers in parallel) on a home not yet made."""
+    from tests.continuity.test_hooks import transcript
+
+    home = tmp_path / "shared-home"
+    project = tmp_path / "proj"
+    (project / "handoffs").mkdir(parents=True)
+    jobs: list[tuple[str, dict[str, Any]]] = []
+    for i in range(3):
+        artifact = project / "handoffs" / f"note-{i}.md"
+        artifact.write_text(f"# Handoff {i}\nquokka number {i}\n", encoding="utf-8")
+        jobs.append(
+            (
+                "post-tool-use",
+                {
+                    "hook_event_name": "PostToolUse",
+                    "session_id": f"s{i}",
+                    "tool_name": "Write",
+                    "tool_input": {"file_path": str(artifact), "content": "x"},
+                },
+            )
+        )
+        jobs.append(
+            (
+                "session-end",
+                {
+                    "hook_event_name": "SessionEnd",
+                    "session_id": f"end-{i}",
+                    "reason": "other",
+                    "transcript_path": str(transcript(tmp_path / f"t{i}.jsonl")),
+                },
+            )
+        )
+    jobs.append(("session-start", {"hook_event_name": "SessionStart", "session_id": "n"}))
+    jobs.append(("user-prompt-submit", {"hook_event_name": "UserPromptSubmit", "prompt": "quokka"}))
+    procs = [(spawn(arg, home, project), payload) for arg, payload in jobs]
+    for proc, payload in procs:
+        out, err = proc.communicate(json.dumps(payload).encode(), timeout=120)
+        assert proc.returncode == 0, err
+        assert b"Traceback" not in err
+        check_contract(out.decode() or None, payload)
+    assert len(HandoffStore(HRMHome(home)).list(project_path=str(project))) == 3
+    from hrm.continuity.learnings import LearningsRepository
+
+    with LearningsRepository.open(HRMHome(home), embeddings="off") as repo:
+        assert len(repo.search_artifacts("quokka", limit=10)) == 3
+    lines = log_lines(home)
+    assert sum(1 for line in lines if line["message"] in ("answered", "no answer")) == len(jobs)
