@@ -176,7 +176,7 @@ def test_session_start_answers_without_a_search_that_overruns(home: HRMHome, tmp
             release.wait(10)
             raise RuntimeError("too late")
 
-    orch = HookOrchestrator(home, HookSettings(memory_search_budget_ms=50), learnings=Slow)
+    orch = HookOrchestrator(home, HookSettings(memory_search_budget_ms=1000), learnings=Slow)
     response = orch.on_session_start(start(tmp_path))
     release.set()
     assert orch.abandoned_workers == 1
