@@ -27,7 +27,6 @@ operational words is still strategic). No hits: the configured default level, co
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -292,31 +291,20 @@ def _is_real(llm: ILLMAdapter) -> bool:
 def ask_model_json(
     llm: ILLMAdapter | None, system: str, prompt: str, *, purpose: str, max_tokens: int = 400
 ) -> dict[str, Any] | None:
-    """One bounded JSON call to a model; None on any provider error or malformed answer.
+    """One bounded JSON call to a model (`hrm.llm.chat_json`); None when it gives no object.
 
-    Shared by the governor and the planner. Only `HRMError` is expected from an adapter (they
-    wrap their SDKs); anything else is a bug and propagates.
+    Shared by the governor and the planner: provider failures and malformed answers both come
+    back as None, and the caller keeps its deterministic result.
     """
     if llm is None:
         return None
-    from hrm.llm.types import LLMCallConfig, Message
+    from hrm.llm import LLMCallConfig, Message, chat_json
 
-    call = LLMCallConfig(temperature=0.0, max_tokens=max_tokens, json_mode=True, purpose=purpose)
-    try:
-        response = llm.chat([Message(role="user", content=prompt)], system, call)
-    except HRMError as exc:
-        logger.warning("model call for %s failed, using deterministic result: %s", purpose, exc)
-        return None
-    return parse_json_object(response.content)
-
-
-def parse_json_object(content: str) -> dict[str, Any] | None:
-    """The first JSON object in a model's answer (fences and prose around it are ignored)."""
-    start = content.find("{", 0, 20_000)
-    if start < 0:
-        return None
-    try:
-        value, _ = json.JSONDecoder().raw_decode(content[start : start + 50_000])
-    except ValueError:
-        return None
+    value = chat_json(
+        llm,
+        [Message(role="user", content=prompt)],
+        system,
+        config=LLMCallConfig(temperature=0.0, max_tokens=max_tokens),
+        purpose=purpose,
+    )
     return value if isinstance(value, dict) else None

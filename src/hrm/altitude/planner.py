@@ -225,8 +225,9 @@ def _depth(steps: list[PlanStep]) -> int:
     def depth(order: int, seen: frozenset[int]) -> int:
         if order in memo:
             return memo[order]
+        seen = seen | {order}
         deps = [d for d in by_order[order].dependencies if d in by_order and d not in seen]
-        memo[order] = 1 + max((depth(d, seen | {order}) for d in deps), default=0)
+        memo[order] = 1 + max((depth(d, seen) for d in deps), default=0)
         return memo[order]
 
     return max((depth(step.order, frozenset()) for step in steps), default=1)
