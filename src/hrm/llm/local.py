@@ -14,6 +14,7 @@ cannot be interrupted and finishes in the background, bounded by ``max_tokens``.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import queue
@@ -64,6 +65,36 @@ _FINISH = {"stop": FINISH_STOP, "length": FINISH_LENGTH, "content_filter": FINIS
 
 _servers: dict[tuple[str, int, int], Any] = {}
 _servers_lock = threading.Lock()
+_inflight: set[threading.Thread] = set()
+_EXIT_JOIN_SECONDS = 60.0
+
+
+def _start(target: Callable[[], None], name: str) -> None:
+    """Run ``target`` on a daemon thread that interpreter exit waits for.
+
+    A decode cannot be interrupted; if the interpreter finalised while llama.cpp was still
+    writing into a Python callback, the process would crash, so exit joins these threads.
+    """
+
+    def run() -> None:
+        try:
+            target()
+        finally:
+            with _servers_lock:
+                _inflight.discard(threading.current_thread())
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    with _servers_lock:
+        _inflight.add(thread)
+    thread.start()
+
+
+@atexit.register
+def _join_inflight() -> None:
+    with _servers_lock:
+        threads = list(_inflight)
+    for thread in threads:
+        thread.join(_EXIT_JOIN_SECONDS)
 
 
 def default_model_path() -> Path | None:
@@ -240,7 +271,7 @@ class LocalAdapter:
             except Exception as exc:
                 events.put(("exc", exc))
 
-        threading.Thread(target=run, name="hrm-local-stream", daemon=True).start()
+        _start(run, "hrm-local-stream")
         yield from _drain(events, call.timeout_ms or self._timeout_ms)
 
 
@@ -295,7 +326,7 @@ def _bounded(function: Callable[[], Any], timeout_ms: int | None) -> Any:
         finally:
             finished.set()
 
-    threading.Thread(target=run, name="hrm-local-chat", daemon=True).start()
+    _start(run, "hrm-local-chat")
     if not finished.wait(timeout_ms / 1000):
         raise HRMError.timeout("local model chat", timeout_ms)
     if "error" in box:
