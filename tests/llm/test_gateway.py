@@ -249,6 +249,8 @@ def test_records_never_carry_secrets_or_prompts(scripted, clock, ledger) -> None
     gateway = make_gateway(scripted, clock, ledger)
     with pytest.raises(HRMError):
         gateway.chat([Message(role="user", content="my secret plan")], "system prompt")
+    gateway.chat(MESSAGES, "s", purpose=f"respond with {key}")
+    assert len(ledger.of("work_order")) == 2
     text = repr(ledger.records)
     assert key not in text
     assert "my secret plan" not in text
