@@ -1,0 +1,169 @@
+"""PatternStore: persisted patterns, matched by signature, strengthened, weakened, protected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.errors import ErrorCode, HRMError
+from hrm.learning import Pattern, PatternStore, signature_similarity
+from hrm.storage.sqlite import Database
+
+SIG = {"complexity": "simple", "stakes": "low", "horizon": "immediate", "domain": ["code"]}
+
+
+def new_pattern(clock: Any, signature: dict[str, Any] | None = None, **overrides: Any) -> Pattern:
+    fields: dict[str, Any] = {
+        "id": "",
+        "pattern_type": "strategy",
+        "input_signature": signature or dict(SIG),
+        "recommended_action": {"strategy": "quick_answer"},
+        "confidence": 0.8,
+        "evidence_ids": ["ep_1", "ep_2", "ep_3"],
+        "created_at": clock(),
+    }
+    fields.update(overrides)
+    return Pattern(**fields)
+
+
+def test_add_get_round_trip(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    pattern = new_pattern(clock)
+    pid = store.add_pattern(pattern)
+    assert pid.startswith("pat_")
+    stored = store.get_pattern(pid)
+    assert stored is not None
+    assert (stored.input_signature, stored.evidence_ids, stored.confidence) == (
+        SIG, ["ep_1", "ep_2", "ep_3"], 0.8
+    )
+    assert stored.created_at == pattern.created_at
+    assert store.get_pattern("missing") is None
+
+
+def test_search_scores_similarity_times_confidence(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    exact = store.add_pattern(new_pattern(clock))
+    other = dict(SIG, stakes="high", domain=["code", "ops"])
+    near = store.add_pattern(new_pattern(clock, other, confidence=0.9))
+    store.add_pattern(new_pattern(clock, {"complexity": "complex", "stakes": "high",
+                                          "horizon": "far", "domain": ["legal"]}))
+    matches = store.search(SIG)
+    assert [m.pattern_id for m in matches] == [exact, near]
+    assert matches[0].match_confidence == pytest.approx(0.8)
+    assert matches[0].recommended_strategy == "quick_answer"
+    assert matches[0].evidence_count == 3
+    assert matches[1].match_confidence == pytest.approx((0.4 + 0.4 * 0.5) * 0.9)
+
+
+def test_strengthen_moves_towards_one_and_links_evidence(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    pid = store.add_pattern(new_pattern(clock, confidence=0.5))
+    store.strengthen(pid, "ep_9")
+    pattern = store.get_pattern(pid)
+    assert pattern is not None
+    assert pattern.confidence == pytest.approx(0.6)
+    assert pattern.evidence_ids[-1] == "ep_9"
+    assert pattern.match_count == 1 and pattern.last_matched_at is not None
+
+
+def test_weaken_multiplies_and_keeps_the_reason(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    pid = store.add_pattern(new_pattern(clock, confidence=0.5))
+    store.weaken(pid, "answer was wrong")
+    pattern = store.get_pattern(pid)
+    assert pattern is not None
+    assert pattern.confidence == pytest.approx(0.4)
+    assert pattern.weaken_reasons == ["answer was wrong"]
+
+
+def test_protected_patterns_cannot_be_removed(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    kept = store.add_pattern(new_pattern(clock))
+    gone = store.add_pattern(new_pattern(clock))
+    store.protect(kept)
+    with pytest.raises(HRMError) as err:
+        store.remove(kept)
+    assert err.value.code == ErrorCode.VALIDATION_FAILED
+    assert err.value.context["pattern_id"] == kept
+    store.remove(gone)
+    assert store.get_pattern(gone) is None and store.get_pattern(kept) is not None
+
+
+def test_weakening_never_deletes(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    pid = store.add_pattern(new_pattern(clock, confidence=0.2))
+    for _ in range(50):
+        store.weaken(pid, "again")
+    pattern = store.get_pattern(pid)
+    assert pattern is not None and pattern.confidence < 0.01
+
+
+def test_unknown_ids_and_bad_confidence_are_errors(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    for call in (lambda: store.strengthen("nope", "e"), lambda: store.weaken("nope", "r"),
+                 lambda: store.protect("nope"), lambda: store.remove("nope")):
+        with pytest.raises(HRMError) as err:
+            call()
+        assert err.value.code == ErrorCode.NOT_FOUND
+    with pytest.raises(HRMError) as bad:
+        store.add_pattern(new_pattern(clock, confidence=1.5))
+    assert bad.value.code == ErrorCode.VALIDATION_FAILED
+    pid = store.add_pattern(new_pattern(clock))
+    with pytest.raises(HRMError):
+        store.add_pattern(new_pattern(clock, id=pid))
+
+
+def test_secrets_are_scrubbed_before_storage(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    secret = "sk-ant-api03-" + "a" * 40
+    pid = store.add_pattern(new_pattern(clock, recommended_action={"strategy": "quick_answer",
+                                                                   "note": secret}))
+    row = db.one("SELECT recommended_action FROM learning_patterns WHERE id = ?", (pid,))
+    assert row is not None and secret not in row[0]
+
+
+def test_another_connection_sees_writes(db_path: Path, clock: Any) -> None:
+    with Database(db_path) as first, Database(db_path) as second:
+        reader = PatternStore(first, clock=clock)
+        assert reader.search(SIG) == []
+        writer = PatternStore(second, clock=clock)
+        pid = writer.add_pattern(new_pattern(clock))
+        assert [m.pattern_id for m in reader.search(SIG)] == [pid]
+        writer.weaken(pid, "x")
+        assert reader.search(SIG)[0].match_confidence == pytest.approx(0.64)
+
+
+def test_scopes_isolate_stacks_and_share_the_shared_scope(db: Database, clock: Any) -> None:
+    shared = PatternStore(db, clock=clock)
+    admin = PatternStore(db, "ADMIN", clock=clock)
+    resident = PatternStore(db, "RESIDENT:DoPeJar", clock=clock)
+    common = shared.add_pattern(new_pattern(clock))
+    own = admin.add_pattern(new_pattern(clock))
+    assert {m.pattern_id for m in admin.search(SIG)} == {common, own}
+    assert {m.pattern_id for m in resident.search(SIG)} == {common}
+    with pytest.raises(HRMError):
+        resident.strengthen(own, "e")
+
+
+domain = st.lists(st.sampled_from(["code", "data", "ops", "writing"]), max_size=3, unique=True)
+signature = st.fixed_dictionaries({
+    "complexity": st.sampled_from(["simple", "moderate", "complex"]),
+    "stakes": st.sampled_from(["low", "medium", "high"]),
+    "horizon": st.sampled_from(["immediate", "near", "far"]),
+    "domain": domain,
+})
+
+
+@settings(max_examples=200, deadline=None)
+@given(signature, signature)
+def test_similarity_is_bounded_and_exact_matches_score_one(
+    a: dict[str, Any], b: dict[str, Any]
+) -> None:
+    score = signature_similarity(a, b)
+    assert 0.0 <= score <= 1.0
+    assert signature_similarity(a, a) == 1.0
+    assert score == signature_similarity(b, a)
