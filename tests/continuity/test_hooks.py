@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import threading
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,49 +35,47 @@ from hrm.continuity.learnings_types import LearningInput
 from hrm.home import HRMHome
 
 
-@dataclass
-class Match:
-    skill: str
-    enforcement: str = "suggest"
-    priority: str = "high"
-    match_reason: str = "keyword 'test'"
-    confidence: float = 0.9
+class GatedActivator:
+    """A SkillActivator whose matching waits on an event (to overrun the budget) or fails."""
 
+    def __init__(self, *, gate: threading.Event | None = None, error: Exception | None = None):
+        from hrm.continuity.skills import SkillActivator
 
-@dataclass
-class Action:
-    action: str
-    skills: list[Match] = field(default_factory=list)
-    message: str = ""
-    blocking_skills: list[str] = field(default_factory=list)
-
-
-class FakeActivator:
-    """Stands in for SkillActivator: returns a fixed enforcement, or waits on an event."""
-
-    def __init__(self, action: Action | None = None, *, gate: threading.Event | None = None):
-        self.action = action or Action("CONTINUE")
+        self.real = SkillActivator()
         self.gate = gate
+        self.error = error
         self.prompts: list[str] = []
 
-    def load_rules(self, paths: list[Path]) -> list[Path]:
-        return paths
+    def load_rules(self, paths: list[Path]) -> Any:
+        return self.real.load_rules(paths)
 
-    def match_skills(self, prompt: str, rules: Any, budget_ms: int = 1000) -> Any:
+    def match_skills(self, prompt: str, rules: Any, *, budget_ms: int = 1000) -> Any:
         self.prompts.append(prompt)
         if self.gate is not None:
             self.gate.wait(10)
-        return [prompt]
+        if self.error is not None:
+            raise self.error
+        return self.real.match_skills(prompt, rules, budget_ms=budget_ms)
 
-    def apply_enforcement(self, matches: Any) -> Action:
-        return self.action
+    def apply_enforcement(self, matches: Any) -> Any:
+        return self.real.apply_enforcement(matches)
 
 
-def rules_stub(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`default_rule_paths` lives in the skills module; give the orchestrator a fixed list."""
-    from hrm.continuity import hooks
-
-    monkeypatch.setattr(hooks, "_rule_paths", lambda home, project, extra: [])
+def write_rules(project: Path, **skills: tuple[str, list[str]]) -> None:
+    """Project rules in Claude Code's place: skill -> (enforcement, keywords)."""
+    path = project / ".claude" / "skills" / "skill-rules.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rules = {
+        name: {
+            "type": "domain",
+            "enforcement": enforcement,
+            "priority": "high",
+            "description": f"The {name} skill",
+            "promptTriggers": {"keywords": keywords},
+        }
+        for name, (enforcement, keywords) in skills.items()
+    }
+    path.write_text(json.dumps({"version": "1.0", "skills": rules}), encoding="utf-8")
 
 
 def remember(home: HRMHome, *items: tuple[str, str]) -> None:
@@ -96,10 +94,10 @@ def handoff(project: Path, description: str, steps: list[str]) -> HandoffData:
     )
 
 
-def orchestrator(home: HRMHome, activator: FakeActivator | None = None, **settings: Any) -> HookOrchestrator:
-    return HookOrchestrator(
-        home, HookSettings(**settings), skill_activator=lambda: activator or FakeActivator()
-    )
+def orchestrator(home: HRMHome, activator: Any = None, **settings: Any) -> HookOrchestrator:
+    if activator is None:
+        return HookOrchestrator(home, HookSettings(**settings))
+    return HookOrchestrator(home, HookSettings(**settings), skill_activator=lambda: activator)
 
 
 def start(project: Path) -> SessionContext:
@@ -201,53 +199,62 @@ def test_session_start_includes_the_active_ledger(home: HRMHome, tmp_path: Path)
 # -- UserPromptSubmit ----------------------------------------------------------------------------
 
 
-def test_prompt_with_suggestions_adds_context(
-    home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules_stub(monkeypatch)
-    activator = FakeActivator(Action("SUGGEST", [Match("test-driven-development")], "Consider TDD"))
-    response = orchestrator(home, activator).on_user_prompt_submit(prompt("add a test", tmp_path))
+def test_prompt_with_suggestions_adds_context(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, **{"test-driven-development": ("suggest", ["failing test"])})
+    response = orchestrator(home).on_user_prompt_submit(prompt("add a failing test first", tmp_path))
+    text = response.additional_context or ""
     assert response.action is HookAction.SUGGEST
-    assert "test-driven-development" in (response.additional_context or "")
-    assert "Consider TDD" in (response.additional_context or "")
+    assert "test-driven-development (high, suggest)" in text
+    assert "failing test" in text
     assert response.suggestions[0].skill == "test-driven-development"
 
 
-def test_block_rule_blocks_with_a_reason_naming_the_skill(
-    home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules_stub(monkeypatch)
-    action = Action("BLOCK", [Match("security-review", enforcement="block")], "", ["security-review"])
-    response = orchestrator(home, FakeActivator(action)).on_user_prompt_submit(
-        prompt("deploy to prod", tmp_path)
+def test_warn_rules_are_listed_as_available(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, linting=("warn", ["lint"]))
+    response = orchestrator(home).on_user_prompt_submit(prompt("lint the repo", tmp_path))
+    assert response.action is HookAction.SUGGEST
+    assert "Skills available" in (response.additional_context or "")
+
+
+def test_block_rule_blocks_with_a_reason_naming_the_skill(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(
+        tmp_path,
+        **{"security-review": ("block", ["deploy"]), "docs": ("suggest", ["prod"])},
     )
+    response = orchestrator(home).on_user_prompt_submit(prompt("deploy to prod", tmp_path))
     assert response.action is HookAction.BLOCK
     assert "security-review" in (response.blocking_reason or "")
+    assert response.additional_context is None
 
 
-def test_no_match_and_no_learnings_continue(
-    home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules_stub(monkeypatch)
+def test_no_match_and_no_learnings_continue(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, docs=("suggest", ["documentation"]))
     response = orchestrator(home).on_user_prompt_submit(prompt("hello", tmp_path))
     assert response.action is HookAction.CONTINUE
     assert response.additional_context is None
 
 
+def test_without_rule_files_nothing_is_matched_or_logged(home: HRMHome, tmp_path: Path) -> None:
+    activator = GatedActivator()
+    orch = orchestrator(home, activator)
+    response = orch.on_user_prompt_submit(prompt("anything at all", tmp_path))
+    assert response.action is HookAction.CONTINUE
+    assert activator.prompts == []
+    assert orch.failures == []
+
+
 def test_empty_prompt_continues_without_matching(home: HRMHome, tmp_path: Path) -> None:
-    activator = FakeActivator(Action("BLOCK", blocking_skills=["x"]))
+    write_rules(tmp_path, guard=("block", ["anything"]))
+    activator = GatedActivator()
     response = orchestrator(home, activator).on_user_prompt_submit(prompt("  \n", tmp_path))
     assert response.action is HookAction.CONTINUE
     assert activator.prompts == []
 
 
-def test_matching_overrun_continues_and_never_blocks(
-    home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules_stub(monkeypatch)
+def test_matching_overrun_continues_and_never_blocks(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, guard=("block", ["anything"]))
     gate = threading.Event()
-    activator = FakeActivator(Action("BLOCK", blocking_skills=["x"]), gate=gate)
-    orch = orchestrator(home, activator, skill_match_budget_ms=30)
+    orch = orchestrator(home, GatedActivator(gate=gate), skill_match_budget_ms=30)
     response = orch.on_user_prompt_submit(prompt("anything", tmp_path))
     gate.set()
     assert response.action is HookAction.CONTINUE
@@ -255,35 +262,34 @@ def test_matching_overrun_continues_and_never_blocks(
     assert response.metadata["matching_ready"] is False
 
 
-def test_failing_matcher_continues(home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    rules_stub(monkeypatch)
-
-    class Exploding(FakeActivator):
-        def match_skills(self, prompt: str, rules: Any, budget_ms: int = 1000) -> Any:
-            raise ValueError("bad rule file")
-
-    orch = orchestrator(home, Exploding())
+def test_failing_matcher_continues(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, guard=("block", ["anything"]))
+    orch = orchestrator(home, GatedActivator(error=ValueError("bad rule file")))
     response = orch.on_user_prompt_submit(prompt("anything", tmp_path))
     assert response.action is HookAction.CONTINUE
     assert any(what == "skill matching" for what, _ in orch.failures)
 
 
-def test_prompt_recalls_related_learnings(
-    home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules_stub(monkeypatch)
+def test_broken_rule_file_is_logged_and_others_still_match(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, docs=("suggest", ["readme"]))
+    (tmp_path / ".hrm").mkdir()
+    (tmp_path / ".hrm" / "skill-rules.json").write_text("{oops", encoding="utf-8")
+    response = orchestrator(home).on_user_prompt_submit(prompt("update the readme", tmp_path))
+    assert response.action is HookAction.SUGGEST
+    assert "docs" in (response.additional_context or "")
+
+
+def test_prompt_recalls_related_learnings(home: HRMHome, tmp_path: Path) -> None:
     remember(home, ("Migrations must never be edited once released", "ARCHITECTURAL_DECISION"))
     response = orchestrator(home).on_user_prompt_submit(prompt("can I edit the migration?", tmp_path))
     assert response.action is HookAction.SUGGEST
     assert "never be edited" in (response.additional_context or "")
 
 
-def test_huge_prompt_is_bounded_for_recall(
-    home: HRMHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rules_stub(monkeypatch)
+def test_huge_prompt_is_bounded_for_recall(home: HRMHome, tmp_path: Path) -> None:
     remember(home, ("parsers need fuzz tests", "CODEBASE_PATTERN"))
-    activator = FakeActivator()
+    write_rules(tmp_path, fuzzing=("suggest", ["fuzz"]))
+    activator = GatedActivator()
     text = "parser " + "lorem ipsum " * 90_000
     response = orchestrator(home, activator).on_user_prompt_submit(prompt(text, tmp_path))
     assert activator.prompts == [text]

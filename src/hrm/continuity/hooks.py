@@ -405,14 +405,14 @@ class HookOrchestrator:
             query = _prompt_query(prompt.text)
             limit = min(self.settings.prompt_max_learnings, 100)
             recall = _Budgeted("prompt-recall", lambda: self._search(query, limit, deadline))
-        action = self._collect("skill matching", matching, deadline)
+        outcome = self._collect("skill matching", matching, deadline)
         learnings = (self._collect("prompt recall", recall, deadline) if recall else None) or []
         metadata: dict[str, Any] = {
             "memories_loaded": len(learnings),
-            "matching_ready": action is not None,
+            "matching_ready": outcome is not None,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
-        decision = _decide_prompt(action, learnings, limit=self.settings.context_limit)
+        decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit)
         return HookResponse(
             action=decision.action,
             additional_context=decision.context,
@@ -421,13 +421,20 @@ class HookOrchestrator:
             metadata=metadata,
         )
 
-    def _match(self, prompt: UserPrompt, deadline: float) -> Any:
-        activator = self._skills_factory()
+    def _match(self, prompt: UserPrompt, deadline: float) -> tuple[Any, list[Any]]:
+        """(EnforcementAction, the SkillMatch list it was decided from); (None, []) sans rules."""
         paths = _rule_paths(self.home, prompt.project_path, self.settings.skill_rules)
+        paths = [path for path in paths if path.is_file()]
+        if not paths:
+            return None, []
+        activator = self._skills_factory()
         rules = activator.load_rules(paths)
+        for error in getattr(rules, "errors", None) or []:
+            logger.warning("skill rules: %s", error)
         budget_ms = max(1, int((deadline - time.monotonic()) * 1000))
-        matches = activator.match_skills(prompt.text, rules, budget_ms=budget_ms)
-        return activator.apply_enforcement(matches)
+        found = activator.match_skills(prompt.text, rules, budget_ms=budget_ms)
+        matches = list(found.matches)
+        return activator.apply_enforcement(matches), matches
 
     # -- PostToolUse -------------------------------------------------------------------------
 
@@ -635,51 +642,72 @@ def _compose_context(header: str, sections: list[str], limit: int) -> str:
     return out[:limit]
 
 
-def _decide_prompt(action: Any, learnings: list[Any], *, limit: int) -> _PromptDecision:
-    """Turn an `EnforcementAction` (or None when matching did not finish) into a decision."""
+def _decide_prompt(
+    outcome: tuple[Any, list[Any]] | None, learnings: list[Any], *, limit: int
+) -> _PromptDecision:
+    """Turn (EnforcementAction, matches) — None when matching did not finish — into a decision."""
+    action, matches = outcome if outcome is not None else (None, [])
     verdict = _name(getattr(action, "action", "CONTINUE")) if action is not None else "CONTINUE"
-    matches = list(getattr(action, "skills", None) or []) if action is not None else []
     suggestions = tuple(_suggestion(m) for m in matches)
+    message = _one_line(getattr(action, "message", "") or "", 500)
     if verdict == "BLOCK":
-        blocking = [_skill_name(s) for s in getattr(action, "blocking_skills", None) or []]
+        blocking = [str(s) for s in getattr(action, "blocking_skills", None) or []]
         names = blocking or [s.skill for s in suggestions] or ["a required skill"]
-        message = _one_line(getattr(action, "message", "") or "", 500)
         reason = f"This prompt requires the skill {', '.join(names)}; use it and resubmit."
         if message:
             reason = f"{reason} {message}"
         return _PromptDecision(HookAction.BLOCK, reason=reason, suggestions=suggestions)
     sections: list[str] = []
-    if verdict in ("SUGGEST", "WARN") and suggestions:
-        lines = ["## Skills that match this prompt (project skill rules)"]
-        for item in suggestions:
-            lines.append(f"- {item.skill}: {item.reason}" if item.reason else f"- {item.skill}")
-        message = getattr(action, "message", "") or ""
-        if message.strip():
-            lines.append(_one_line(message, 500))
+    if verdict in ("SUGGEST", "WARN") and matches:
+        heading = "Skills that match this prompt" if verdict == "SUGGEST" else "Skills available"
+        lines = [f"## {heading} (from the project's skill rules)"]
+        lines.extend(_render_match(m) for m in matches[:8])
         sections.append("\n".join(lines))
     sections.append(_render_learnings_section("Learnings related to this prompt", learnings))
     body = "\n\n".join(s for s in sections if s)
     if not body:
         return _PromptDecision(HookAction.CONTINUE)
     return _PromptDecision(
-        HookAction.SUGGEST, context=_compose_context("", [body], limit).strip(),
+        HookAction.SUGGEST,
+        context=_compose_context("", [body], limit).strip(),
         suggestions=suggestions,
     )
 
 
-def _skill_name(item: Any) -> str:
-    return str(getattr(item, "skill", item))
+def _match_reason(match: Any) -> str:
+    reason = getattr(match, "match_reason", None)
+    if isinstance(reason, str):
+        return reason
+    keywords = list(getattr(reason, "matched_keywords", None) or [])
+    patterns = list(getattr(reason, "matched_patterns", None) or [])
+    parts = []
+    if keywords:
+        parts.append("keywords " + ", ".join(repr(k) for k in keywords[:5]))
+    if patterns:
+        parts.append("intent " + ", ".join(repr(p) for p in patterns[:3]))
+    return "matched " + "; ".join(parts) if parts else ""
+
+
+def _render_match(match: Any) -> str:
+    skill = str(getattr(match, "skill", match))
+    labels = [
+        _name(value).lower()
+        for value in (getattr(match, "priority", None), getattr(match, "enforcement", None))
+        if value is not None
+    ]
+    line = f"- {skill}" + (f" ({', '.join(labels)})" if labels else "")
+    description = getattr(match, "description", "")
+    if description:
+        line += f": {_one_line(description, 200)}"
+    reason = _match_reason(match)
+    return f"{line} [{_one_line(reason, 200)}]" if reason else line
 
 
 def _suggestion(match: Any) -> SkillSuggestion:
     confidence = getattr(match, "confidence", 0.0)
-    reason = getattr(match, "match_reason", "") or ""
-    enforcement = getattr(match, "enforcement", None)
-    if enforcement is not None and reason:
-        reason = f"{reason} ({_name(enforcement).lower()})"
     return SkillSuggestion(
-        skill=_skill_name(match),
-        reason=_one_line(reason, 300),
+        skill=str(getattr(match, "skill", match)),
+        reason=_one_line(_match_reason(match), 300),
         confidence=float(confidence) if isinstance(confidence, int | float) else 0.0,
     )
 

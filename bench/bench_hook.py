@@ -1,0 +1,190 @@
+"""Cold start of `hrm hook user-prompt-submit` as a whole process, against `python -c pass`.
+
+Claude Code starts the hook process on every prompt, so its wall time is paid constantly. Each
+figure is the median wall time of a full process (interpreter start, imports, config, rules,
+matching, recall, answer, exit), fed one UserPromptSubmit payload on stdin; the baseline is the
+same interpreter running `python -c pass`, measured interleaved in the same run so machine load
+affects both alike.
+
+Scenarios:
+
+* ``fresh``: an initialised home with a 40-skill rule file and no learnings (no memory.db);
+* ``with_memory``: the same plus 2,000 learnings, so the hook also recalls related learnings;
+* ``prompt_1mb``: the ``with_memory`` home answering a 1 MB prompt (absolute time, goal < 1 s).
+
+Goal (issue 5): ``fresh`` and ``with_memory`` ≤ 4× the baseline; ``prompt_1mb`` < 1 s.
+
+    .venv/bin/python bench/bench_hook.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from hrm.continuity.learnings import LearningsRepository  # noqa: E402
+from hrm.continuity.learnings_types import LearningInput  # noqa: E402
+from hrm.home import HRMHome, initialize  # noqa: E402
+
+OUT = ROOT / "bench" / "out" / "bench_hook.json"
+GOAL_RATIO = 4.0
+GOAL_1MB_SECONDS = 1.0
+
+WORDS = [
+    *("parser cache retry backoff fixture migration schema token budget ledger handoff plan",),
+    *("stream adapter gateway queue lock index search embed vector config yaml json hook skill",),
+    *("commit branch review deploy rollback test coverage lint type error timeout",),
+]
+WORDS = " ".join(WORDS).split(" ")
+
+
+def rules(count: int = 40) -> dict[str, object]:
+    """A Continuous-Claude v3 style rule file with `count` skills (seeded)."""
+    rng = random.Random(7)
+    skills: dict[str, object] = {}
+    for i in range(count):
+        words = rng.sample(WORDS, 4)
+        skills[f"skill-{i}"] = {
+            "type": "domain",
+            "enforcement": "suggest",
+            "priority": rng.choice(["low", "medium", "high"]),
+            "description": f"Skill {i} about {' '.join(words)}",
+            "promptTriggers": {
+                "keywords": [f"{words[0]} {words[1]}", words[2]],
+                "intentPatterns": [f"({words[0]}|{words[3]}).*?{words[1]}"],
+            },
+        }
+    return {"version": "1.0", "skills": skills}
+
+
+def make_home(root: Path, *, learnings: int) -> HRMHome:
+    home = HRMHome(root)
+    initialize(home)
+    (home.hot_config_dir / "skill-rules.json").write_text(json.dumps(rules()), encoding="utf-8")
+    if learnings:
+        rng = random.Random(11)
+        with LearningsRepository.open(home, embeddings="off") as repo:
+            for i in range(learnings):
+                text = " ".join(rng.choices(WORDS, k=12)) + f" note {i}"
+                repo.store_learning(LearningInput(content=text, type="CODEBASE_PATTERN"))
+    return home
+
+
+def payload(prompt: str) -> bytes:
+    return json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": "bench",
+            "cwd": "/nonexistent-project",
+            "permission_mode": "default",
+            "prompt": prompt,
+        }
+    ).encode()
+
+
+def timed(
+    cmd: list[str], stdin: bytes, env: dict[str, str]
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False)
+    return time.perf_counter() - started, proc
+
+
+def check(proc: subprocess.CompletedProcess[bytes]) -> None:
+    if proc.returncode != 0 or b"Traceback" in proc.stderr:
+        raise SystemExit(f"hook failed: rc={proc.returncode} stderr={proc.stderr[:500]!r}")
+    if proc.stdout.strip():
+        json.loads(proc.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer runs (< 30 s)")
+    args = parser.parse_args()
+    runs = 7 if args.quick else 25
+    python = sys.executable
+    hrm = str(Path(python).parent / "hrm")
+    if not Path(hrm).exists():
+        raise SystemExit(f"no hrm console script beside {python}; install the project first")
+    prompt = "please add a parser cache with retry backoff and a test for the timeout"
+    with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
+        fresh = make_home(Path(tmp) / "fresh", learnings=0)
+        memory = make_home(Path(tmp) / "memory", learnings=400 if args.quick else 2000)
+        base_env = {"PATH": "/usr/bin:/bin", "HOME": tmp}
+        envs = {
+            "fresh": {**base_env, "HRM_HOME": str(fresh.root)},
+            "with_memory": {**base_env, "HRM_HOME": str(memory.root)},
+        }
+        hook_cmd = [hrm, "hook", "user-prompt-submit"]
+        for env in envs.values():  # warm the page cache and compile bytecode once
+            check(timed(hook_cmd, payload(prompt), env)[1])
+        times: dict[str, list[float]] = {"baseline": [], "fresh": [], "with_memory": []}
+        answered = {"fresh": 0, "with_memory": 0}
+        for _ in range(runs):
+            times["baseline"].append(timed([python, "-c", "pass"], b"", base_env)[0])
+            for name, env in envs.items():
+                elapsed, proc = timed(hook_cmd, payload(prompt), env)
+                check(proc)
+                answered[name] += bool(proc.stdout.strip())
+                times[name].append(elapsed)
+        big = payload("parser cache " + "lorem ipsum dolor sit amet " * 38_000)
+        big_times: list[float] = []
+        for _ in range(3 if args.quick else 7):
+            elapsed, proc = timed(hook_cmd, big, envs["with_memory"])
+            check(proc)
+            big_times.append(elapsed)
+
+    median = {name: statistics.median(values) for name, values in times.items()}
+    baseline = median["baseline"]
+    results = {
+        "runs": runs,
+        "baseline_ms": round(baseline * 1000, 1),
+        "scenarios": {
+            name: {
+                "median_ms": round(median[name] * 1000, 1),
+                "p90_ms": round(sorted(times[name])[int(0.9 * (len(times[name]) - 1))] * 1000, 1),
+                "ratio": round(median[name] / baseline, 2),
+                "answered_runs": answered[name],
+                "goal_ratio": GOAL_RATIO,
+                "meets_goal": median[name] / baseline <= GOAL_RATIO,
+            }
+            for name in ("fresh", "with_memory")
+        },
+        "prompt_1mb": {
+            "bytes": len(big),
+            "median_ms": round(statistics.median(big_times) * 1000, 1),
+            "max_ms": round(max(big_times) * 1000, 1),
+            "ratio": round(statistics.median(big_times) / baseline, 2),
+            "goal_seconds": GOAL_1MB_SECONDS,
+            "meets_goal": max(big_times) < GOAL_1MB_SECONDS,
+        },
+        "quick": args.quick,
+    }
+    print(f"baseline python -c pass: {results['baseline_ms']} ms (median of {runs})")
+    for name, row in results["scenarios"].items():  # type: ignore[union-attr]
+        print(
+            f"hook {name:<12} {row['median_ms']:>7} ms  ratio {row['ratio']:>5}x  "
+            f"(goal <= {GOAL_RATIO}x: {'met' if row['meets_goal'] else 'NOT met'})"
+        )
+    big_row = results["prompt_1mb"]
+    print(
+        f"hook 1 MB prompt     {big_row['median_ms']:>7} ms  max {big_row['max_ms']} ms  "  # type: ignore[index]
+        f"(goal < {GOAL_1MB_SECONDS} s: {'met' if big_row['meets_goal'] else 'NOT met'})"  # type: ignore[index]
+    )
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
