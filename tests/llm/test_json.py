@@ -33,7 +33,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(
     value=st.dictionaries(st.text(max_size=8), json_values, max_size=5),
     prefix=st.text(alphabet="abc .!:\n", max_size=20),
