@@ -33,6 +33,7 @@ def test_list_human_output() -> None:
     assert result.exit_code == 0
     assert "offline" in result.stdout
     assert "auto" in result.stdout
+    assert "hrm[anthropic]" in result.stdout.replace("\n", "")
 
 
 def test_install_local_runs_the_documented_pip_commands(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,6 +54,7 @@ def list_providers(json_out: JsonOption = False) -> None:
             }
         )
         return
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Model providers", show_lines=False)
@@ -63,7 +64,7 @@ def list_providers(json_out: JsonOption = False) -> None:
     table.add_column("about")
     for p in providers:
         installed = "yes" if p.installed else "no"
-        table.add_row(p.name, installed, "*" if p.is_default else "", p.description)
+        table.add_row(p.name, installed, "*" if p.is_default else "", escape(p.description))
     console.print(table)
     console.print(f"`auto` uses: {default}")
 
