@@ -548,8 +548,8 @@ class Ledger:
         try:
             return _check_line(raw)
         except ValueError:
-            line = self._line_number(offset)
-            raise HRMError.ledger_corrupt(self.path, line, None, _diagnose(raw)) from None
+            line = self._line_number(offset)  # record n sits on line n
+            raise HRMError.ledger_corrupt(self.path, line, line, _diagnose(raw)) from None
 
     def _line_number(self, offset: int) -> int:
         with self._reader() as fh:

@@ -1,0 +1,164 @@
+"""`hrm ledger …`: verify the hash chains, show the latest records, rebuild the index.
+
+Thin by design: each command resolves paths, calls `hrm.storage`, and renders. A damaged ledger
+is one ``file:line seq N: reason`` line on stderr and exit code 3 (bad input); a torn tail cut
+on open is a warning on stderr, since no acknowledged record was lost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from hrm.cli._common import (
+    EXIT_INPUT,
+    HomeOption,
+    JsonOption,
+    console,
+    emit_json,
+    err_console,
+    fail,
+    handle_errors,
+)
+
+if TYPE_CHECKING:
+    from hrm.home import HRMHome
+    from hrm.storage.ledger import VerifyReport
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Verify, tail and reindex the tamper-evident ledgers.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+PathArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        help="A ledger file; relative paths are tried from here, then from the home.",
+        show_default=False,
+    ),
+]
+_DATA_WIDTH = 80
+
+
+@app.command()
+def verify(
+    path: PathArgument = None,
+    all_ledgers: Annotated[
+        bool, typer.Option("--all", help="Verify every ledger in the home (the default).")
+    ] = False,
+    home: HomeOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check every record's hash, sequence and chain link; name the first bad record."""
+    with handle_errors():
+        from hrm.home import HRMHome
+        from hrm.storage.ledger import Ledger
+
+        resolved = HRMHome.resolve(home)
+        if path is not None and all_ledgers:
+            raise fail("give a ledger PATH or --all, not both")
+        paths = resolved.all_ledgers() if path is None else [_ledger_path(path, resolved)]
+        reports: list[VerifyReport] = []
+        for ledger_path in paths:
+            with Ledger(ledger_path) as ledger:
+                if ledger.repaired is not None:
+                    err_console.print(
+                    f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
+                )
+                reports.append(ledger.verify())
+    failed = [report for report in reports if not report.ok]
+    for report in failed:
+        err_console.print(report.describe(), markup=False, highlight=False, soft_wrap=True)
+    if json_output:
+        emit_json({"ok": not failed, "ledgers": [r.to_dict() for r in reports]})
+    elif not reports:
+        console.print(f"No ledgers in {resolved.root}")
+    else:
+        for report in reports:
+            if report.ok:
+                name = _display(report.path, resolved)
+                console.print(f"ok  {name}  {report.records} records", markup=False)
+    if failed:
+        raise typer.Exit(EXIT_INPUT)
+
+
+@app.command()
+def tail(
+    path: Annotated[Path, typer.Argument(help="A ledger file (relative: here, then the home).")],
+    count: Annotated[int, typer.Option("-n", "--lines", help="How many records.", min=1)] = 10,
+    home: HomeOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show the last records of a ledger, oldest first."""
+    with handle_errors():
+        from hrm.home import HRMHome
+        from hrm.storage.ledger import Ledger, canonical_json
+
+        resolved = HRMHome.resolve(home)
+        with Ledger(_ledger_path(path, resolved)) as ledger:
+            if ledger.repaired is not None:
+                err_console.print(
+                    f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
+                )
+            records = ledger.tail(count)
+    if json_output:
+        emit_json([record.to_dict() for record in records])
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("seq", "ts", "kind", "data"):
+        table.add_column(column, overflow="fold" if column == "data" else "ellipsis")
+    for record in records:
+        data = canonical_json(record.data)
+        if len(data) > _DATA_WIDTH:
+            data = data[: _DATA_WIDTH - 1] + "…"
+        table.add_row(str(record.seq), record.ts, record.kind, data)
+    console.print(table)
+
+
+@app.command()
+def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
+    """Drop the SQLite index over the ledgers and rebuild it from the ledgers themselves."""
+    with handle_errors():
+        from hrm.home import HRMHome
+        from hrm.storage import Database, LedgerIndex
+
+        resolved = HRMHome.resolve(home)
+        with Database(resolved.memory_db) as db:
+            report = LedgerIndex(db, home=resolved).rebuild()
+    for name, error in sorted(report.errors.items()):
+        err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
+    if json_output:
+        emit_json(report.to_dict())
+    else:
+        for name, count in sorted(report.counts.items()):
+            console.print(f"{count:>8}  {name}", markup=False)
+        console.print(f"{report.total:>8}  records indexed in {len(report.counts)} ledgers")
+    if not report.ok:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _ledger_path(path: Path, home: HRMHome) -> Path:
+    """`path` as given if it exists, else inside the home; a missing ledger is an error."""
+    from hrm.errors import HRMError
+
+    candidates = [path] if path.is_absolute() else [Path.cwd() / path, home.root / path]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise HRMError.not_found(
+        "ledger", str(path), f"looked in {', '.join(str(c.parent) for c in candidates)}"
+    )
+
+
+def _display(path: Path, home: HRMHome) -> str:
+    try:
+        return path.relative_to(home.root).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,154 @@
+"""`hrm ledger verify | tail | reindex`: exit codes, stderr lines and JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hrm.cli._common import EXIT_INPUT
+from hrm.cli.ledger import app
+from hrm.home import HRMHome
+from hrm.storage import Database, Ledger, LedgerIndex
+
+runner = CliRunner()
+DECISIONS = "HO2/ledger/ADMIN/workorder.jsonl"
+
+
+def fill(path: Path, count: int) -> None:
+    with Ledger(path) as ledger:
+        for i in range(count):
+            ledger.append("turn", {"i": i, "text": f"message {i}"})
+
+
+@pytest.fixture
+def filled(home: HRMHome) -> HRMHome:
+    fill(home.decision_ledger("ADMIN"), 3)
+    fill(home.execution_ledger("ADMIN"), 2)
+    return home
+
+
+def damage(path: Path, line: int) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1].replace("message", "massage")
+    path.write_text("".join(lines))
+
+
+def test_verify_all_reports_every_ledger(filled: HRMHome) -> None:
+    result = runner.invoke(app, ["verify", "--all", "--home", str(filled.root)])
+    assert result.exit_code == 0, result.output
+    assert f"ok  {DECISIONS}  3 records" in result.stdout
+    assert "ok  HO1/ledger/ADMIN/worker.jsonl  2 records" in result.stdout
+
+
+def test_verify_without_arguments_checks_the_whole_home(filled: HRMHome) -> None:
+    result = runner.invoke(app, ["verify", "--home", str(filled.root)])
+    assert result.exit_code == 0
+    assert result.stdout.count("ok  ") == 2
+
+
+def test_verify_an_empty_home(home: HRMHome) -> None:
+    result = runner.invoke(app, ["verify", "--home", str(home.root)])
+    assert result.exit_code == 0
+    assert "No ledgers" in result.stdout
+
+
+def test_verify_names_the_first_bad_record_on_stderr(filled: HRMHome) -> None:
+    path = filled.decision_ledger("ADMIN")
+    damage(path, 2)
+    result = runner.invoke(app, ["verify", DECISIONS, "--home", str(filled.root)])
+    assert result.exit_code == EXIT_INPUT
+    assert f"{path}:2 seq 2: hash mismatch" in result.stderr
+    assert result.stdout == ""
+
+
+def test_verify_json_lists_each_ledger(filled: HRMHome) -> None:
+    damage(filled.decision_ledger("ADMIN"), 3)
+    result = runner.invoke(app, ["verify", "--all", "--json", "--home", str(filled.root)])
+    assert result.exit_code == EXIT_INPUT
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is False
+    by_ok = {Path(item["path"]).name: item for item in payload["ledgers"]}
+    assert by_ok["worker.jsonl"]["ok"] is True
+    assert by_ok["workorder.jsonl"]["first_error"] == {
+        "line": 3, "seq": 3, "reason": "hash mismatch: the record's content was altered",
+        "offset": by_ok["workorder.jsonl"]["first_error"]["offset"],
+    }
+
+
+def test_verify_reports_a_torn_tail_on_stderr(filled: HRMHome) -> None:
+    path = filled.decision_ledger("ADMIN")
+    with path.open("a") as fh:
+        fh.write('{"data":{"half')
+    result = runner.invoke(app, ["verify", str(path), "--home", str(filled.root)])
+    assert result.exit_code == 0
+    assert "torn final line cut" in result.stderr
+    assert f"ok  {DECISIONS}  3 records" in result.stdout
+
+
+def test_verify_a_path_and_all_together_is_refused(filled: HRMHome) -> None:
+    result = runner.invoke(app, ["verify", DECISIONS, "--all", "--home", str(filled.root)])
+    assert result.exit_code != 0
+    assert "not both" in result.stderr
+
+
+def test_verify_a_missing_ledger(home: HRMHome) -> None:
+    result = runner.invoke(app, ["verify", "nope.jsonl", "--home", str(home.root)])
+    assert result.exit_code != 0
+    assert "No ledger 'nope.jsonl'" in result.stderr
+
+
+def test_tail_prints_the_last_records(filled: HRMHome) -> None:
+    result = runner.invoke(app, ["tail", DECISIONS, "-n", "2", "--home", str(filled.root)])
+    assert result.exit_code == 0, result.output
+    assert "message 1" in result.stdout and "message 2" in result.stdout
+    assert "message 0" not in result.stdout
+
+
+def test_tail_json(filled: HRMHome) -> None:
+    result = runner.invoke(
+        app, ["tail", DECISIONS, "--lines", "5", "--json", "--home", str(filled.root)]
+    )
+    assert result.exit_code == 0
+    records = json.loads(result.stdout)
+    assert [r["seq"] for r in records] == [1, 2, 3]
+    assert records[0]["data"] == {"i": 0, "text": "message 0"}
+
+
+def test_tail_of_a_damaged_ledger_fails_naming_the_record(filled: HRMHome) -> None:
+    damage(filled.decision_ledger("ADMIN"), 3)
+    result = runner.invoke(app, ["tail", DECISIONS, "--home", str(filled.root)])
+    assert result.exit_code == EXIT_INPUT
+    assert "ledger_corrupt" in result.stderr
+    assert "jsonl:3, sequence 3: hash mismatch" in result.stderr.replace("\n", "")
+
+
+def test_reindex_rebuilds_from_the_ledgers(filled: HRMHome) -> None:
+    result = runner.invoke(app, ["reindex", "--json", "--home", str(filled.root)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "ok": True,
+        "total": 5,
+        "counts": {DECISIONS: 3, "HO1/ledger/ADMIN/worker.jsonl": 2},
+        "errors": {},
+    }
+    with Database(filled.memory_db) as db:
+        assert LedgerIndex(db, home=filled).count(DECISIONS) == 3
+    human = runner.invoke(app, ["reindex", "--home", str(filled.root)])
+    assert "5  records indexed in 2 ledgers" in human.stdout
+
+
+def test_reindex_names_a_damaged_ledger(filled: HRMHome) -> None:
+    damage(filled.decision_ledger("ADMIN"), 2)
+    result = runner.invoke(app, ["reindex", "--home", str(filled.root)])
+    assert result.exit_code == EXIT_INPUT
+    assert f"{DECISIONS}: [ledger_corrupt]" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["verify", "tail", "reindex"])
+def test_every_command_has_help(command: str) -> None:
+    result = runner.invoke(app, [command, "-h"])
+    assert result.exit_code == 0
+    assert "--json" in result.stdout
