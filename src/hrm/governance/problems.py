@@ -90,11 +90,13 @@ _STOPWORD_TEXT = """
     we we're were weren't what what's when where which while who whom why will with won't would
     wouldn't yes yet you you're your yours yourself yourselves ok okay hey hi hello thanks thank
     want wants make makes made work working works thing things something still again lets
-    one two three new now also maybe way look looking continue keep
+    one two three new now also maybe way look looking continue keep see
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+_HAS_LETTER = re.compile(r"[a-z]")
+_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "ies", "ed", "er", "s")
 
 
@@ -114,9 +116,9 @@ def _stem(word: str) -> str:
 @lru_cache(maxsize=4096)
 def _keywords_cached(text: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for raw in _WORD.findall(text.lower()):
+    for raw in _WORD.findall(_URL.sub(" ", text.lower())):
         word = raw.strip("'-_")
-        if len(word) < 2 or word in _STOPWORDS or word.isdigit():
+        if len(word) < 2 or word in _STOPWORDS or not _HAS_LETTER.search(word):
             continue
         seen.setdefault(_stem(word), None)
     return tuple(seen)
@@ -125,8 +127,9 @@ def _keywords_cached(text: str) -> tuple[str, ...]:
 def extract_keywords(text: str) -> tuple[str, ...]:
     """The normalised content words of `text`, in first-seen order, without duplicates.
 
-    Lower-cased, stopwords and bare numbers dropped, plural and -ing/-ed/-ment/-ation suffixes
-    stripped, so "Deploying the deployments" gives ``("deploy",)``.
+    Lower-cased; URLs, stopwords and tokens without letters (numbers, dates) dropped; plural
+    and -ing/-ed/-ment/-ation suffixes stripped, so "Deploying the deployments" gives
+    ``("deploy",)``.
     """
     return _keywords_cached(text)
 
