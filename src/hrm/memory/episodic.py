@@ -26,7 +26,7 @@ from typing import Any
 
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
-from hrm.memory.types import EpisodeEntry, encode_json, format_timestamp, parse_timestamp
+from hrm.memory.types import EpisodeEntry, check_json, format_timestamp, parse_timestamp
 from hrm.storage.ledger import Ledger, LedgerRecord
 from hrm.storage.sqlite import Database
 from hrm.types import Clock, system_clock
@@ -507,8 +507,10 @@ class EpisodicTraceStore:
             "tags": list(dict.fromkeys(tags)),
             "supersedes": supersedes if supersedes is not None else entry.supersedes,
         }
-        scrubbed: dict[str, Any] = json.loads(encode_json(data, what=what))
-        return scrubbed
+        # Validated here so a bad entry fails before anything is written; the ledger scrubs
+        # it on append and the index copies the scrubbed record.
+        check_json(data, what=what)
+        return data
 
     def _check_new_ids(self, ids: list[str]) -> None:
         existing = set(ids) - set(self.missing(ids))

@@ -20,7 +20,7 @@ from enum import Enum
 from typing import Any
 
 from hrm.errors import HRMError
-from hrm.scrubbing import scrub
+from hrm.scrubbing import contains_secret, scrub
 from hrm.types import BlastRadius, ConflictLevel
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "WriteDecision",
     "WriteRequest",
     "WriteSignals",
+    "check_json",
     "decode_json",
     "encode_json",
     "format_timestamp",
@@ -86,7 +87,8 @@ def format_timestamp(moment: datetime) -> str:
             f"Timestamp {moment.isoformat()} has no time zone; pass an aware datetime (UTC)",
             timestamp=moment.isoformat(),
         )
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat is several times faster than strftime; microseconds keep the width fixed.
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -96,7 +98,7 @@ def parse_timestamp(text: str) -> datetime:
         HRMError: ``VALIDATION_FAILED`` naming the text when it is not ISO-8601.
     """
     raw = text.strip()
-    if raw.endswith(("Z", "z")):
+    if raw.endswith("z"):
         raw = raw[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(raw)
@@ -126,8 +128,26 @@ def encode_json(value: Any, *, what: str) -> str:
     Raises:
         HRMError: ``VALIDATION_FAILED`` naming `what` and the path of the first bad part.
     """
-    _check_json(value, "$", what)
-    return json.dumps(scrub(value), ensure_ascii=False, allow_nan=False)
+    texts: list[str] = []
+    _check_json(value, "$", what, texts)
+    # One scan of every string joined is far cheaper than scanning each string, and sound: a
+    # secret inside any one string still matches in the joined text (the separator is a
+    # non-word character, like a string's edge). Only when something matches is each string
+    # scrubbed on its own.
+    if texts and contains_secret("\n".join(texts)):
+        value = scrub(value)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def check_json(value: Any, *, what: str) -> None:
+    """Check `value` is JSON data as `encode_json` requires, without encoding or scrubbing it.
+
+    For writers whose storage scrubs on its own (the ledger does).
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` naming `what` and the path of the first bad part.
+    """
+    _check_json(value, "$", what, [])
 
 
 def decode_json(text: str) -> Any:
@@ -135,8 +155,11 @@ def decode_json(text: str) -> Any:
     return json.loads(text)
 
 
-def _check_json(value: Any, path: str, what: str) -> None:
-    if value is None or isinstance(value, str | bool | int):
+def _check_json(value: Any, path: str, what: str, texts: list[str]) -> None:
+    if isinstance(value, str):
+        texts.append(value)
+        return
+    if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -148,11 +171,12 @@ def _check_json(value: Any, path: str, what: str) -> None:
                 raise _not_serialisable(
                     what, path, f"the key {key!r} is a {type(key).__name__}, not a string"
                 )
-            _check_json(item, f"{path}.{key}", what)
+            texts.append(key)
+            _check_json(item, f"{path}.{key}", what, texts)
         return
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _check_json(item, f"{path}[{index}]", what)
+            _check_json(item, f"{path}[{index}]", what, texts)
         return
     raise _not_serialisable(what, path, f"a {type(value).__name__} is not JSON-serialisable")
 
