@@ -963,7 +963,8 @@ class HandoffStore:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             if filename is not None:
-                target = folder / (Path(filename).stem + suffix)
+                stem = re.sub(r"\.(ya?ml|md)$", "", Path(filename).name)
+                target = folder / (stem + suffix)
                 if target.exists():
                     raise HRMError(
                         ErrorCode.PATH_EXISTS,
