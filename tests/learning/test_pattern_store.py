@@ -167,3 +167,20 @@ def test_similarity_is_bounded_and_exact_matches_score_one(
     assert 0.0 <= score <= 1.0
     assert signature_similarity(a, a) == 1.0
     assert score == signature_similarity(b, a)
+
+
+def test_own_write_does_not_hide_another_connections_write(db_path: Path, clock: Any) -> None:
+    with Database(db_path) as first, Database(db_path) as second:
+        mine = PatternStore(first, clock=clock)
+        theirs = PatternStore(second, clock=clock)
+        assert mine.search(SIG) == []
+        other = theirs.add_pattern(new_pattern(clock))
+        own = mine.add_pattern(new_pattern(clock))
+        assert {m.pattern_id for m in mine.search(SIG)} == {own, other}
+
+
+def test_search_answers_are_copies(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    store.add_pattern(new_pattern(clock))
+    store.search(SIG)[0].match_confidence = 0.0
+    assert store.search(SIG)[0].match_confidence == pytest.approx(0.8)

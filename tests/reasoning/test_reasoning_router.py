@@ -149,3 +149,19 @@ def test_router_always_returns_one_primary_with_a_fallback(
     assert 0.0 <= selected.priority_score <= 1.0
     assert result.routing.escalation_level in (0, 1)
     assert not selected.is_batch()
+
+
+def test_events_for_the_decision_ledger(make_input) -> None:  # type: ignore[no-untyped-def]
+    def source(signature: dict[str, Any]) -> list[PatternMatch]:
+        return [PatternMatch("pat_cheap", 0.9, "quick_answer", 12)]
+
+    result = ReasoningRouter(pattern_source=source).reason(make_input(ESCALATING))
+    assert result.events() == [
+        {"event_type": "pattern_matched", "payload": {"pattern_id": "pat_cheap",
+                                                      "confidence": 0.9}},
+        {"event_type": "escalation", "payload": {"from": "quick_answer", "to": "dialogue",
+                                                 "score": result.escalation_score}},
+        {"event_type": "deescalation", "payload": {"from": "dialogue", "to": "quick_answer",
+                                                   "score": result.escalation_score}},
+    ]
+    assert ReasoningRouter().reason(make_input("hi")).events() == []

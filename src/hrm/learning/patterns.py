@@ -122,28 +122,43 @@ def signature_key(signature: dict[str, Any]) -> str:
     return json.dumps(normal, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def _values(value: Any) -> set[str]:
+_Features = tuple[frozenset[str] | None, ...]
+"""A signature prepared for scoring: one value set per scalar field, then the domain set
+(``None`` where the signature does not mention the field)."""
+
+
+def _values(value: Any) -> frozenset[str]:
     if isinstance(value, list | tuple | set | frozenset):
-        return {str(v) for v in value}
-    return {str(value)}
+        return frozenset(str(v) for v in value)
+    return frozenset((str(value),))
 
 
-def signature_similarity(pattern_signature: dict[str, Any], signature: dict[str, Any]) -> float:
-    """How alike two signatures are, in [0, 1] (see the module docstring for the weights)."""
+def _features(signature: dict[str, Any]) -> _Features:
+    fields = [
+        None if signature.get(name) is None else _values(signature[name])
+        for name in (*_SCALAR_FIELDS, "domain")
+    ]
+    return tuple(fields)
+
+
+def _score(pattern: _Features, signature: _Features) -> float:
     score = 0.0
-    for name in _SCALAR_FIELDS:
-        wanted = pattern_signature.get(name)
-        if wanted is None or (name in signature and _values(wanted) & _values(signature[name])):
+    for wanted, given in zip(pattern[:-1], signature[:-1], strict=True):
+        if wanted is None or (given is not None and wanted & given):
             score += _FIELD_WEIGHT
-    if pattern_signature.get("domain") is None:
-        return round(min(1.0, score + _DOMAIN_WEIGHT), 6)
-    mine = _values(pattern_signature["domain"])
-    theirs = _values(signature.get("domain") or [])
-    if not mine or not theirs:
+    mine, theirs = pattern[-1], signature[-1] or frozenset()
+    if mine is None:
+        score += _DOMAIN_WEIGHT
+    elif not mine or not theirs:
         score += _DOMAIN_WEIGHT if not mine and not theirs else 0.0
     else:
         score += _DOMAIN_WEIGHT * len(mine & theirs) / len(mine | theirs)
     return round(min(1.0, score), 6)
+
+
+def signature_similarity(pattern_signature: dict[str, Any], signature: dict[str, Any]) -> float:
+    """How alike two signatures are, in [0, 1] (see the module docstring for the weights)."""
+    return _score(_features(pattern_signature), _features(signature))
 
 
 class PatternStore:
@@ -164,6 +179,8 @@ class PatternStore:
         db.migrate(self.COMPONENT, MIGRATIONS)
         self._cache: dict[str, Pattern] | None = None
         self._data_version: int | None = None
+        self._prepared: dict[str, _Features] = {}
+        self._memo: dict[str, list[PatternMatch]] = {}
 
     # ── reads ─────────────────────────────────────────────────────────────
 
@@ -182,7 +199,7 @@ class PatternStore:
 
         Call it after rolling back a transaction that wrapped this store's writes.
         """
-        self._cache = None
+        self._forget()
 
     def find(self, signature: dict[str, Any], strategy: str) -> Pattern | None:
         """The pattern for exactly this signature and recommended strategy, if any."""
@@ -193,10 +210,26 @@ class PatternStore:
         return None
 
     def search(self, input_signature: dict[str, Any]) -> list[PatternMatch]:
-        """Patterns matching a signature, best first (match confidence, then evidence, id)."""
+        """Patterns matching a signature, best first (match confidence, then evidence, id).
+
+        Answers for a signature are remembered until the patterns change, so a repeated
+        signature costs a dictionary lookup and one ``PRAGMA data_version``.
+        """
+        patterns = self._patterns()
+        key = signature_key(input_signature)
+        known = self._memo.get(key)
+        if known is None:
+            known = self._scan(patterns, _features(input_signature))
+            self._memo[key] = known
+        return [replace(match) for match in known]
+
+    def _scan(self, patterns: dict[str, Pattern], wanted: _Features) -> list[PatternMatch]:
         matches: list[PatternMatch] = []
-        for pattern in self._patterns().values():
-            similarity = signature_similarity(pattern.input_signature, input_signature)
+        for pattern in patterns.values():
+            prepared = self._prepared.get(pattern.id)
+            if prepared is None:
+                prepared = self._prepared[pattern.id] = _features(pattern.input_signature)
+            similarity = _score(prepared, wanted)
             if similarity < MIN_SIMILARITY:
                 continue
             matches.append(
@@ -323,6 +356,8 @@ class PatternStore:
             self.db.execute("DELETE FROM learning_patterns WHERE id = ?", (pattern_id,))
         if self._cache is not None:
             self._cache.pop(pattern_id, None)
+        self._prepared.pop(pattern_id, None)
+        self._memo.clear()
 
     def replace_pattern(self, pattern: Pattern) -> None:
         """Overwrite a stored pattern's content (the Generalizer's merge result keeps an id)."""
@@ -348,7 +383,7 @@ class PatternStore:
                     pattern.id,
                 ),
             )
-        self._cache = None
+        self._forget()
 
     # ── cache ─────────────────────────────────────────────────────────────
 
@@ -365,7 +400,15 @@ class PatternStore:
     def _remember(self, pattern: Pattern) -> None:
         if self._cache is not None:
             self._cache[pattern.id] = _copy(pattern)
-        self._data_version = self._current_version()
+        self._prepared.pop(pattern.id, None)
+        self._memo.clear()
+        # Our own commits leave data_version alone; another connection's commits since the
+        # last load still change it, so the next read reloads them.
+
+    def _forget(self) -> None:
+        self._cache = None
+        self._prepared.clear()
+        self._memo.clear()
 
     def _current_version(self) -> int:
         row = self.db.one("PRAGMA data_version")
@@ -377,6 +420,7 @@ class PatternStore:
             rows = self.db.execute(
                 "SELECT * FROM learning_patterns WHERE scope IN (?, ?)", (self.scope, SHARED_SCOPE)
             )
+            self._forget()
             self._cache = {pattern.id: pattern for pattern in map(_decode, rows)}
             self._data_version = version
             logger.debug("pattern cache loaded: %s patterns", len(self._cache))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
@@ -41,7 +42,7 @@ from hrm.reasoning.types import (
     SelectedAction,
     StrategySelection,
 )
-from hrm.types import ReducerType
+from hrm.types import JSONDict, ReducerType
 
 if TYPE_CHECKING:
     from hrm.types import ConflictLevel, HRMContext, Stance, TurnInput
@@ -88,6 +89,40 @@ class ReasoningResult:
     """The agent bundle Focus must approve when the strategy needs agents."""
     notes: list[str] = field(default_factory=list)
     """Degradations (e.g. a pattern source that failed)."""
+    initial_strategy: str = ""
+    """The strategy selected before escalation or de-escalation."""
+
+    def events(self) -> list[JSONDict]:
+        """The decision-ledger events of this result (001 §8.3): ``pattern_matched`` when a
+        pattern chose or pulled the strategy, ``escalation`` / ``deescalation`` when it moved.
+        """
+        events: list[JSONDict] = []
+        if self.routing.pattern_match:
+            events.append({
+                "event_type": "pattern_matched",
+                "payload": {
+                    "pattern_id": self.routing.pattern_match,
+                    "confidence": next(
+                        (p.match_confidence for p in self.patterns
+                         if p.pattern_id == self.routing.pattern_match),
+                        self.strategy.confidence,
+                    ),
+                },
+            })
+        path = [self.initial_strategy]
+        if self.escalated:
+            path.append(_next(self.initial_strategy))
+        if self.deescalated:
+            path.append(self.strategy.strategy)
+        kinds = (["escalation"] if self.escalated else []) + (
+            ["deescalation"] if self.deescalated else []
+        )
+        for kind, (before, after) in zip(kinds, pairwise(path), strict=True):
+            events.append({
+                "event_type": kind,
+                "payload": {"from": before, "to": after, "score": self.escalation_score},
+            })
+        return events
 
 
 class ReasoningRouter:
@@ -161,6 +196,7 @@ class ReasoningRouter:
         classification = self.classifier.classify(input, conflict_hint=conflict_hint)
         patterns = self._query(classification.signature(), notes)
         strategy = self.strategy_selector.select(classification, patterns)
+        initial = strategy.strategy
         escalation = self.escalation_manager
         score = escalation.escalation_score(classification)
         escalated = escalation.should_escalate(classification, strategy)
@@ -203,6 +239,7 @@ class ReasoningRouter:
             escalation_score=score,
             proposal=proposal,
             notes=notes,
+            initial_strategy=initial,
         )
 
     def _query(self, signature: dict[str, Any], notes: list[str]) -> list[PatternMatch]:
@@ -334,6 +371,11 @@ class ReasoningRouter:
         if reducer == ReducerType.SYNTHESIZE:
             return {"lead": agents[0], "delegates": agents[1:], "max_depth": 2}
         return {}
+
+
+def _next(strategy: str) -> str:
+    position = STRATEGIES.index(strategy) if strategy in STRATEGIES else 0
+    return STRATEGIES[min(position + 1, len(STRATEGIES) - 1)]
 
 
 def _strongest_cheaper(patterns: list[PatternMatch], strategy: str) -> PatternMatch | None:
