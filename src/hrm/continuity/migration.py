@@ -52,7 +52,8 @@ __all__ = ["DataType", "MigrationResult", "detect_layout", "migrate_legacy_data"
 
 logger = logging.getLogger(__name__)
 
-_HANDOFF_DIRS = ("thoughts/shared/handoffs", "docs/handoffs", ".ring/handoffs")
+_HANDOFF_DIRS = ("thoughts/shared/handoffs", "docs/handoffs", ".ring/handoffs", "handoffs")
+_NOT_HANDOFFS = frozenset({"readme.md", "changelog.md", "license.md", "index.md"})
 _STATE_DIRS = (".ring/state", ".claude/state")
 _HANDOFF_SUFFIXES = (".md", ".yaml", ".yml")
 _STATE_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl")
@@ -176,6 +177,7 @@ def _handoff_files(source: Path) -> list[Path]:
         for path in root.rglob("*"):
             in_events = "events" in path.relative_to(root).parts
             ledger = path.name == "current.md" or path.name.startswith("CONTINUITY")
+            ledger = ledger or path.name.lower() in _NOT_HANDOFFS
             if path.suffix in _HANDOFF_SUFFIXES and _visible(path, root) and not in_events:
                 files.update([] if ledger else [path])
     return sorted(files)
