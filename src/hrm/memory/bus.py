@@ -36,7 +36,12 @@ from hrm.memory.write_gate import WriteGate
 from hrm.storage.sqlite import Database
 from hrm.types import Clock, system_clock
 
-__all__ = ["DEFAULT_PROBLEM_ID", "WORKING_SET_EXPIRED", "MemoryBus", "default_write_gate"]
+__all__ = [
+    "DEFAULT_PROBLEM_ID",
+    "WORKING_SET_EXPIRED",
+    "MemoryBus",
+    "default_write_gate",
+]
 
 logger = logging.getLogger(__name__)
 
