@@ -70,9 +70,11 @@ class WriteGate:
     """
 
     def __init__(self, preferences: PreferenceSource) -> None:
-        """Args:
-        preferences: Classifies preference statements: a `PreferenceClassifier` or the
-            GovernanceKernel (its ``classify_preference``).
+        """Create a gate that classifies preference writes with `preferences`.
+
+        Args:
+            preferences: A `PreferenceClassifier`, or the GovernanceKernel (anything with
+                ``classify_preference``), as 001 §12.6 wires it.
         """
         self._preferences = preferences
 
