@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,12 +41,12 @@ OUT = ROOT / "bench" / "out" / "bench_hook.json"
 GOAL_RATIO = 4.0
 GOAL_1MB_SECONDS = 1.0
 
-WORDS = [
-    *("parser cache retry backoff fixture migration schema token budget ledger handoff plan",),
-    *("stream adapter gateway queue lock index search embed vector config yaml json hook skill",),
-    *("commit branch review deploy rollback test coverage lint type error timeout",),
-]
-WORDS = " ".join(WORDS).split(" ")
+WORDS = (
+    *("parser", "cache", "retry", "backoff", "fixture", "migration", "schema", "token", "budget"),
+    *("ledger", "handoff", "plan", "stream", "adapter", "gateway", "queue", "lock", "index"),
+    *("search", "embed", "vector", "config", "yaml", "json", "hook", "skill", "commit", "branch"),
+    *("review", "deploy", "rollback", "test", "coverage", "lint", "type", "error", "timeout"),
+)
 
 
 def rules(count: int = 40) -> dict[str, object]:
@@ -93,11 +94,17 @@ def payload(prompt: str) -> bytes:
 
 
 def timed(
-    cmd: list[str], stdin: bytes, env: dict[str, str]
+    cmd: list[str], stdin: bytes, env: dict[str, str], cpu: list[float] | None = None
 ) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """Wall time of one process; its CPU time (user + system) is appended to `cpu`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False)
-    return time.perf_counter() - started, proc
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return elapsed, proc
 
 
 def check(proc: subprocess.CompletedProcess[bytes]) -> None:
@@ -129,11 +136,12 @@ def main() -> int:
         for env in envs.values():  # warm the page cache and compile bytecode once
             check(timed(hook_cmd, payload(prompt), env)[1])
         times: dict[str, list[float]] = {"baseline": [], "fresh": [], "with_memory": []}
+        cpu: dict[str, list[float]] = {name: [] for name in times}
         answered = {"fresh": 0, "with_memory": 0}
         for _ in range(runs):
-            times["baseline"].append(timed([python, "-c", "pass"], b"", base_env)[0])
+            times["baseline"].append(timed([python, "-c", "pass"], b"", base_env, cpu["baseline"])[0])
             for name, env in envs.items():
-                elapsed, proc = timed(hook_cmd, payload(prompt), env)
+                elapsed, proc = timed(hook_cmd, payload(prompt), env, cpu[name])
                 check(proc)
                 answered[name] += bool(proc.stdout.strip())
                 times[name].append(elapsed)
@@ -145,15 +153,19 @@ def main() -> int:
             big_times.append(elapsed)
 
     median = {name: statistics.median(values) for name, values in times.items()}
+    cpu_median = {name: statistics.median(values) for name, values in cpu.items()}
     baseline = median["baseline"]
     results = {
         "runs": runs,
         "baseline_ms": round(baseline * 1000, 1),
+        "baseline_cpu_ms": round(cpu_median["baseline"] * 1000, 1),
         "scenarios": {
             name: {
                 "median_ms": round(median[name] * 1000, 1),
                 "p90_ms": round(sorted(times[name])[int(0.9 * (len(times[name]) - 1))] * 1000, 1),
                 "ratio": round(median[name] / baseline, 2),
+                "cpu_ms": round(cpu_median[name] * 1000, 1),
+                "cpu_ratio": round(cpu_median[name] / max(cpu_median["baseline"], 1e-6), 2),
                 "answered_runs": answered[name],
                 "goal_ratio": GOAL_RATIO,
                 "meets_goal": median[name] / baseline <= GOAL_RATIO,
@@ -174,7 +186,8 @@ def main() -> int:
     for name, row in results["scenarios"].items():  # type: ignore[union-attr]
         print(
             f"hook {name:<12} {row['median_ms']:>7} ms  ratio {row['ratio']:>5}x  "
-            f"(goal <= {GOAL_RATIO}x: {'met' if row['meets_goal'] else 'NOT met'})"
+            f"(goal <= {GOAL_RATIO}x: {'met' if row['meets_goal'] else 'NOT met'}); "
+            f"CPU ratio {row['cpu_ratio']}x"
         )
     big_row = results["prompt_1mb"]
     print(

@@ -73,6 +73,39 @@ def test_session_start_answers_with_context(home: HRMHome, tmp_path: Path) -> No
     assert "Finish the parser" in json.loads(output)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_project_config_is_honoured(home: HRMHome, tmp_path: Path) -> None:
+    from tests.continuity.test_hooks import handoff
+
+    HandoffStore(home).write(handoff(tmp_path, "Task " + "w" * 600, ["step " + "v" * 280] * 5))
+    (tmp_path / ".hrm").mkdir()
+    (tmp_path / ".hrm" / "config.yaml").write_text(
+        "continuity:\n  additional_context_max_chars: 300\n", encoding="utf-8"
+    )
+    payload = {"hook_event_name": "SessionStart", "session_id": "s"}
+    output = run(json.dumps(payload).encode(), [], home.root, tmp_path)
+    assert output is not None
+    assert len(json.loads(output)["hookSpecificOutput"]["additionalContext"]) <= 300
+
+
+def test_broken_config_falls_back_to_defaults(home: HRMHome, tmp_path: Path) -> None:
+    from tests.continuity.test_hooks import handoff
+
+    HandoffStore(home).write(handoff(tmp_path, "Still answered", ["go on"]))
+    home.config_path.write_text("continuity: [unclosed\n", encoding="utf-8")
+    payload = {"hook_event_name": "SessionStart", "session_id": "s"}
+    output = run(json.dumps(payload).encode(), [], home.root, tmp_path)
+    assert output is not None and "Still answered" in output
+    assert any("config not loaded" in line["message"] for line in log_lines(home.root))
+
+
+def test_default_settings_match_the_default_continuity_config() -> None:
+    """The hook skips loading an empty config, so its defaults must be the config's."""
+    from hrm.config import ContinuityConfig
+    from hrm.continuity.hooks import HookSettings
+
+    assert HookSettings.from_continuity(ContinuityConfig()) == HookSettings()
+
+
 def test_missing_home_is_created_quietly(tmp_path: Path) -> None:
     home = tmp_path / "fresh-home"
     payload = {"hook_event_name": "Stop", "session_id": "s", "stop_hook_active": True}
@@ -259,16 +292,21 @@ def test_process_ignores_input_past_the_limit(tmp_path: Path) -> None:
 
 
 def test_process_answers_a_one_megabyte_prompt(tmp_path: Path, home: HRMHome) -> None:
-    from tests.continuity.test_hooks import remember
+    from tests.continuity.test_hooks import remember, write_rules
 
     remember(home, ("tokenizers must handle surrogate pairs", "ERROR_FIX"))
+    write_rules(tmp_path, unicode=("suggest", ["tokenizers"]))
+    (tmp_path / ".hrm").mkdir()
+    (tmp_path / ".hrm" / "config.yaml").write_text(  # room for a loaded test machine
+        "continuity:\n  skill_match_budget_ms: 20000\n", encoding="utf-8"
+    )
     prompt = "tokenizers " + "é ünïcode words " * 70_000
     raw = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": prompt}).encode()
     assert len(raw) > 1_000_000
     code, out, _ = hook_process(raw, "user-prompt-submit", home.root, tmp_path)
     assert code == 0
     check_contract(out.decode(), {"hook_event_name": "UserPromptSubmit"})
-    assert b"surrogate pairs" in out
+    assert b"unicode (high, suggest)" in out
 
 
 def test_process_help() -> None:

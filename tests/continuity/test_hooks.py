@@ -235,6 +235,7 @@ def test_no_match_and_no_learnings_continue(home: HRMHome, tmp_path: Path) -> No
 
 
 def test_without_rule_files_nothing_is_matched_or_logged(home: HRMHome, tmp_path: Path) -> None:
+    (home.hot_config_dir / "skill-rules.json").unlink(missing_ok=True)
     activator = GatedActivator()
     orch = orchestrator(home, activator)
     response = orch.on_user_prompt_submit(prompt("anything at all", tmp_path))
@@ -281,7 +282,8 @@ def test_broken_rule_file_is_logged_and_others_still_match(home: HRMHome, tmp_pa
 
 def test_prompt_recalls_related_learnings(home: HRMHome, tmp_path: Path) -> None:
     remember(home, ("Migrations must never be edited once released", "ARCHITECTURAL_DECISION"))
-    response = orchestrator(home).on_user_prompt_submit(prompt("can I edit the migration?", tmp_path))
+    orch = orchestrator(home, prompt_recall_budget_ms=10_000, skill_match_budget_ms=10_000)
+    response = orch.on_user_prompt_submit(prompt("can I edit the migration?", tmp_path))
     assert response.action is HookAction.SUGGEST
     assert "never be edited" in (response.additional_context or "")
 
@@ -291,7 +293,10 @@ def test_huge_prompt_is_bounded_for_recall(home: HRMHome, tmp_path: Path) -> Non
     write_rules(tmp_path, fuzzing=("suggest", ["fuzz"]))
     activator = GatedActivator()
     text = "parser " + "lorem ipsum " * 90_000
-    response = orchestrator(home, activator).on_user_prompt_submit(prompt(text, tmp_path))
+    orch = orchestrator(
+        home, activator, prompt_recall_budget_ms=10_000, skill_match_budget_ms=10_000
+    )
+    response = orch.on_user_prompt_submit(prompt(text, tmp_path))
     assert activator.prompts == [text]
     assert "fuzz tests" in (response.additional_context or "")
 
@@ -404,6 +409,27 @@ def test_stop_never_blocks(home: HRMHome, tmp_path: Path, active: bool) -> None:
     )
     assert response.action is HookAction.CONTINUE
     assert response.additional_context is None
+
+
+def test_recall_that_overruns_its_budget_is_left_out(home: HRMHome, tmp_path: Path) -> None:
+    write_rules(tmp_path, docs=("suggest", ["readme"]))
+    remember(home, ("the readme is generated", "CODEBASE_PATTERN"))
+    release = threading.Event()
+
+    class Slow:
+        def search_memories(self, *args: Any, **kwargs: Any) -> Any:
+            release.wait(10)
+            raise RuntimeError("too late")
+
+    orch = HookOrchestrator(
+        home, HookSettings(prompt_recall_budget_ms=20, skill_match_budget_ms=10_000), learnings=Slow
+    )
+    response = orch.on_user_prompt_submit(prompt("update the readme", tmp_path))
+    release.set()
+    assert response.action is HookAction.SUGGEST
+    assert "docs" in (response.additional_context or "")
+    assert response.metadata["memories_loaded"] == 0
+    assert orch.abandoned_workers == 1
 
 
 def test_settings_from_continuity_config() -> None:

@@ -212,6 +212,8 @@ def _settings(
     """The continuity settings of this home and project; defaults if the config is unusable."""
     from hrm.continuity.hooks import HookSettings
 
+    if not _has_configuration(home, project, env):
+        return HookSettings()  # the defaults, without importing YAML and the config machinery
     try:
         from hrm.config import load_config
 
@@ -220,6 +222,34 @@ def _settings(
     except Exception as exc:
         log.write("warning", event, f"config not loaded, using defaults: {exc}")
         return HookSettings()
+
+
+_CONFIG_ENV_IGNORED = frozenset({"HRM_HOME", "HRM_DEBUG", "HRM_LOG_LEVEL"})
+
+
+def _has_configuration(home: HRMHome, project: Path, env: Mapping[str, str]) -> bool:
+    """Whether any config file or ``HRM_*`` variable could change a default.
+
+    Most hook calls run on a home whose ``config.yaml`` is still the commented template; loading
+    the configuration then costs a YAML import for nothing. Any doubt answers True.
+    """
+    if any(var.startswith("HRM_") and var not in _CONFIG_ENV_IGNORED for var in env):
+        return True
+    for path in (home.config_path, project / ".hrm" / "config.yaml"):
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(65_536)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        for line in head.splitlines():
+            text = line.strip()
+            if text and not text.startswith(b"#"):
+                return True
+        if len(head) == 65_536:
+            return True
+    return False
 
 
 def _open_home(env: Mapping[str, str]) -> HRMHome | None:

@@ -167,6 +167,8 @@ class HookSettings:
     """Extra skill-rule files, beside the defaults of the home and the project."""
     session_start_max_learnings: int = 5
     prompt_max_learnings: int = 3
+    prompt_recall_budget_ms: int = 300
+    """Recalling learnings for a prompt is optional: it may hold the prompt this long at most."""
     additional_context_max_chars: int = MAX_ADDITIONAL_CONTEXT
     embeddings: str = "off"
     """``on`` loads the embedding model (slow start); anything else keeps hooks on FTS5 only."""
@@ -399,14 +401,20 @@ class HookOrchestrator:
         if not prompt.text.strip():
             return HookResponse(metadata={"skipped": "empty prompt"})
         deadline = started + self.settings.skill_match_budget_ms / 1000
+        recall_ms = min(self.settings.prompt_recall_budget_ms, self.settings.skill_match_budget_ms)
+        recall_deadline = started + recall_ms / 1000
         matching = _Budgeted("skill-match", lambda: self._match(prompt, deadline))
         recall: _Budgeted[list[Any]] | None = None
         if self.settings.prompt_max_learnings > 0 and self.home.memory_db.exists():
             query = _prompt_query(prompt.text)
             limit = min(self.settings.prompt_max_learnings, 100)
-            recall = _Budgeted("prompt-recall", lambda: self._search(query, limit, deadline))
+            recall = _Budgeted(
+                "prompt-recall", lambda: self._search(query, limit, recall_deadline)
+            )
         outcome = self._collect("skill matching", matching, deadline)
-        learnings = (self._collect("prompt recall", recall, deadline) if recall else None) or []
+        learnings = []
+        if recall is not None:
+            learnings = self._collect("prompt recall", recall, recall_deadline) or []
         metadata: dict[str, Any] = {
             "memories_loaded": len(learnings),
             "matching_ready": outcome is not None,
