@@ -26,7 +26,7 @@ from typing import Any
 
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
-from hrm.memory.types import EpisodeEntry, check_json, format_timestamp, parse_timestamp
+from hrm.memory.types import EpisodeEntry, check_json, format_timestamp
 from hrm.storage.ledger import Ledger, LedgerRecord
 from hrm.storage.sqlite import Database
 from hrm.types import Clock, system_clock
@@ -526,7 +526,8 @@ def _decode(row: sqlite3.Row) -> EpisodeEntry:
     data = json.loads(row["data_json"])
     return EpisodeEntry(
         id=data["id"],
-        timestamp=parse_timestamp(data["timestamp"]),
+        # Stored timestamps are always format_timestamp's "...Z", which 3.11 parses as UTC.
+        timestamp=datetime.fromisoformat(data["timestamp"]),
         problem_id=data.get("problem_id"),
         entry_type=data["entry_type"],
         content=data.get("content", {}),
