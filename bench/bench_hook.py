@@ -74,9 +74,17 @@ def make_home(root: Path, *, learnings: int) -> HRMHome:
     (home.hot_config_dir / "skill-rules.json").write_text(json.dumps(rules()), encoding="utf-8")
     if learnings:
         rng = random.Random(11)
+        # Real learnings share few words: a 5,000-word vocabulary drawn Zipf-like, plus one or
+        # two of the prompt's technical words, so a prompt matches a few percent of them.
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        vocabulary = ["".join(rng.choices(letters, k=rng.randint(4, 9))) for _ in range(5000)]
+        weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
         with LearningsRepository.open(home, embeddings="off") as repo:
             for i in range(learnings):
-                text = " ".join(rng.choices(WORDS, k=12)) + f" note {i}"
+                words = rng.choices(vocabulary, weights=weights, k=10)
+                words += rng.sample(WORDS, rng.randint(1, 2))
+                rng.shuffle(words)
+                text = " ".join(words) + f" note {i}"
                 repo.store_learning(LearningInput(content=text, type="CODEBASE_PATTERN"))
     return home
 
@@ -139,7 +147,8 @@ def main() -> int:
         cpu: dict[str, list[float]] = {name: [] for name in times}
         answered = {"fresh": 0, "with_memory": 0}
         for _ in range(runs):
-            times["baseline"].append(timed([python, "-c", "pass"], b"", base_env, cpu["baseline"])[0])
+            baseline_run = timed([python, "-c", "pass"], b"", base_env, cpu["baseline"])
+            times["baseline"].append(baseline_run[0])
             for name, env in envs.items():
                 elapsed, proc = timed(hook_cmd, payload(prompt), env, cpu[name])
                 check(proc)
