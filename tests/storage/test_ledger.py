@@ -521,3 +521,18 @@ def test_complete_lines_are_never_cut(path: Path) -> None:
     report = verify_ledger(path)
     assert path.read_bytes() == before
     assert report.repaired is None and not report.ok
+
+
+def test_records_with_other_iso_timestamps_still_verify(path: Path) -> None:
+    """A ts without microseconds (another writer's) takes the slow path and still verifies."""
+    fields = {"data": {}, "kind": "turn", "prev": GENESIS_HASH, "seq": 1,
+              "ts": "2026-01-02T03:04:05+00:00"}
+    path.parent.mkdir(parents=True)
+    path.write_text(canonical_json({**fields, "hash": record_hash(**fields)}) + "\n")
+    with Ledger(path) as ledger:
+        second = ledger.append("turn", {})
+        report = ledger.verify()
+        first = ledger.read_at(0)
+    assert report.ok and report.records == 2
+    assert second.prev == first.hash
+    assert first.timestamp == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -78,6 +78,7 @@ _HASH_KEY = b',"hash":"'
 _PREV_KEY = b',"prev":"'
 _SEQ_KEY = b',"seq":'
 _TS_KEY = b',"ts":'
+_TS_TAIL = len('2026-01-02T03:04:05.000000Z"}\n')  # bytes after the ts key's opening quote
 _ANCHOR_SIZE = 256
 _READ_CHUNK = 1 << 16
 _MAX_KIND = 200
@@ -795,26 +796,39 @@ def _scan(
             or sha256(raw[:i] + raw[i + 74 : -1]).hexdigest().encode() != digest
         ):
             raise _Corrupt(seq, seq, _diagnose(raw), offset)
-        p = raw.find(_PREV_KEY, i + 74)
-        s = raw.find(_SEQ_KEY, p + 73)
-        t = raw.find(_TS_KEY, s + 7)
-        try:
-            found = int(raw[s + 7 : t]) if p > 0 and s > 0 and t > 0 else -1
-        except ValueError:
-            found = -1
-        if found != seq:
-            raise _Corrupt(seq, seq, _seq_reason(seq, found), offset)
-        if raw[p + 9 : p + 73] != prev:
-            reason = (
-                f"chain broken: prev does not match the hash of record {seq - 1}"
-                if seq > 1
-                else "chain broken: the first record's prev is not the genesis hash"
-            )
-            raise _Corrupt(seq, seq, reason, offset)
+        # Fast path: hrm writes ts at a fixed width, so seq and prev sit at known places.
+        marker = b'","seq":%d,"ts":"' % seq
+        m = n - _TS_TAIL - len(marker)
+        if (
+            raw[m : m + len(marker)] != marker
+            or raw[m - 64 : m] != prev
+            or raw[m - 73 : m - 64] != _PREV_KEY
+        ):
+            _check_links(raw, i, seq, prev, offset)
         yield offset, raw, seq, digest
         prev = digest
         seq += 1
         offset += n
+
+
+def _check_links(raw: bytes, i: int, seq: int, prev: bytes, offset: int) -> None:
+    """Slow path of `_scan`: find seq and prev wherever they are; raise `_Corrupt` if wrong."""
+    p = raw.find(_PREV_KEY, i + 74)
+    s = raw.find(_SEQ_KEY, p + 73)
+    t = raw.find(_TS_KEY, s + 7)
+    try:
+        found = int(raw[s + 7 : t]) if p > 0 and s > 0 and t > 0 else -1
+    except ValueError:
+        found = -1
+    if found != seq:
+        raise _Corrupt(seq, seq, _seq_reason(seq, found), offset)
+    if raw[p + 9 : p + 73] != prev:
+        reason = (
+            f"chain broken: prev does not match the hash of record {seq - 1}"
+            if seq > 1
+            else "chain broken: the first record's prev is not the genesis hash"
+        )
+        raise _Corrupt(seq, seq, reason, offset)
 
 
 def _seq_reason(expected: int, found: int) -> str:
