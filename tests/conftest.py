@@ -30,6 +30,8 @@ def clean_environ(
         if var.startswith("HRM_") or var.startswith("LLM_") or var in _PROVIDER_VARS:
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HRM_HOME", str(tmp_path_factory.mktemp("hrm-home")))
+    # The local model may be installed; tests use the deterministic offline one unless they ask.
+    monkeypatch.setenv("HRM_PROVIDER", "offline")
     yield
 
 

@@ -282,6 +282,9 @@ class HRMConfig:
     """Relative paths are inside the home's logs directory."""
     ledger_durability: str = "group"
     """group: fsync at turn boundaries (fast); fsync: every record (safest)."""
+    ledger_group_commit_ms: int = 20
+    """Under group durability, the fsync that ends a turn is batched with the turns ending within
+    this many milliseconds, off the turn's path; 0 fsyncs synchronously at every turn end."""
     context_token_budget: int = 2000
     """Tokens of assembled context a model sees per turn."""
     plan_default_ttl: int = 12
@@ -315,6 +318,7 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "pattern_creation_threshold": (lambda v: v >= 1, "at least 1"),
     "working_set_default_ttl_hours": (lambda v: v >= 1, "at least 1"),
     "ledger_durability": (lambda v: v in ("group", "fsync"), "'group' or 'fsync'"),
+    "ledger_group_commit_ms": (lambda v: 0 <= v <= 5000, "between 0 and 5000"),
     "context_token_budget": (lambda v: v >= 64, "at least 64"),
     "plan_default_ttl": (lambda v: v >= 1, "at least 1"),
     "stack_token_budget": (lambda v: v >= 1, "at least 1"),

@@ -1,0 +1,283 @@
+"""Context assembly: what a model sees in a turn, bounded by a token budget, with its audit trail.
+
+Before a model is called, the context is assembled from sources in priority order — explicit
+preferences (canon) above all, then the rest of the Shared Reference that bears on the input,
+the active problem's working set, learned patterns, retrieved learnings and episodes, and the
+recent turns. Each source yields `ContextItem`s; the assembler keeps items greedily by priority
+until the budget is spent, and records every inclusion and exclusion with a reason. That record is
+the ``attention_state`` of the stack's decision ledger (004 §4, §6).
+
+Attention templates (004 §6) drive the same machinery: each pipeline stage of a template maps to
+a source here, so a template changes *what* is retrieved without changing *how* it is bounded and
+recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AssembledContext",
+    "ContextAssembler",
+    "ContextItem",
+    "ContextSource",
+    "estimate_tokens",
+    "relevance",
+]
+
+_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "what",
+        "when",
+        "where",
+        "which",
+        "your",
+        "you",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "could",
+        "should",
+        "about",
+        "into",
+        "them",
+        "they",
+        "then",
+        "than",
+        "there",
+        "their",
+        "been",
+        "being",
+        "also",
+        "just",
+        "like",
+        "does",
+        "doing",
+        "done",
+        "can",
+        "not",
+        "but",
+        "all",
+        "any",
+        "how",
+        "why",
+        "who",
+        "its",
+        "it's",
+        "our",
+        "out",
+        "use",
+        "using",
+    ]
+)
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap, provider-independent token estimate (about four characters per token)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in (m.lower() for m in _WORD.findall(text[:20_000])) if w not in _STOP)
+
+
+def relevance(query_words: frozenset[str], text: str) -> float:
+    """Share of the query's content words found in `text` (0..1)."""
+    if not query_words:
+        return 0.0
+    return len(query_words & _words(text)) / len(query_words)
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One candidate piece of context."""
+
+    source: str
+    """Which source produced it: canon, shared_reference, working_set, pattern, learning, episode,
+    recent_turn, registry, ledger, open_loop, …"""
+    key: str
+    text: str
+    priority: float
+    """Higher is kept first; explicit preferences sit at 1.0."""
+    always: bool = False
+    """Kept even when it alone exceeds the remaining budget (truncated instead)."""
+
+
+@dataclass
+class AssembledContext:
+    """The context a model sees, and what was left out and why."""
+
+    system: str
+    """The system prompt: role, then the kept context items grouped by source."""
+    items: list[ContextItem]
+    tokens: int
+    budget: int
+    included: list[dict[str, Any]] = field(default_factory=list)
+    excluded: list[dict[str, Any]] = field(default_factory=list)
+
+    def attention_state(self) -> dict[str, Any]:
+        """The audit record of this assembly (004 §4 ``attention_state``)."""
+        return {
+            "budget_tokens": self.budget,
+            "used_tokens": self.tokens,
+            "retrieved": self.included,
+            "excluded": self.excluded,
+        }
+
+
+ContextSource = Callable[[str], Iterable[ContextItem]]
+"""A source: given the input text, the items it offers (already scored)."""
+
+
+_SECTION_TITLES = {
+    "canon": "Canon — the person's explicit preferences (always honour these)",
+    "shared_reference": "Shared reference (versioned facts)",
+    "working_set": "Working set of the active problem",
+    "pattern": "Learned patterns",
+    "learning": "Learnings from earlier sessions",
+    "episode": "Recent episodes",
+    "open_loop": "Open loops",
+    "salience": "Salience anchors",
+    "registry": "Registry",
+    "ledger": "Ledger",
+    "recent_turn": "Recent conversation",
+}
+
+
+class ContextAssembler:
+    """Assembles bounded context from sources; records inclusions and exclusions.
+
+    Args:
+        role: The first lines of the system prompt (who the assistant is, the stack's role).
+        budget_tokens: The most context tokens a model sees per turn.
+    """
+
+    def __init__(self, role: str, budget_tokens: int = 2000) -> None:
+        self.role = role
+        self.budget_tokens = max(64, budget_tokens)
+
+    def assemble(
+        self,
+        text: str,
+        sources: Sequence[tuple[str, ContextSource]],
+        *,
+        failures: list[str] | None = None,
+    ) -> AssembledContext:
+        """Gather items from every source, keep the best under the budget, render the prompt.
+
+        A source that raises is skipped and named in `failures` (and in the excluded list):
+        context assembly degrades, it never fails the turn.
+        """
+        candidates: list[ContextItem] = []
+        excluded: list[dict[str, Any]] = []
+        for name, source in sources:
+            try:
+                candidates.extend(source(text))
+            except Exception as exc:  # a broken source must not fail the turn
+                excluded.append({"source": name, "key": None, "reason": f"source failed: {exc}"})
+                if failures is not None:
+                    failures.append(f"{name}: {exc}")
+        role_tokens = estimate_tokens(self.role)
+        remaining = self.budget_tokens - role_tokens
+        kept: list[ContextItem] = []
+        included: list[dict[str, Any]] = []
+        seen: set[tuple[str, str]] = set()
+        ordered = sorted(
+            enumerate(candidates), key=lambda pair: (not pair[1].always, -pair[1].priority, pair[0])
+        )
+        for _, item in ordered:
+            ident = (item.source, item.key)
+            if ident in seen:
+                excluded.append({"source": item.source, "key": item.key, "reason": "duplicate"})
+                continue
+            seen.add(ident)
+            cost = estimate_tokens(item.text)
+            if cost <= remaining:
+                kept.append(item)
+                remaining -= cost
+                included.append(_entry(item, cost))
+            elif item.always and remaining > 16:
+                clipped = item.text[: remaining * 4 - 4] + "…"
+                trimmed = ContextItem(item.source, item.key, clipped, item.priority, True)
+                kept.append(trimmed)
+                included.append({**_entry(trimmed, remaining), "truncated": True})
+                remaining = 0
+            else:
+                excluded.append(
+                    {
+                        "source": item.source,
+                        "key": item.key,
+                        "reason": f"over budget ({cost} tokens, {max(remaining, 0)} left)",
+                        "priority": round(item.priority, 3),
+                    }
+                )
+        system = self._render(kept)
+        return AssembledContext(
+            system=system,
+            items=kept,
+            tokens=self.budget_tokens - remaining,
+            budget=self.budget_tokens,
+            included=included,
+            excluded=excluded,
+        )
+
+    def _render(self, items: list[ContextItem]) -> str:
+        lines = [self.role.rstrip()]
+        by_source: dict[str, list[ContextItem]] = {}
+        for item in items:
+            by_source.setdefault(item.source, []).append(item)
+        for source in list(_SECTION_TITLES) + sorted(set(by_source) - set(_SECTION_TITLES)):
+            group = by_source.get(source)
+            if not group:
+                continue
+            lines.append("")
+            lines.append(f"## {_SECTION_TITLES.get(source, source.replace('_', ' ').title())}")
+            lines.extend(f"- {item.text}" for item in group)
+        return "\n".join(lines)
+
+
+def _entry(item: ContextItem, tokens: int) -> dict[str, Any]:
+    return {
+        "source": item.source,
+        "key": item.key,
+        "tokens": tokens,
+        "priority": round(item.priority, 3),
+    }
+
+
+def score_items(
+    source: str,
+    query: str,
+    entries: Iterable[tuple[str, str]],
+    *,
+    base: float,
+    floor: float = 0.0,
+    limit: int = 10,
+) -> list[ContextItem]:
+    """Turn ``(key, text)`` pairs into items scored by relevance to `query` above `base`.
+
+    Items with relevance below `floor` are dropped (not relevant enough to cost tokens).
+    """
+    words = _words(query)
+    scored: list[ContextItem] = []
+    for key, text in entries:
+        rel = relevance(words, text)
+        if rel < floor:
+            continue
+        scored.append(ContextItem(source, key, text, base + (1 - base) * rel * 0.5))
+    scored.sort(key=lambda item: -item.priority)
+    return scored[:limit]

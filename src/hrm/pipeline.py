@@ -1,0 +1,817 @@
+"""The `HRM` facade and the governed turn loop (001 §8.1, ARCHITECTURE §3).
+
+`HRM.turn(text)` carries one input through every layer and returns a `TurnResult`: the answer and
+the decision record (arbitration, preference handling, altitude, classification, strategy,
+escalation, candidates and the selected action, gate decisions, stance and commitment before and
+after, attention state, execution, evaluation, writes, learning and work orders).
+
+State lives in the home, never only in this object: stance, commitments and problems in
+``memory.db``; the stack's turn state (altitude, the last routing, a pending preference) in the
+last ``turn`` record of its decision ledger. A second process opening the same home and stack
+continues from there. Every step is an event in the decision ledger (HO2m); every model call a
+work order in the execution ledger (HO1m).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from hrm.config import HRMConfig, LLMConfig, load_config
+from hrm.errors import HRMError
+from hrm.home import HRMHome, initialize, parse_agent_class
+from hrm.records import DecisionRecord, TurnResult, jsonable
+from hrm.storage.ledger import Ledger
+from hrm.storage.sqlite import Database
+from hrm.tracing import get_tracer
+from hrm.types import AltitudeLevel, Clock, HRMContext, Stance, TurnInput, system_clock
+
+__all__ = ["HRM", "SESSION_IDLE_MINUTES"]
+
+logger = logging.getLogger(__name__)
+
+SESSION_IDLE_MINUTES = 30
+"""A stack's session continues across processes until it has been idle this long."""
+
+RECENT_TURNS = 6
+"""Turns of history kept in `HRMContext` and offered to context assembly."""
+
+MAX_STORED_TEXT = 2000
+"""Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_AFFIRM = re.compile(
+    r"^\s*(yes|yep|yeah|sure|correct|confirm(ed)?|that'?s right|right|exactly|please do|do it)\b",
+    re.IGNORECASE,
+)
+_DENY = re.compile(r"^\s*(no|nope|don'?t|do not|never mind|forget it)\b", re.IGNORECASE)
+_NEGATIVE_FEEDBACK = re.compile(
+    r"^\s*(no[,.!]|wrong|that'?s (wrong|not (it|right|what)|incorrect)|incorrect|"
+    r"that (didn'?t|does ?n'?t) work|not helpful|bad answer)",
+    re.IGNORECASE,
+)
+_COMMIT_FOR = re.compile(r"\bfor the next (\d{1,2}) turns?\b", re.IGNORECASE)
+_COMMIT_TO = re.compile(
+    r"\b(?:let'?s|we'?ll|i want to|commit to) (?:focus on|work on|commit to|finish|ship)"
+    r"\s+(.{3,80})",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class _TurnState:
+    """What the stack carries from turn to turn, persisted in each ``turn`` record."""
+
+    turn_number: int = 0
+    session_id: str = ""
+    last_at: str | None = None
+    altitude: str = AltitudeLevel.L2_OPERATIONS.value
+    failure_streak: int = 0
+    last_signal: dict[str, Any] | None = None
+    last_routing: dict[str, Any] | None = None
+    pending_preference: dict[str, Any] | None = None
+    recent: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "turn_number": self.turn_number,
+            "session_id": self.session_id,
+            "last_at": self.last_at,
+            "altitude": self.altitude,
+            "failure_streak": self.failure_streak,
+            "last_signal": self.last_signal,
+            "last_routing": self.last_routing,
+            "pending_preference": self.pending_preference,
+            "recent": self.recent[-RECENT_TURNS:],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> _TurnState:
+        state = cls()
+        for key in state.to_dict():
+            if key in data:
+                setattr(state, key, data[key])
+        return state
+
+
+def _clean(text: str) -> str:
+    """Drop control characters (keep newlines and tabs) and normalise Unicode."""
+    if not isinstance(text, str):
+        raise HRMError.validation_failed(
+            f"turn text must be a string, got {type(text).__name__}", field="text"
+        )
+    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
+
+
+def _clip(text: str, limit: int = MAX_STORED_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+def _slug(text: str, limit: int = 48) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "-".join(words)[:limit].strip("-") or "preference"
+
+
+class HRM:
+    """One stack (agent class) of hrm, opened over a home.
+
+    Use `HRM.open`; close with `close` or a ``with`` block. Not thread-safe for concurrent turns
+    on one object (turns are serialised by an internal lock); several processes may open the
+    same home and stack.
+    """
+
+    def __init__(
+        self,
+        home: HRMHome,
+        config: HRMConfig,
+        agent_class: str,
+        *,
+        llm: Any = None,
+        clock: Clock = system_clock,
+        new_session: bool = False,
+    ) -> None:
+        from hrm.stacks.factory import create_stack
+
+        self.home = home
+        self.config = config
+        self.agent_class = agent_class
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.stack = create_stack(agent_class, config, home, llm=llm, clock=clock)
+        s = self.stack
+        self.db: Database = s.db
+        self.bus = s.bus
+        self.decisions: Ledger = s.decision_ledger
+        self.executions: Ledger = s.execution_ledger
+        self.focus = s.focus
+        self.kernel = s.focus.kernel
+        self.altitude = s.altitude
+        self.planner = s.planner
+        self.evaluator = s.evaluator
+        self.router = s.router
+        self.feedback = s.feedback
+        self.patterns = s.patterns
+        self.llm = s.gateway
+        self._state = self._load_state()
+        self._start_session(force=new_session)
+
+    # ── opening ────────────────────────────────────────────────────────────
+
+    @classmethod
+    def open(
+        cls,
+        home: HRMHome | str | Path | None = None,
+        agent_class: str | None = None,
+        llm: Any = None,
+        *,
+        config: HRMConfig | None = None,
+        project_dir: str | Path | None = None,
+        clock: Clock = system_clock,
+        new_session: bool = False,
+    ) -> HRM:
+        """Open a stack over a home, creating the home's layout if needed.
+
+        Args:
+            home: The home (default ``$HRM_HOME`` or ``~/.hrm``).
+            agent_class: ``ADMIN`` or ``RESIDENT:<name>`` (default from config).
+            llm: A provider name (``offline``, ``local``, ``anthropic``, ``openai``), an
+                `LLMConfig`, or any `ILLMAdapter`; default from config (``auto``).
+            config: A ready configuration; default `load_config(home, project_dir)`.
+            project_dir: Where ``.hrm/config.yaml`` is looked up (default: cwd).
+            clock: Time source (tests inject one).
+            new_session: Start a new session even if the last one is recent.
+        """
+        h = home if isinstance(home, HRMHome) else HRMHome.resolve(home)
+        cfg = config if config is not None else load_config(h, project_dir).config
+        ac = agent_class or cfg.default_agent_class
+        parse_agent_class(ac)
+        initialize(h, agent_class=ac)
+        if isinstance(llm, str):
+            cfg = _with_llm(cfg, LLMConfig(**{**cfg.llm.__dict__, "provider": llm}))
+            llm = None
+        elif isinstance(llm, LLMConfig):
+            cfg = _with_llm(cfg, llm)
+            llm = None
+        return cls(h, cfg, ac, llm=llm, clock=clock, new_session=new_session)
+
+    def close(self) -> None:
+        """Make everything durable and release the stack (004 §8 teardown keeps all ledgers)."""
+        self.stack.teardown()
+
+    def __enter__(self) -> HRM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ── properties a caller shows ──────────────────────────────────────────
+
+    @property
+    def session_id(self) -> str:
+        return self._state.session_id
+
+    @property
+    def turn_number(self) -> int:
+        return self._state.turn_number
+
+    @property
+    def stance(self) -> Stance:
+        current: Stance = self.focus.stance.get_current()
+        return current
+
+    @property
+    def current_altitude(self) -> AltitudeLevel:
+        return AltitudeLevel(self._state.altitude)
+
+    def status(self) -> dict[str, Any]:
+        """Altitude, stance, commitment and active problem, for a status line."""
+        commitment = self.focus.commitments.get_active()
+        problem = self.focus.problem_registry.get_active()
+        return {
+            "agent_class": self.agent_class,
+            "session_id": self.session_id,
+            "turn": self.turn_number,
+            "altitude": self._state.altitude,
+            "stance": self.stance.value,
+            "commitment": None
+            if commitment is None
+            else {
+                "id": commitment.id,
+                "description": commitment.description,
+                "turns_remaining": commitment.turns_remaining,
+                "turns_total": commitment.turns_total,
+            },
+            "problem": None if problem is None else {"id": problem.id, "title": problem.title},
+            "provider": self.llm.provider,
+            "model": self.llm.model,
+        }
+
+    def history(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The last turns of this stack as recorded in its decision ledger (newest last)."""
+        turns = [r for r in self.decisions.tail(limit * 40) if r.kind == "turn"]
+        return [
+            {
+                "turn": r.data.get("turn"),
+                "ts": r.ts,
+                "input": r.data.get("input"),
+                "response": r.data.get("response"),
+                "action": r.data.get("action"),
+            }
+            for r in turns[-limit:]
+        ]
+
+    def last_decision(self) -> dict[str, Any] | None:
+        """The decision record of the last turn, read from the ledger."""
+        for record in reversed(self.decisions.tail(200)):
+            if record.kind == "turn":
+                decision: dict[str, Any] | None = record.data.get("decision")
+                return decision
+        return None
+
+    # ── the turn ───────────────────────────────────────────────────────────
+
+    def turn(
+        self,
+        text: str,
+        source: str = "user",
+        *,
+        priority: int = 0,
+        metadata: dict[str, Any] | None = None,
+    ) -> TurnResult:
+        """Carry one input through every layer; returns the answer and why.
+
+        Never leaves half-written state: each store writes atomically, ledgers append whole
+        records, and a failure inside a step is recorded and answered with a fallback.
+        """
+        with self._lock:
+            return self._turn(_clean(text), source, priority, metadata or {})
+
+    def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
+        self._refresh_state()
+        tracer = get_tracer()
+        trace_id = tracer.generate_id("hrm") if tracer.active else _trace_id()
+        state = self._state
+        number = state.turn_number + 1
+        events: list[tuple[str, dict[str, Any]]] = []
+        work_orders: list[dict[str, Any]] = []
+        self.stack.work_order_sink = work_orders
+        record = DecisionRecord(
+            turn=number,
+            session_id=state.session_id,
+            agent_class=self.agent_class,
+            trace_id=trace_id,
+            input_summary=_clip(text, 200),
+        )
+
+        def event(kind: str, /, **payload: Any) -> None:
+            events.append((kind, jsonable(payload)))
+
+        ctx = self._context(number)
+        turn_input = TurnInput(
+            text=text,
+            timestamp=self._clock(),
+            context=ctx,
+            source=source,
+            priority=priority,
+            metadata=metadata,
+        )
+        event("turn_started", text=_clip(text), length=len(text), source=source)
+        with tracer.span("pipeline", "turn", "HRM", input_data=text[:200]) as span:
+            try:
+                response, action, asked = self._run(turn_input, record, event)
+            except HRMError as exc:
+                # A failure the layers could not absorb: record it, answer honestly.
+                record.notes.append(f"turn failed: {exc}")
+                event("turn_failed", error=exc.to_dict())
+                response = (
+                    "I could not complete this turn: "
+                    f"{exc.message} (recorded as {exc.code.value}; nothing was half-written)."
+                )
+                action, asked = "error", False
+            span.set_output(response[:200])
+        record.work_orders = list(work_orders)
+        self.stack.work_order_sink = None
+        state.turn_number = number
+        state.last_at = self._clock().isoformat()
+        state.recent = [*state.recent, {"input": _clip(text, 500), "output": _clip(response, 500)}][
+            -RECENT_TURNS:
+        ]
+        turn_record = {
+            **self.stack.ho2m_fields(
+                work_orders=work_orders,
+                arbitration=record.arbitration,
+                escalations=record.escalations,
+                attention_state=record.attention_state,
+                meta_episodes=self._meta_episodes(record),
+            ),
+            "turn": number,
+            "input": _clip(text),
+            "input_length": len(text),
+            "response": _clip(response),
+            "action": action,
+            "asked": asked,
+            "decision": record.to_dict(),
+            "state": state.to_dict(),
+        }
+        items = [
+            (
+                kind,
+                {
+                    "session_id": state.session_id,
+                    "agent_class": self.agent_class,
+                    "turn": number,
+                    **payload,
+                },
+            )
+            for kind, payload in events
+        ]
+        items.append(("turn", turn_record))
+        self.decisions.append_many(items)
+        self.stack.end_turn()
+        return TurnResult(response=response, action=action, decision=record, asked=asked)
+
+    def _run(
+        self, turn_input: TurnInput, record: DecisionRecord, event: Any
+    ) -> tuple[str, str, bool]:
+        state = self._state
+        text = turn_input.text
+        ctx = turn_input.context
+        notes: list[str] = []
+
+        # 0. Feedback on the previous answer and a pending preference confirmation.
+        self._feedback_on_previous(text, record, event)
+        confirmation = self._resolve_pending_preference(text, record, event, notes)
+
+        # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
+        signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
+        record.escalation["signals"] = signals.to_record()
+        focus = self.focus.process_turn(turn_input, signals)
+        record.arbitration = focus.arbitration.to_record()
+        record.stance_before = focus.stance_before.value
+        record.commitment_before = _commitment(focus.commitment_before)
+        for ev in focus.events:
+            event(ev["event_type"], **ev["payload"])
+        if focus.action == "ask_user":
+            record.stance_after = focus.stance_after.value
+            record.commitment_after = _commitment(focus.commitment_after)
+            record.notes.append("arbitration asked the person; nothing else changed")
+            return focus.message, "ask_user", True
+        problem = self.focus.problem_registry.get_active()
+        record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
+        ctx.problem_id = problem.id if problem else None
+
+        # 2. Preferences (001 §12.4, §12.6).
+        if confirmation is None:
+            notes += self._handle_preference(turn_input, signals, record, event)
+        else:
+            notes.append(confirmation)
+
+        # 3. Altitude (001 §2.1).
+        classification = self.altitude.classify_input(turn_input)
+        before_level = self.altitude.current_level
+        if classification.level is not before_level and self.altitude.transition(
+            classification.level, f"input classified at {classification.level.value}"
+        ):
+            event(
+                "altitude_transition",
+                **{
+                    "from": before_level.value,
+                    "to": classification.level.value,
+                    "reason": f"input classified at {classification.level.value}",
+                },
+            )
+        record.altitude = {
+            "level": classification.level.value,
+            "confidence": classification.confidence,
+            "signals": classification.signals,
+            "suggested_stance": classification.suggested_stance,
+            "allows_agents": classification.allows_agents,
+            "from": before_level.value,
+        }
+        ctx.altitude = classification.level
+
+        # 4. Reasoning (001 §3): classification, patterns, strategy, escalation, one action.
+        reasoning = self.router.reason(
+            turn_input, stance=self.stance, context=ctx, conflict_hint=signals.conflict_level
+        )
+        record.classification = jsonable(reasoning.classification)
+        record.patterns = [jsonable(p) for p in reasoning.patterns]
+        for match in reasoning.patterns:
+            event("pattern_matched", pattern_id=match.pattern_id, confidence=match.match_confidence)
+        record.strategy = jsonable(reasoning.strategy)
+        record.escalation.update(
+            {
+                "score": reasoning.escalation_score,
+                "escalated": reasoning.escalated,
+                "deescalated": reasoning.deescalated,
+                "level": reasoning.routing.escalation_level,
+            }
+        )
+        if reasoning.escalated or reasoning.deescalated:
+            esc = {
+                "kind": "escalation" if reasoning.escalated else "deescalation",
+                "strategy": reasoning.strategy.strategy,
+                "level": reasoning.routing.escalation_level,
+                "score": reasoning.escalation_score,
+                "reason": reasoning.strategy.reason,
+            }
+            record.escalations.append(esc)
+            event("escalation", **esc)
+        record.candidates = [
+            {"id": c.id, "action_type": c.action_type, "description": c.description}
+            for c in reasoning.candidates
+        ]
+        selected = reasoning.selected
+        record.selected = {
+            "id": selected.primary.id,
+            "action_type": selected.primary.action_type,
+            "rationale": selected.rationale,
+            "priority_score": selected.priority_score,
+            "fallback": None if selected.fallback is None else selected.fallback.id,
+            "use_voting": selected.use_voting,
+            "batch": None
+            if not selected.is_batch() or selected.batch is None
+            else [c.id for c in selected.batch],
+        }
+        notes += reasoning.notes
+
+        # 5. Focus governs the action (001 §4): stance, gates, fallback — never silent.
+        governed = self.focus.govern(selected, reasoning.classification)
+        for ev in governed.events:
+            event(ev["event_type"], **ev["payload"])
+        record.gate_decisions = [d.to_record() for d in governed.gate_decisions]
+        action = governed.allowed_action
+        record.governance = {
+            "allowed": action.id,
+            "allowed_type": action.action_type,
+            "denied": governed.denied,
+            "fallback_used": governed.fallback_used,
+            "interrupt": governed.interrupt,
+        }
+        if governed.fallback_used:
+            notes.append(
+                f"Focus did not allow '{selected.primary.action_type}' in stance "
+                f"{self.stance.value}; fell back to '{action.action_type}'"
+            )
+        self._maybe_commit(text, action.action_type, reasoning, event, record)
+
+        # 6. Attention: assemble what the model sees (004 §6).
+        assembled = self.stack.assemble_context(text, ctx, problem)
+        record.attention_state = assembled.attention_state()
+
+        # 7. Execution.
+        outcome = self.stack.execute(
+            action, turn_input, assembled, reasoning, classification, event
+        )
+        record.execution = outcome.to_record()
+        notes += outcome.notes
+        if outcome.delivered:
+            change = self.focus.record_delivery(complete=True)
+            for ev in change.events:
+                event(ev["event_type"], **ev["payload"])
+
+        # 8. Evaluation and learning (001 §2.3, §5).
+        evaluation = self.evaluator.evaluate_result(outcome.result, outcome.plan)
+        record.evaluation = jsonable(evaluation)
+        new_level = self.evaluator.should_transition(evaluation, self.altitude.current_level)
+        if new_level is not None and new_level is not self.altitude.current_level:
+            from_level = self.altitude.current_level
+            if self.altitude.transition(new_level, "evaluation of the result"):
+                event(
+                    "altitude_transition",
+                    **{
+                        "from": from_level.value,
+                        "to": new_level.value,
+                        "reason": "evaluation of the result",
+                    },
+                )
+        state.failure_streak = self.evaluator.failure_streak
+        state.altitude = self.altitude.current_level.value
+        signal = {**reasoning.classification.signature(), "session_id": state.session_id}
+        routing = {
+            "strategy": reasoning.strategy.strategy,
+            "pattern_match": reasoning.routing.pattern_match,
+            "action": action.action_type,
+        }
+        if action.action_type in ("respond", "execute", "delegate"):
+            self.feedback.record_outcome(
+                signal,
+                routing,
+                {
+                    "success": evaluation.success,
+                    "turn": record.turn,
+                    "quality": evaluation.quality_score,
+                },
+                session_id=state.session_id,
+            )
+            for le in self.feedback.last_events:
+                record.learning.append({"event_type": le.event_type, **le.payload})
+                event(le.event_type, **le.payload)
+            state.last_signal, state.last_routing = signal, routing
+        stance_after = self.stance
+        record.stance_after = stance_after.value
+        record.commitment_after = _commitment(self.focus.commitments.get_active())
+        record.notes += notes
+        response = outcome.response
+        if notes and outcome.show_notes:
+            response = response.rstrip() + "\n\n" + "\n".join(f"• {n}" for n in notes)
+        return response, action.action_type, action.action_type == "ask"
+
+    # ── steps ──────────────────────────────────────────────────────────────
+
+    def _feedback_on_previous(self, text: str, record: DecisionRecord, event: Any) -> None:
+        state = self._state
+        if not (_NEGATIVE_FEEDBACK.match(text) and state.last_signal and state.last_routing):
+            return
+        self.feedback.record_outcome(
+            state.last_signal,
+            state.last_routing,
+            {
+                "success": False,
+                "reason": "the person said the last answer was wrong",
+                "turn": record.turn,
+            },
+            session_id=state.session_id,
+        )
+        for le in self.feedback.last_events:
+            record.learning.append({"event_type": le.event_type, **le.payload})
+            event(le.event_type, **le.payload)
+        record.learning.append({"event_type": "negative_feedback", "turn": record.turn - 1})
+        state.last_signal = state.last_routing = None
+
+    def _resolve_pending_preference(
+        self, text: str, record: DecisionRecord, event: Any, notes: list[str]
+    ) -> str | None:
+        pending = self._state.pending_preference
+        if not pending:
+            return None
+        if _AFFIRM.match(text):
+            self._state.pending_preference = None
+            decision = self.stack.write_preference(
+                pending["statement"], pending["key"], confirmed=True
+            )
+            record.writes.append(decision)
+            record.preference = {**pending, "resolution": "confirmed"}
+            event("preference_confirmed", key=pending["key"], decision=decision)
+            return f"Remembered as canon: “{pending['statement']}”."
+        if _DENY.match(text):
+            self._state.pending_preference = None
+            record.preference = {**pending, "resolution": "declined"}
+            event("preference_declined", key=pending["key"])
+            return "Understood — I will not treat that as a preference."
+        return None
+
+    def _handle_preference(
+        self, turn_input: TurnInput, signals: Any, record: DecisionRecord, event: Any
+    ) -> list[str]:
+        from hrm.governance.preferences import PreferenceClass
+
+        text = turn_input.text
+        pref = self.kernel.classify_preference(text[:2000], source=turn_input.source)
+        if pref.preference_class is PreferenceClass.INFERRED_SILENT:
+            return []
+        record.preference = {
+            "class": pref.preference_class.value,
+            "matched_pattern": pref.matched_pattern,
+            "confidence": pref.confidence,
+            "needs_confirmation": pref.needs_confirmation,
+        }
+        statement = _preference_statement(text)
+        key = f"preference.{_slug(statement)}"
+        notes: list[str] = []
+        if pref.preference_class is PreferenceClass.EXPLICIT:
+            decision = self.stack.write_preference(
+                statement, key, confirmed=False, signals=signals, confidence=pref.confidence
+            )
+            record.writes.append(decision)
+            if decision.get("approved") and decision.get("target") == "shared_reference":
+                notes.append(f"Noted as canon: “{statement}”.")
+            elif decision.get("target") == "working_set":
+                notes.append(
+                    f"This conflicts with what you told me before; I kept “{statement}” for "
+                    "this problem only. Say so if it should replace the earlier preference."
+                )
+        elif pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
+            decision = self.stack.write_preference(
+                statement,
+                key,
+                confirmed=False,
+                signals=signals,
+                confidence=pref.confidence,
+                inferred=True,
+            )
+            record.writes.append(decision)
+            self._state.pending_preference = {"statement": statement, "key": key}
+            event("preference_pending", key=key, statement=statement)
+            notes.append(f"Should I remember “{statement}” as your preference? (yes/no)")
+        elif pref.preference_class is PreferenceClass.BEHAVIORAL:
+            decision = self.stack.write_preference(
+                statement,
+                key,
+                confirmed=False,
+                signals=signals,
+                confidence=pref.confidence,
+                inferred=True,
+            )
+            record.writes.append(decision)
+        return notes
+
+    def _maybe_commit(
+        self, text: str, action_type: str, reasoning: Any, event: Any, record: DecisionRecord
+    ) -> None:
+        """Create a commitment on explicit commitment language, or for planned execution."""
+        if self.focus.problem_registry.get_active() is None:
+            return
+        turns_match = _COMMIT_FOR.search(text[:5000])
+        topic_match = _COMMIT_TO.search(text[:5000])
+        active = self.focus.commitments.get_active()
+        if turns_match or topic_match:
+            turns = int(turns_match.group(1)) if turns_match else 3
+            turns = max(1, min(turns, self.config.max_commitment_turns))
+            description = (topic_match.group(1) if topic_match else text[:80]).strip(" .!")
+        elif action_type == "execute" and active is None:
+            turns = max(2, min(self.config.max_commitment_turns, 3))
+            description = f"{reasoning.strategy.strategy}: {text[:60]}".strip()
+        else:
+            return
+        change = self.focus.commit(description, turns)
+        for ev in change.events:
+            event(ev["event_type"], **ev["payload"])
+        record.notes.append(f"commitment created: {description!r} for {turns} turn(s)")
+
+    # ── state ──────────────────────────────────────────────────────────────
+
+    def _context(self, number: int) -> HRMContext:
+        commitment = self.focus.commitments.get_active()
+        problem = self.focus.problem_registry.get_active()
+        state = self._state
+        return HRMContext(
+            session_id=state.session_id,
+            turn_number=number,
+            problem_id=problem.id if problem else None,
+            altitude=self.altitude.current_level,
+            stance=self.stance,
+            commitment_id=commitment.id if commitment else None,
+            commitment_turns_remaining=commitment.turns_remaining if commitment else None,
+            recent_inputs=[t["input"] for t in state.recent],
+            recent_outputs=[t["output"] for t in state.recent],
+            recent_decisions=[],
+            trace_enabled=self.config.trace_enabled,
+            agent_class=self.agent_class,
+        )
+
+    def _load_state(self) -> _TurnState:
+        """Rebuild the turn state from the decision ledger (004 §8 recovery: read, not recall)."""
+        self._seen_seq = 0
+        last = self.decisions.last()
+        if last is None:
+            state = _TurnState(altitude=self.config.altitude_default_level.value)
+        else:
+            self._seen_seq = last.seq
+            turn = (
+                last
+                if last.kind == "turn"
+                else next((r for r in reversed(self.decisions.tail(400)) if r.kind == "turn"), None)
+            )
+            state = (
+                _TurnState.from_dict(turn.data.get("state", {}))
+                if turn is not None
+                else _TurnState(altitude=self.config.altitude_default_level.value)
+            )
+        self.altitude.current_level = AltitudeLevel(state.altitude)
+        self.evaluator.failure_streak = state.failure_streak
+        return state
+
+    def _refresh_state(self) -> None:
+        last = self.decisions.last()
+        if last is not None and last.seq != self._seen_seq:
+            self._state = self._load_state()
+
+    def _start_session(self, *, force: bool) -> None:
+        state = self._state
+        idle = True
+        if state.last_at:
+            with contextlib.suppress(ValueError):
+                from datetime import datetime
+
+                last = datetime.fromisoformat(state.last_at)
+                idle = self._clock() - last > timedelta(minutes=SESSION_IDLE_MINUTES)
+        if state.session_id and not idle and not force:
+            return
+        previous = state.session_id or None
+        state.session_id = self.stack.session_id
+        reset = self.focus.stance.start_session("new session")
+        self.decisions.append_many(
+            [
+                (
+                    "session_started",
+                    {
+                        "session_id": state.session_id,
+                        "agent_class": self.agent_class,
+                        "previous_session_id": previous,
+                        "active_templates": self.stack.active_template_ids(),
+                    },
+                ),
+                (reset["event_type"], {"session_id": state.session_id, **reset["payload"]}),
+            ]
+        )
+        self.decisions.commit()
+        self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]
+
+    def _meta_episodes(self, record: DecisionRecord) -> list[dict[str, Any]]:
+        """Higher-order observations about the session (004 §4 meta_episodes)."""
+        episodes: list[dict[str, Any]] = []
+        arb = record.arbitration
+        if arb.get("disposition") == "switch":
+            episodes.append({"observation": "the person changed problems", "turn": record.turn})
+        if record.escalations:
+            episodes.append({"observation": "the input needed escalation", "turn": record.turn})
+        if any(le.get("event_type") == "pattern_created" for le in record.learning):
+            episodes.append({"observation": "a routing pattern was learned", "turn": record.turn})
+        return episodes
+
+
+def _with_llm(cfg: HRMConfig, llm: LLMConfig) -> HRMConfig:
+    from dataclasses import replace
+
+    return replace(cfg, llm=llm)
+
+
+def _trace_id() -> str:
+    return f"hrm_{int(time.time() * 1000)}_{uuid.uuid4().hex[:8]}"
+
+
+def _commitment(commitment: Any) -> dict[str, Any] | None:
+    if commitment is None:
+        return None
+    return {
+        "id": commitment.id,
+        "problem_id": commitment.problem_id,
+        "description": commitment.description,
+        "turns_remaining": commitment.turns_remaining,
+        "turns_total": commitment.turns_total,
+        "status": commitment.status,
+    }
+
+
+_PREF_SENTENCE = re.compile(
+    r"([^.!?\n]*\b(?:I|I'm|I am)\b[^.!?\n]*\b(?:prefer|hate|always|never|like|need|kind of person|"
+    r"better|rather|enjoy|want|avoid|dislike)\b[^.!?\n]*)",
+    re.IGNORECASE,
+)
+
+
+def _preference_statement(text: str) -> str:
+    """The sentence that states the preference (the whole input when none stands out)."""
+    match = _PREF_SENTENCE.search(text[:4000])
+    sentence = (match.group(1) if match else text[:300]).strip()
+    return sentence[:300]

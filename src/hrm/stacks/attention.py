@@ -1,0 +1,407 @@
+"""Attention templates (004 §6): config-driven retrieval that assembles what a stack's model sees.
+
+Templates live in the home's ``HOT/config/attention/*.json`` and are validated against
+``HOT/schemas/attention_template.schema.json`` with jsonschema when a stack is created. A stack
+never starts with an invalid template: the error names the template, the field and the rule.
+
+Binding (004 §6): a template applies to a stack when every selector it sets matches —
+``applies_to.agent_class`` contains the stack's class kind (``ADMIN``, ``RESIDENT``) or its full
+name (``RESIDENT:DoPeJar``); ``tier`` contains ``ho2`` (context assembly is HO2's retrieval);
+``framework_id`` intersects the frameworks the stack is configured with. Templates are loaded,
+not copied; which are bound is part of the stack's state (``active_templates`` in HO2m).
+
+Each pipeline stage maps to a retrieval source; the `ContextAssembler` bounds the result by the
+token budget and records what was retrieved, excluded, and why (``attention_state``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hrm.config import HRMConfig
+from hrm.context import AssembledContext, ContextAssembler, ContextItem, score_items
+from hrm.errors import HRMError
+from hrm.home import HRMHome, parse_agent_class
+from hrm.types import HRMContext
+
+if TYPE_CHECKING:
+    from hrm.stacks.factory import CognitiveStack
+
+__all__ = ["AttentionPipeline", "AttentionTemplate", "load_templates"]
+
+logger = logging.getLogger(__name__)
+
+TEMPLATE_DIR = Path("HOT") / "config" / "attention"
+SCHEMA_PATH = Path("HOT") / "schemas" / "attention_template.schema.json"
+STACK_TIER = "ho2"
+
+_ROLE = {
+    "ADMIN": (
+        "You are hrm's ADMIN stack: you inspect and operate the system. Be precise, cite what "
+        "you read, and report discrepancies plainly."
+    ),
+    "RESIDENT": (
+        "You are a resident assistant. Be warm and brief; honour the person's stated "
+        "preferences; mention what matters most first, then offer choices."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class AttentionTemplate:
+    """One validated attention template."""
+
+    template_id: str
+    applies_to: dict[str, list[str]]
+    pipeline: list[dict[str, Any]]
+    path: Path
+    description: str = ""
+
+    def applies(self, agent_class: str, frameworks: Iterable[str] = ()) -> bool:
+        """Conjunctive selector match (004 §6 binding rule 2)."""
+        kind, _ = parse_agent_class(agent_class)
+        selectors = self.applies_to
+        classes = selectors.get("agent_class")
+        if classes is not None and kind not in classes and agent_class not in classes:
+            return False
+        tiers = selectors.get("tier")
+        if tiers is not None and STACK_TIER not in tiers:
+            return False
+        wanted = selectors.get("framework_id")
+        return wanted is None or bool(set(wanted) & set(frameworks))
+
+
+def _schema(home: HRMHome) -> dict[str, Any]:
+    path = home.root / SCHEMA_PATH
+    try:
+        schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise HRMError.validation_failed(
+            f"Attention template schema missing at {path}; run `hrm init --force`", path=str(path)
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise HRMError.parse_error(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
+    return schema
+
+
+def load_templates(home: HRMHome) -> list[AttentionTemplate]:
+    """Every template in the home, validated; the first invalid one raises (fail closed).
+
+    Raises:
+        HRMError: ``PARSE_ERROR`` for broken JSON, ``VALIDATION_FAILED`` naming the template,
+            the field path and the rule that failed.
+    """
+    import jsonschema
+
+    schema = _schema(home)
+    validator = jsonschema.Draft202012Validator(schema)
+    templates: list[AttentionTemplate] = []
+    directory = home.root / TEMPLATE_DIR
+    if not directory.is_dir():
+        return templates
+    for path in sorted(directory.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise HRMError.parse_error(
+                f"invalid JSON in attention template: {exc.msg}", path=path, line=exc.lineno
+            ) from exc
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        if errors:
+            first = errors[0]
+            where = "/".join(str(p) for p in first.absolute_path) or "(root)"
+            name = data.get("template_id", path.stem) if isinstance(data, dict) else path.stem
+            raise HRMError.validation_failed(
+                f"Attention template {name!r} ({path}) is invalid at '{where}': "
+                f"{first.message} (rule: {first.validator})",
+                template=name,
+                field=where,
+                rule=str(first.validator),
+                path=str(path),
+            )
+        templates.append(
+            AttentionTemplate(
+                template_id=data["template_id"],
+                applies_to={k: list(v) for k, v in data.get("applies_to", {}).items()},
+                pipeline=list(data["pipeline"]),
+                path=path,
+                description=data.get("description", ""),
+            )
+        )
+    ids = [t.template_id for t in templates]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise HRMError.validation_failed(
+            f"Attention template id(s) {', '.join(dupes)} defined more than once in {directory}",
+            field="template_id",
+        )
+    return templates
+
+
+@dataclass
+class AttentionPipeline:
+    """The templates bound to one stack, run as retrieval stages each turn."""
+
+    agent_class: str
+    templates: list[AttentionTemplate]
+    budget_tokens: int
+    stack: CognitiveStack | None = None
+    last_failures: list[str] = field(default_factory=list)
+
+    @classmethod
+    def bind(cls, home: HRMHome, agent_class: str, config: HRMConfig) -> AttentionPipeline:
+        """Load, validate and bind the templates for `agent_class` (004 §6 binding rule 1)."""
+        templates = [t for t in load_templates(home) if t.applies(agent_class)]
+        return cls(agent_class, templates, config.context_token_budget)
+
+    def attach(self, stack: CognitiveStack) -> None:
+        self.stack = stack
+
+    @property
+    def template_ids(self) -> list[str]:
+        return [t.template_id for t in self.templates]
+
+    def stages(self) -> list[dict[str, Any]]:
+        """The bound templates' stages in order, identical stages once."""
+        seen: set[str] = set()
+        out: list[dict[str, Any]] = []
+        for template in self.templates:
+            for stage in template.pipeline:
+                key = json.dumps([stage.get("type"), stage.get("config", {})], sort_keys=True)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append({**stage, "template_id": template.template_id})
+        if not out:
+            out = [
+                {"stage": s, "type": s, "config": {}, "template_id": "(built-in)"}
+                for s in ("canon", "working_set", "recent_turns")
+            ]
+        return out
+
+    def assemble(self, text: str, ctx: HRMContext, problem: Any) -> AssembledContext:
+        """Run every stage and bound the result (the stack's attention for this turn)."""
+        if self.stack is None:
+            raise HRMError.internal("attention pipeline used before being attached to a stack")
+        kind, _ = parse_agent_class(self.agent_class)
+        runner = _StageRunner(self.stack, ctx, problem)
+        sources: list[tuple[str, Callable[[str], Iterable[ContextItem]]]] = []
+        for stage in self.stages():
+            stage_type = stage.get("type", "")
+            fn = runner.source(stage_type, stage.get("config", {}))
+            sources.append((f"{stage.get('template_id')}:{stage.get('stage', stage_type)}", fn))
+        failures: list[str] = []
+        assembler = ContextAssembler(_ROLE[kind], self.budget_tokens)
+        assembled = assembler.assemble(text, sources, failures=failures)
+        state = assembled.attention_state()
+        state["templates"] = self.template_ids
+        state["stages"] = [s.get("stage", s.get("type")) for s in self.stages()]
+        state["tiers"] = runner.tiers
+        self.last_failures = failures
+        assembled.included = state["retrieved"]
+        return assembled
+
+
+class _StageRunner:
+    """Maps stage types to retrieval functions over ONE stack's own state."""
+
+    def __init__(self, stack: CognitiveStack, ctx: HRMContext, problem: Any) -> None:
+        self.stack = stack
+        self.ctx = ctx
+        self.problem = problem
+        self.tiers = ["hot", "ho2", "ho1"]
+
+    def source(
+        self, stage_type: str, config: dict[str, Any]
+    ) -> Callable[[str], Iterable[ContextItem]]:
+        table: dict[str, Callable[[str, dict[str, Any]], Iterable[ContextItem]]] = {
+            "tier_select": self._tier_select,
+            "registry_query": self._registry_query,
+            "horizontal_search": self._horizontal_search,
+            "ledger_query": self._ledger_query,
+            "memory_search": self._memory_search,
+            "learnings_search": self._learnings_search,
+            "canon": self._canon,
+            "working_set": self._working_set,
+            "recent_turns": self._recent_turns,
+            "patterns": self._patterns,
+        }
+        fn = table.get(stage_type)
+        if fn is None:
+            raise HRMError.validation_failed(f"Unknown attention stage type {stage_type!r}")
+        return lambda text: fn(text, config)
+
+    # ── stages ─────────────────────────────────────────────────────────────
+
+    def _tier_select(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        self.tiers = [t for t in config.get("tiers", self.tiers) if t in ("hot", "ho2", "ho1")]
+        return []
+
+    def _registry_query(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        if "hot" not in self.tiers:
+            return []
+        target = str(config.get("target", "frameworks_registry.csv"))
+        path = _inside(self.stack.home.registries_dir, target)
+        if path is None or not path.is_file():
+            return [ContextItem("registry", target, f"Registry {target}: not found", 0.6)]
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        limit = int(config.get("limit", 50))
+        items = [
+            ContextItem(
+                "registry", f"{target}#{i}", ", ".join(f"{k}={v}" for k, v in row.items() if v), 0.7
+            )
+            for i, row in enumerate(rows[:limit])
+        ]
+        return items
+
+    def _horizontal_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        """Recent episodes and open loops of THIS stack (HO2m)."""
+        if "ho2" not in self.tiers:
+            return []
+        limit = int(config.get("limit", 10))
+        items: list[ContextItem] = []
+        registry = self.stack.focus.problem_registry
+        from hrm.governance.problems import ProblemStatus
+
+        for status in (ProblemStatus.ACTIVE, ProblemStatus.PAUSED, ProblemStatus.QUEUED):
+            for problem in registry.list(status)[:limit]:
+                items.append(
+                    ContextItem(
+                        "open_loop",
+                        problem.id,
+                        f"{problem.title} ({status.value}, priority {problem.priority})",
+                        0.75 if status is ProblemStatus.ACTIVE else 0.65,
+                    )
+                )
+        for episode in self.stack.bus.episodic.query(limit=limit * 3):
+            if episode.entry_type in ("write_completed", "learning_outcome"):
+                continue
+            summary = json.dumps(episode.content, ensure_ascii=False)[:200]
+            items.append(
+                ContextItem("episode", episode.id, f"{episode.entry_type}: {summary}", 0.4)
+            )
+        return items
+
+    def _ledger_query(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        """Salience anchors and other HO3 records (governance or meta ledger)."""
+        source = str(config.get("source", "ho3m"))
+        if "hot" not in self.tiers and source in ("ho3m", "governance", "meta"):
+            return []
+        home = self.stack.home
+        path = home.meta_learning_ledger if source == "meta" else home.governance_ledger
+        wanted = str(config.get("filter", "salience_anchors"))
+        kind = {"salience_anchors": "salience_anchor", "meta_patterns": "meta_pattern"}.get(
+            wanted, wanted
+        )
+        from hrm.stacks.anchors import read_anchors
+
+        items: list[ContextItem] = []
+        for anchor in read_anchors(path, kind=kind, agent_class=self.stack.agent_class):
+            items.append(
+                ContextItem(
+                    "salience",
+                    anchor["id"],
+                    anchor["text"],
+                    0.9 if anchor.get("must_mention") else 0.7,
+                    always=bool(anchor.get("must_mention")),
+                )
+            )
+        return items[: int(config.get("limit", 10))]
+
+    def _canon(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        items: list[ContextItem] = []
+        for key, value in self.stack.canon().items():
+            if key.startswith("preference."):
+                items.append(ContextItem("canon", key, str(value), 1.0, always=True))
+        return items
+
+    def _memory_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        canon = self.stack.canon()
+        refs = [(k, f"{k}: {v}") for k, v in canon.items() if not k.startswith("preference.")]
+        items = score_items(
+            "shared_reference", text, refs, base=0.5, floor=0.01, limit=int(config.get("limit", 8))
+        )
+        items += list(self._working_set(text, config))
+        items += list(self._patterns(text, config))
+        return items
+
+    def _working_set(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        if self.problem is None:
+            return []
+        ws = self.stack.bus.working.get(self.problem.id)
+        if ws is None:
+            return []
+        entries: list[tuple[str, str]] = []
+        for key, value in ws.constraints.items():
+            entries.append((f"constraint.{key}", f"constraint {key}: {value}"))
+        for key, value in ws.partial_artifacts.items():
+            entries.append((f"artifact.{key}", f"{key}: {value}"))
+        for i, question in enumerate(ws.open_questions):
+            entries.append((f"question.{i}", f"open question: {question}"))
+        for i, decision in enumerate(ws.local_decisions):
+            entries.append((f"decision.{i}", f"decided: {decision}"))
+        return score_items("working_set", text, entries, base=0.6, limit=12)
+
+    def _patterns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        items: list[ContextItem] = []
+        for pattern in self.stack.patterns.all_patterns()[:20]:
+            desc = (
+                f"inputs like {pattern.input_signature} went well with strategy "
+                f"{pattern.strategy} (confidence {pattern.confidence:.2f})"
+            )
+            items.append(ContextItem("pattern", pattern.id, desc, 0.35))
+        return items[:5]
+
+    def _learnings_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        from hrm.continuity.learnings import LearningsRepository
+        from hrm.continuity.learnings_types import SearchQuery
+
+        if not text.strip():
+            return []
+        repo = LearningsRepository(self.stack.db)
+        limit = int(config.get("limit", 5))
+        results = repo.search_memories(
+            SearchQuery(text=text[:2000], limit=limit), budget_ms=int(config.get("budget_ms", 300))
+        )
+        return [
+            ContextItem(
+                "learning",
+                r.learning.id,
+                f"[{r.learning.type}] {r.learning.content}",
+                0.3 + 0.4 * r.relevance_score,
+            )
+            for r in results.results
+        ]
+
+    def _recent_turns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        limit = int(config.get("limit", 4))
+        pairs = list(zip(self.ctx.recent_inputs, self.ctx.recent_outputs, strict=False))[-limit:]
+        items = []
+        for i, (said, answered) in enumerate(pairs):
+            recency = (i + 1) / max(1, len(pairs))
+            items.append(
+                ContextItem(
+                    "recent_turn",
+                    f"turn-{i}",
+                    f"person: {said[:300]} / assistant: {answered[:300]}",
+                    0.2 + 0.3 * recency,
+                )
+            )
+        return items
+
+
+def _inside(root: Path, name: str) -> Path | None:
+    """`root / name` if it stays inside `root` (no traversal, no symlink escape)."""
+    candidate = (root / name).resolve()
+    try:
+        candidate.relative_to(root.resolve())
+    except ValueError:
+        return None
+    return candidate

@@ -1,0 +1,282 @@
+"""HO1: carries out the action Focus allowed — one model call, a plan, an agent bundle, a
+question, or waiting — and reports what happened for evaluation and learning.
+
+Every model call goes through the stack's gateway, so each is a work order in HO1m. A provider
+failure never escapes: the outcome says what failed and the turn answers honestly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
+from hrm.errors import HRMError, recover_from_error
+from hrm.llm import LLMCallConfig, Message
+
+if TYPE_CHECKING:
+    from hrm.stacks.factory import CognitiveStack
+
+__all__ = ["ExecutionOutcome", "StackExecutor"]
+
+logger = logging.getLogger(__name__)
+
+MAX_MODEL_INPUT_CHARS = 24_000
+"""Longest input handed to a model verbatim; longer input is clipped (and the turn says so)."""
+
+
+@dataclass
+class ExecutionOutcome:
+    """What HO1 did with the action."""
+
+    response: str
+    result: ExecutionResult
+    plan: Plan
+    action_type: str
+    delivered: bool = False
+    """Work was delivered (a plan or bundle finished): Focus moves to evaluation."""
+    notes: list[str] = field(default_factory=list)
+    show_notes: bool = True
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "action_type": self.action_type,
+            "success": self.result.success,
+            "errors": list(self.result.errors),
+            "delivered": self.delivered,
+            "plan": {
+                "id": self.plan.id,
+                "strategy": self.plan.strategy,
+                "steps": [
+                    {
+                        "order": s.order,
+                        "action_type": s.action_type,
+                        "status": s.status.value,
+                        "description": s.description[:120],
+                    }
+                    for s in self.plan.steps
+                ],
+            },
+            **self.details,
+        }
+
+
+def _single_step_plan(action_type: str, description: str) -> Plan:
+    step = PlanStep(order=1, description=description[:200], action_type="respond")
+    return Plan(
+        id=f"plan_{uuid.uuid4().hex[:10]}",
+        steps=[step],
+        estimated_turns=1,
+        requires_agents=False,
+        agent_suggestion=None,
+        strategy=action_type,
+    )
+
+
+class StackExecutor:
+    """Executes governed actions for one stack (HO1 is stateless beyond the work order)."""
+
+    def __init__(self, stack: CognitiveStack) -> None:
+        self.stack = stack
+
+    # ── entry ──────────────────────────────────────────────────────────────
+
+    def execute(
+        self,
+        action: Any,
+        turn_input: Any,
+        assembled: Any,
+        reasoning: Any,
+        altitude: Any,
+        event: Callable[..., None],
+    ) -> ExecutionOutcome:
+        kind = action.action_type
+        flow = _flow_for(self.stack)
+        if flow is not None:
+            handled = flow(self, action, turn_input, assembled, reasoning, event)
+            if handled is not None:
+                return handled
+        if kind == "ask":
+            return self._ask(turn_input, reasoning)
+        if kind == "wait":
+            plan = _single_step_plan("wait", "wait for more input")
+            plan.steps[0].status = PlanStepStatus.SKIPPED
+            return ExecutionOutcome(
+                "There is nothing to act on yet — tell me what you would like to do.",
+                ExecutionResult(success=True, outputs=[], turns_used=0),
+                plan,
+                "wait",
+            )
+        if kind == "execute":
+            return self._execute_plan(turn_input, assembled, reasoning, altitude, event)
+        if kind == "delegate":
+            return self._delegate(action, turn_input, assembled, reasoning, event)
+        return self._respond(turn_input, assembled)
+
+    # ── respond ────────────────────────────────────────────────────────────
+
+    def _respond(
+        self, turn_input: Any, assembled: Any, *, purpose: str = "respond"
+    ) -> ExecutionOutcome:
+        plan = _single_step_plan("respond", turn_input.text)
+        text, notes = self._model_input(turn_input.text)
+        try:
+            reply = self._chat(assembled.system, text, purpose=purpose)
+        except HRMError as exc:
+            plan.steps[0].status = PlanStepStatus.FAILED
+            return self._failed(plan, "respond", exc, notes)
+        plan.steps[0].status = PlanStepStatus.COMPLETE
+        plan.steps[0].output = reply
+        return ExecutionOutcome(
+            reply,
+            ExecutionResult(success=bool(reply.strip()), outputs=[reply]),
+            plan,
+            "respond",
+            notes=notes,
+        )
+
+    def _chat(self, system: str, text: str, *, purpose: str, max_tokens: int | None = None) -> str:
+        config = LLMCallConfig(purpose=purpose, max_tokens=max_tokens)
+        response = self.stack.gateway.chat([Message(role="user", content=text)], system, config)
+        return str(response.content or "")
+
+    def _model_input(self, text: str) -> tuple[str, list[str]]:
+        limit = MAX_MODEL_INPUT_CHARS
+        if self.stack.gateway.provider == "local":
+            limit = min(limit, self.stack.config.llm.n_ctx * 2)
+        if len(text) <= limit:
+            return text, []
+        head = text[: limit * 3 // 4]
+        tail = text[-limit // 4 :]
+        clipped = f"{head}\n[… {len(text) - limit} characters omitted …]\n{tail}"
+        return clipped, [
+            f"The input was {len(text):,} characters; the model saw {limit:,} of them."
+        ]
+
+    def _failed(
+        self, plan: Plan, action_type: str, exc: HRMError, notes: list[str]
+    ) -> ExecutionOutcome:
+        recovery = recover_from_error(exc)
+        message = (
+            f"The model call failed ({exc.code.value}): {exc.message}. "
+            f"Suggested recovery: {recovery['action']}"
+            + (f" after {recovery['delay_ms']} ms." if recovery["delay_ms"] else ".")
+        )
+        return ExecutionOutcome(
+            message,
+            ExecutionResult(success=False, errors=[str(exc)]),
+            plan,
+            action_type,
+            notes=notes,
+            details={"error": exc.to_dict(), "recovery": recovery},
+        )
+
+    # ── ask ────────────────────────────────────────────────────────────────
+
+    def _ask(self, turn_input: Any, reasoning: Any) -> ExecutionOutcome:
+        classification = reasoning.classification
+        vague = _vague_phrase(turn_input.text)
+        domain = ", ".join(classification.domain) or "this"
+        if vague:
+            question = (
+                f"Before I go further: what do you mean by “{vague}”, and what outcome do you want?"
+            )
+        else:
+            question = (
+                f"To get this right for {domain}: what is the goal, and what constraints "
+                "should I respect?"
+            )
+        plan = _single_step_plan("ask", question)
+        plan.steps[0].action_type = "ask"
+        plan.steps[0].status = PlanStepStatus.COMPLETE
+        return ExecutionOutcome(
+            question, ExecutionResult(success=True, outputs=[question]), plan, "ask"
+        )
+
+    # ── execute a plan ─────────────────────────────────────────────────────
+
+    def _execute_plan(
+        self,
+        turn_input: Any,
+        assembled: Any,
+        reasoning: Any,
+        altitude: Any,
+        event: Callable[..., None],
+    ) -> ExecutionOutcome:
+        stack = self.stack
+        plan = stack.planner.generate_plan(
+            turn_input,
+            altitude,
+            reasoning.strategy.strategy,
+            stance=stack.focus.stance.get_current(),
+        )
+        violations = stack.planner.plan_violations(plan, stack.focus.stance.get_current())
+        for violation in violations:
+            event("plan_violation", plan_id=plan.id, violation=violation)
+        if violations:
+            outcome = self._respond(turn_input, assembled)
+            outcome.notes.append(
+                "The plan was not allowed in the current stance ("
+                + "; ".join(violations)
+                + "); answered directly instead."
+            )
+            return outcome
+        if len(plan.steps) <= 1:
+            return self._respond(turn_input, assembled)
+        commitment = stack.focus.commitments.get_active()
+        remaining = commitment.turns_remaining if commitment is not None else None
+        event("plan_started", plan_id=plan.id, steps=len(plan.steps), strategy=plan.strategy)
+        from hrm.stacks.plans import run_plan
+
+        return run_plan(
+            self,
+            plan,
+            turn_input,
+            assembled,
+            reasoning,
+            event,
+            commitment_turns_remaining=remaining,
+        )
+
+    # ── delegate ───────────────────────────────────────────────────────────
+
+    def _delegate(
+        self,
+        action: Any,
+        turn_input: Any,
+        assembled: Any,
+        reasoning: Any,
+        event: Callable[..., None],
+    ) -> ExecutionOutcome:
+        proposal = action.agent_proposal
+        from hrm.stacks.bundles import run_bundle
+
+        return run_bundle(self, proposal, turn_input, assembled, event)
+
+
+def _flow_for(stack: CognitiveStack) -> Callable[..., ExecutionOutcome | None] | None:
+    """A stack-specific flow (004 §9) bound through the stack's templates, if this build has one."""
+    try:
+        from hrm.stacks.flows import flow_for
+    except ImportError:
+        return None
+    flow: Callable[..., ExecutionOutcome | None] | None = flow_for(stack)
+    return flow
+
+
+_VAGUE = re.compile(
+    r"\b(this|that|it|stuff|things?|something|the thing|whatever|some(how|way))\b", re.IGNORECASE
+)
+
+
+def _vague_phrase(text: str) -> str | None:
+    match = _VAGUE.search(text[:2000])
+    if match is None:
+        return None
+    start = max(0, match.start() - 20)
+    return text[start : match.end() + 20].strip()

@@ -1,0 +1,404 @@
+"""The stack factory (004 §3): one isolated cognitive stack per agent class, same code for all.
+
+`create_stack(agent_class, config, home)` builds the stack's HO2 process (Altitude, Reasoning,
+Focus over this stack's state), its HO1 process (the model gateway and the executor of work
+orders), its ledger partitions (``HO2/ledger/<class>/workorder.jsonl`` for decisions,
+``HO1/ledger/<class>/worker.jsonl`` for work orders), a session id ``SES-<uuid>``, the attention
+templates bound to it, and the token budget ceiling HO3 allocates to it, which the gateway
+enforces. Every instance is built for exactly one agent class: nothing it holds can serve
+another (004 Conformance 10).
+
+Shared infrastructure (004 §1) is not per stack: the policy (HO3), the gateway code, the ledger
+code, and the Meta Learning Ledger in ``HOT/ledger/meta_learning.jsonl``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hrm.config import HRMConfig
+from hrm.home import HRMHome, parse_agent_class, stack_dirname
+from hrm.storage.ledger import Ledger
+from hrm.storage.sqlite import Database
+from hrm.types import Clock, HRMContext, system_clock
+
+__all__ = ["CognitiveStack", "create_stack", "new_session_id"]
+
+logger = logging.getLogger(__name__)
+
+
+def new_session_id() -> str:
+    """A session id of the form ``SES-<uuid>`` (004 §4)."""
+    return f"SES-{uuid.uuid4()}"
+
+
+@dataclass
+class CognitiveStack:
+    """One agent class's HO2 + HO1 processes and their isolated state partitions."""
+
+    agent_class: str
+    home: HRMHome
+    config: HRMConfig
+    session_id: str
+    db: Database
+    decision_ledger: Ledger
+    """HO2m."""
+    execution_ledger: Ledger
+    """HO1m."""
+    bus: Any
+    focus: Any
+    altitude: Any
+    planner: Any
+    evaluator: Any
+    router: Any
+    patterns: Any
+    feedback: Any
+    gateway: Any
+    executor: Any
+    attention: Any
+    budget_ceiling: int
+    governance_ledger: Ledger
+    committer: Any = None
+    """Group-commits the stack's ledgers at turn boundaries (see `_group_commit`)."""
+    work_order_sink: list[dict[str, Any]] | None = None
+    """While a turn runs, work orders recorded in HO1m are also collected here."""
+    _canon_cache: dict[str, Any] | None = field(default=None, repr=False)
+    _canon_version: int | None = field(default=None, repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    # ── HO2m ───────────────────────────────────────────────────────────────
+
+    def active_template_ids(self) -> list[str]:
+        return list(self.attention.template_ids)
+
+    def ho2m_fields(
+        self,
+        *,
+        work_orders: list[dict[str, Any]],
+        arbitration: dict[str, Any],
+        escalations: list[dict[str, Any]],
+        attention_state: dict[str, Any],
+        meta_episodes: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The fields every HO2m entry carries (004 §4)."""
+        return {
+            "session_id": self.session_id,
+            "agent_class": self.agent_class,
+            "work_order_log": [
+                {
+                    "wo_id": wo.get("wo_id"),
+                    "type": wo.get("type"),
+                    "state": "completed" if wo.get("outcome") == "ok" else "failed",
+                }
+                for wo in work_orders
+            ],
+            "arbitration_outcomes": [arbitration] if arbitration else [],
+            "escalation_events": list(escalations),
+            "meta_episodes": list(meta_episodes),
+            "attention_state": attention_state,
+            "active_templates": self.active_template_ids(),
+        }
+
+    def record_work_order(self, kind: str, data: dict[str, Any]) -> Any:
+        """The gateway's and runtime's record callback: HO1m, plus the current turn's log."""
+        payload = {"session_id": self.session_id, "agent_class": self.agent_class, **data}
+        rec = self.execution_ledger.append(kind, payload)
+        if self.work_order_sink is not None and kind == "work_order":
+            self.work_order_sink.append(payload)
+        return rec
+
+    # ── memory helpers the turn uses ───────────────────────────────────────
+
+    def canon(self) -> dict[str, Any]:
+        """The stack's Shared Reference (canonical statements), cached until it changes."""
+        version = self.db.one("PRAGMA data_version")
+        stamp = int(version[0]) if version is not None else None
+        if self._canon_cache is None or stamp != self._canon_version:
+            canon: dict[str, Any] = {}
+            for key in self.bus.shared.keys():  # noqa: SIM118 — a store method, not a dict
+                canon[key] = self.bus.shared.get(key).value
+            self._canon_cache, self._canon_version = canon, stamp
+        return dict(self._canon_cache)
+
+    def write_preference(
+        self,
+        statement: str,
+        key: str,
+        *,
+        confirmed: bool,
+        signals: Any = None,
+        confidence: float = 0.9,
+        inferred: bool = False,
+    ) -> dict[str, Any]:
+        """Write a preference through the write gate; returns the decision as a record.
+
+        An explicit preference is first-hand testimony about the person, so its source quality is
+        the classifier's confidence rather than the generic input floor (docs/decisions.md D7).
+        A confirmed preference has already passed the truth model (the person said yes).
+        """
+        from hrm.memory.types import MemoryTarget, WriteRequest, WriteSignals
+        from hrm.types import BlastRadius, ConflictLevel
+
+        conflict = getattr(signals, "conflict_level", ConflictLevel.NONE)
+        quality = 0.95 if confirmed else confidence
+        request = WriteRequest(
+            target=MemoryTarget.SHARED_REFERENCE,
+            key=key,
+            value=statement,
+            signals=WriteSignals(
+                progress_delta=0.1,
+                conflict_level=ConflictLevel.NONE if confirmed else conflict,
+                source_quality=quality,
+                alignment_score=float(getattr(signals, "alignment_score", 0.5)),
+                blast_radius=BlastRadius.SEVERE,
+            ),
+            reason="confirmed by the person" if confirmed else "stated preference",
+            is_preference=not confirmed,
+            source="user",
+        )
+        decision = self.bus.write(request)
+        self._canon_cache = None
+        return {
+            "target_requested": "shared_reference",
+            "key": key,
+            "approved": decision.approved,
+            "target": decision.target,
+            "reason": decision.reason,
+            "conditions": list(decision.conditions),
+            "inferred": inferred,
+        }
+
+    def assemble_context(self, text: str, ctx: HRMContext, problem: Any) -> Any:
+        """The context the model sees this turn, through the bound attention templates."""
+        return self.attention.assemble(text, ctx, problem)
+
+    def execute(
+        self,
+        action: Any,
+        turn_input: Any,
+        assembled: Any,
+        reasoning: Any,
+        classification: Any,
+        event: Callable[..., None],
+    ) -> Any:
+        """HO1: carry out the governed action."""
+        return self.executor.execute(
+            action, turn_input, assembled, reasoning, classification, event
+        )
+
+    # ── lifecycle ──────────────────────────────────────────────────────────
+
+    def end_turn(self) -> None:
+        """A commit boundary: make this turn's records durable (group commit)."""
+        self.committer.request()
+
+    def teardown(self, reason: str = "session end") -> None:
+        """Release the instances; keep every ledger entry (004 §8). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.committer.close()
+            self.governance_ledger.append(
+                "stack_teardown",
+                {
+                    "agent_class": self.agent_class,
+                    "session_id": self.session_id,
+                    "reason": reason,
+                    "tokens_used": getattr(self.gateway, "tokens_used", 0),
+                },
+            )
+            self.governance_ledger.commit()
+            self.decision_ledger.commit()
+            self.execution_ledger.commit()
+            self.bus.commit()
+        finally:
+            for ledger in (self.decision_ledger, self.execution_ledger, self.governance_ledger):
+                ledger.close()
+            self.bus.close()
+            self.db.close()
+
+
+def create_stack(
+    agent_class: str,
+    config: HRMConfig,
+    home: HRMHome | None = None,
+    *,
+    llm: Any = None,
+    clock: Clock = system_clock,
+) -> CognitiveStack:
+    """Build one stack for `agent_class` (004 §3). Records its creation in the governance ledger.
+
+    Args:
+        agent_class: ``ADMIN`` or ``RESIDENT:<name>`` (validated: no separators, no ``..``).
+        config: The configuration (HO3 allocates ``stack_token_budget`` to the stack).
+        home: The home; default the resolved one.
+        llm: An `ILLMAdapter` to use instead of the configured provider.
+        clock: Time source.
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` for a bad agent class or an invalid attention template
+            (a stack never starts with an invalid template).
+    """
+    from hrm.altitude.evaluator import AltitudeEvaluator
+    from hrm.altitude.governor import AltitudeGovernor
+    from hrm.altitude.planner import AltitudePlanner
+    from hrm.focus.focus import FocusHRM
+    from hrm.governance.kernel import GovernanceKernel
+    from hrm.learning.feedback import FeedbackLoop
+    from hrm.learning.patterns import PatternStore
+    from hrm.llm import LLMAdapterFactory, LLMGateway
+    from hrm.memory.bus import MemoryBus
+    from hrm.memory.types import EpisodeEntry
+    from hrm.reasoning.escalation import EscalationManager
+    from hrm.reasoning.router import DEFAULT_AGENTS, ReasoningRouter
+    from hrm.reasoning.strategy import StrategySelector
+    from hrm.stacks.attention import AttentionPipeline
+    from hrm.stacks.executor import StackExecutor
+
+    parse_agent_class(agent_class)
+    h = home or HRMHome.resolve()
+    _guard(h, agent_class)
+    dirname = stack_dirname(agent_class)
+    durability = config.ledger_durability
+    session_id = new_session_id()
+    attention = AttentionPipeline.bind(h, agent_class, config)  # fails closed before anything opens
+    db = Database(h.memory_db)
+    decision_ledger = Ledger(h.decision_ledger(agent_class), durability=durability, clock=clock)
+    execution_ledger = Ledger(h.execution_ledger(agent_class), durability=durability, clock=clock)
+    governance_ledger = Ledger(h.governance_ledger, durability=durability, clock=clock)
+    bus = MemoryBus(
+        h,
+        db,
+        agent_class,
+        clock=clock,
+        durability=durability,
+        working_set_ttl_hours=config.working_set_default_ttl_hours,
+    )
+    known_agents = _known_agents(h) or list(DEFAULT_AGENTS)
+    kernel = GovernanceKernel.create(config.policy, clock=clock)
+    focus = FocusHRM.open(
+        db,
+        agent_class,
+        kernel=kernel,
+        agent_registry=set(known_agents),
+        max_agents=config.max_agents_per_bundle,
+        max_commitment_turns=config.max_commitment_turns,
+        clock=clock,
+    )
+    patterns = PatternStore(db, agent_class, clock=clock)
+
+    def log_learning(payload: dict[str, Any]) -> str:
+        entry = EpisodeEntry(
+            entry_type="learning_outcome", content=payload, tags=["learning"], problem_id=None
+        )
+        return str(bus.log_episode(entry))
+
+    feedback = FeedbackLoop(patterns, log_learning, config, clock=clock)
+    stack_holder: list[CognitiveStack] = []
+
+    def record(kind: str, data: dict[str, Any]) -> Any:
+        return stack_holder[0].record_work_order(kind, data)
+
+    adapter = llm if llm is not None else LLMAdapterFactory.create(config.llm)
+    used = _tokens_used(execution_ledger)
+    budget = max(0, config.stack_token_budget - used)
+    gateway = LLMGateway.from_config(
+        adapter, config.llm, budget_tokens=budget, record=record, agent_class=agent_class
+    )
+    real_model = adapter.provider != "offline"
+    altitude = AltitudeGovernor(config, clock=clock)
+    planner = AltitudePlanner(llm=gateway if real_model and adapter.provider != "local" else None)
+    evaluator = AltitudeEvaluator()
+    router = ReasoningRouter(
+        strategy_selector=StrategySelector.from_config(config),
+        escalation_manager=EscalationManager.from_config(config),
+        pattern_source=feedback.get_patterns_for_signal,
+        known_agents=known_agents,
+        max_agents_per_bundle=config.max_agents_per_bundle,
+        agent_timeout_ms=config.agent_execution_timeout_ms,
+    )
+    stack = CognitiveStack(
+        agent_class=agent_class,
+        home=h,
+        config=config,
+        session_id=session_id,
+        db=db,
+        decision_ledger=decision_ledger,
+        execution_ledger=execution_ledger,
+        bus=bus,
+        focus=focus,
+        altitude=altitude,
+        planner=planner,
+        evaluator=evaluator,
+        router=router,
+        patterns=patterns,
+        feedback=feedback,
+        gateway=gateway,
+        executor=None,
+        attention=attention,
+        budget_ceiling=config.stack_token_budget,
+        governance_ledger=governance_ledger,
+    )
+    stack_holder.append(stack)
+    from hrm.stacks._group_commit import GroupCommitter
+
+    interval = config.ledger_group_commit_ms if durability == "group" else 0
+    stack.committer = GroupCommitter(
+        [decision_ledger.commit, execution_ledger.commit, bus.commit], interval_ms=interval
+    )
+    stack.executor = StackExecutor(stack)
+    attention.attach(stack)
+    governance_ledger.append(
+        "stack_created",
+        {
+            "agent_class": agent_class,
+            "partition": dirname,
+            "session_id": session_id,
+            "budget_ceiling": config.stack_token_budget,
+            "tokens_used_before": used,
+            "templates": attention.template_ids,
+            "provider": adapter.provider,
+            "model": adapter.model,
+        },
+    )
+    governance_ledger.commit()
+    logger.debug("stack %s created (session %s)", agent_class, session_id)
+    return stack
+
+
+def _guard(home: HRMHome, agent_class: str) -> None:
+    """Refuse to open partitions that are not this stack's own (004 §7), when enforced here."""
+    try:
+        from hrm.stacks.visibility import guard_partitions
+    except ImportError:
+        return
+    guard_partitions(home, agent_class)
+
+
+def _known_agents(home: HRMHome) -> list[str]:
+    try:
+        from hrm.runtime.agents import AgentRegistry
+    except ImportError:
+        return []
+    try:
+        return sorted(AgentRegistry.load(home).ids())
+    except Exception:  # an agent file problem must not stop the stack; the CLI reports it
+        logger.warning("agent definitions could not be loaded", exc_info=True)
+        return []
+
+
+def _tokens_used(ledger: Ledger) -> int:
+    """Tokens this stack has spent, read back from its execution ledger (no remembered state)."""
+    used = 0
+    last = ledger.last()
+    if last is None:
+        return 0
+    for rec in ledger.records():
+        if rec.kind == "work_order":
+            used += int(rec.data.get("input_tokens") or 0) + int(rec.data.get("output_tokens") or 0)
+    return used
