@@ -128,6 +128,8 @@ class AssembledContext:
     budget: int
     included: list[dict[str, Any]] = field(default_factory=list)
     excluded: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What the caller adds to the audit record (bound templates, stages, tiers)."""
 
     def attention_state(self) -> dict[str, Any]:
         """The audit record of this assembly (004 §4 ``attention_state``)."""
@@ -136,6 +138,7 @@ class AssembledContext:
             "used_tokens": self.tokens,
             "retrieved": self.included,
             "excluded": self.excluded,
+            **self.extra,
         }
 
 

@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPONENT",
     "FTS_WEIGHTS",
+    "INSERT_LEARNING",
     "LEARNING_COLUMNS",
     "MIGRATIONS",
     "FilterSQL",
     "build_filters",
     "format_ts",
+    "learning_params",
     "parse_ts",
     "row_to_learning",
 ]
@@ -139,6 +141,36 @@ LEARNING_COLUMNS = (
     " l.tags, l.confidence, l.context, l.expires_at, l.source, l.relevance_score, l.status,"
     " l.pruned_at, l.preference_class"
 )
+
+
+INSERT_LEARNING = (
+    "INSERT INTO learnings (id, session_id, created_at, accessed_at, access_count, content, type,"
+    " tags, confidence, context, expires_at, source, relevance_score, status, pruned_at,"
+    " preference_class, content_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def learning_params(record: dict[str, Any]) -> tuple[Any, ...]:
+    """The `INSERT_LEARNING` parameters of a prepared record (tags as a JSON array)."""
+    return (
+        record["id"],
+        record["session_id"],
+        record["created_at"],
+        record["accessed_at"],
+        record["access_count"],
+        record["content"],
+        record["type"],
+        json.dumps(record["tags"]),
+        record["confidence"],
+        record["context"],
+        record["expires_at"],
+        record["source"],
+        record["relevance_score"],
+        record["status"],
+        record["pruned_at"],
+        record["preference_class"],
+        record["content_key"],
+    )
 
 
 def format_ts(value: datetime) -> str:

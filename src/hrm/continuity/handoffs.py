@@ -528,8 +528,9 @@ def validate_schema(handoff: HandoffData) -> ValidationReport:
             text(value, f"{where}[{index}]")
 
     def member(value: Any, kind: type[Enum], where: str) -> None:
-        allowed = ", ".join(str(m.value) for m in kind)
-        need(isinstance(value, kind), where, "enum", f"{where} must be one of: {allowed}")
+        values = [str(m.value) for m in kind]
+        known = isinstance(value, kind) or (isinstance(value, str) and value in values)
+        need(known, where, "enum", f"{where} must be one of: {', '.join(values)}")
 
     def moment(value: Any, where: str, *, required: bool) -> None:
         if value is None:
@@ -623,8 +624,12 @@ class _Dumper(yaml.SafeDumper):
     """Safe YAML with multi-line strings as literal blocks, so notes stay readable."""
 
 
+_YAML_BREAKS = frozenset("\r\x85\u2028\u2029")
+"""Characters YAML reads as line breaks; only double quotes (escaped) keep them exactly."""
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    style = '"' if _YAML_BREAKS.intersection(value) else ("|" if "\n" in value else None)
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

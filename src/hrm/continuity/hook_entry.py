@@ -132,7 +132,6 @@ def answer_hook(
     if home is None:
         return HookRun(None)
     log = _HookLog(home.logs_dir / HOOK_LOG_NAME)
-    _route_library_logs(log)
     if argument and argument_event is None:
         log.write("warning", None, f"unknown event argument {argument[:80]!r}; using the input")
     if oversized:
@@ -143,7 +142,13 @@ def answer_hook(
         log.write("info", parsed.event, note)
     if parsed.request is None:
         return HookRun(None, event=parsed.event.value if parsed.event else None)
-    return _dispatch(parsed, home, log, env, started)
+    handler = _LogHandler(log)  # hrm's own warnings go to the hook log while this runs
+    library_logger = logging.getLogger("hrm")
+    library_logger.addHandler(handler)
+    try:
+        return _dispatch(parsed, home, log, env, started)
+    finally:
+        library_logger.removeHandler(handler)
 
 
 def _dispatch(
@@ -320,13 +325,6 @@ class _LogHandler(logging.Handler):
             self._log.write(record.levelname.lower(), None, record.getMessage(), logger=record.name)
         except Exception:  # logging must never break the hook
             self.handleError(record)
-
-
-def _route_library_logs(log: _HookLog) -> None:
-    root = logging.getLogger("hrm")
-    for handler in [h for h in root.handlers if isinstance(h, _LogHandler)]:
-        root.removeHandler(handler)
-    root.addHandler(_LogHandler(log))
 
 
 def _write_answer(stream: IO[str], text: str) -> None:

@@ -13,7 +13,6 @@ submit, post-write indexing) and by ``hrm memory ...``.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -26,11 +25,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from hrm.continuity import _fts
 from hrm.continuity._learnings_sql import (
     COMPONENT,
+    INSERT_LEARNING,
     LEARNING_COLUMNS,
     MIGRATIONS,
     FilterSQL,
     build_filters,
     format_ts,
+    learning_params,
     parse_ts,
     row_to_learning,
 )
@@ -95,6 +96,7 @@ _MAX_LIMIT = 100
 _MIN_WINDOW = 50
 _LAZY_EMBED_BATCH = 64
 _IMPORT_CHUNK = 5000
+_SQL_IN_CHUNK = 500
 
 
 def decay_score(strategy: DecayStrategy, *, age_days: float, access_count: int) -> float:
@@ -315,41 +317,30 @@ class LearningsRepository:
         return None
 
     def _insert(self, record: dict[str, Any]) -> int:
-        self._db.execute(
-            "INSERT INTO learnings (id, session_id, created_at, accessed_at, access_count,"
-            " content, type, tags, confidence, context, expires_at, source, relevance_score,"
-            " status, pruned_at, preference_class, content_key)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record["id"],
-                record["session_id"],
-                record["created_at"],
-                record["accessed_at"],
-                record["access_count"],
-                record["content"],
-                record["type"],
-                json.dumps(record["tags"]),
-                record["confidence"],
-                record["context"],
-                record["expires_at"],
-                record["source"],
-                record["relevance_score"],
-                record["status"],
-                record["pruned_at"],
-                record["preference_class"],
-                record["content_key"],
-            ),
-        )
-        row = self._db.one("SELECT seq FROM learnings WHERE id = ?", (record["id"],))
-        if row is None:
-            raise HRMError.internal(f"Learning {record['id']} vanished after insert")
-        seq = int(row["seq"])
+        rows = self._db.execute(INSERT_LEARNING + " RETURNING seq", learning_params(record))
+        seq = int(rows[0]["seq"])
         if record["tags"]:
             self._db.executemany(
                 "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
                 [(tag, seq) for tag in record["tags"]],
             )
         return seq
+
+    def _insert_many(self, records: list[dict[str, Any]]) -> None:
+        """Bulk insert (one statement, many rows) inside the caller's transaction."""
+        self._db.executemany(INSERT_LEARNING, [learning_params(r) for r in records])
+        tagged = {r["id"]: r["tags"] for r in records if r["tags"]}
+        ids = list(tagged)
+        for start in range(0, len(ids), _SQL_IN_CHUNK):
+            part = ids[start : start + _SQL_IN_CHUNK]
+            rows = self._db.execute(
+                f"SELECT seq, id FROM learnings WHERE id IN ({', '.join('?' for _ in part)})",
+                part,
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
+                [(tag, int(r["seq"])) for r in rows for tag in tagged[r["id"]]],
+            )
 
     # ── read ───────────────────────────────────────────────────────────────
 
@@ -722,27 +713,48 @@ class LearningsRepository:
         """
         records = [self._record_from_item(i, item) for i, item in enumerate(items)]
         imported = skipped = 0
-        seen: set[str] = set()
+        seen_keys: set[str] = set()
+        seen_ids: set[str] = set()
         for start in range(0, len(records), _IMPORT_CHUNK):
             chunk = records[start : start + _IMPORT_CHUNK]
             with self._db.transaction():
+                stored_keys, stored_ids = self._stored(chunk)
+                fresh: list[dict[str, Any]] = []
                 for record in chunk:
-                    key = record["content_key"]
-                    if key in seen or self._is_imported(record):
+                    key, learning_id = record["content_key"], record["id"]
+                    known = key in seen_keys or key in stored_keys
+                    if known or learning_id in seen_ids or learning_id in stored_ids:
                         skipped += 1
                         continue
-                    seen.add(key)
-                    self._insert(record)
-                    imported += 1
+                    seen_keys.add(key)
+                    seen_ids.add(learning_id)
+                    fresh.append(record)
+                self._insert_many(fresh)
+                imported += len(fresh)
         return imported, skipped
 
-    def _is_imported(self, record: dict[str, Any]) -> bool:
-        row = self._db.one(
-            "SELECT 1 FROM learnings WHERE id = ? OR (content_key = ? AND status != 'pruned')"
-            " LIMIT 1",
-            (record["id"], record["content_key"]),
-        )
-        return row is not None
+    def _stored(self, records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+        """Content keys (of unpruned learnings) and ids among `records` already stored."""
+        keys: set[str] = set()
+        ids: set[str] = set()
+        for start in range(0, len(records), _SQL_IN_CHUNK):
+            part = records[start : start + _SQL_IN_CHUNK]
+            marks = ", ".join("?" for _ in part)
+            keys.update(
+                r["content_key"]
+                for r in self._db.execute(
+                    f"SELECT content_key FROM learnings WHERE content_key IN ({marks})"
+                    " AND status != 'pruned'",
+                    [x["content_key"] for x in part],
+                )
+            )
+            ids.update(
+                r["id"]
+                for r in self._db.execute(
+                    f"SELECT id FROM learnings WHERE id IN ({marks})", [x["id"] for x in part]
+                )
+            )
+        return keys, ids
 
     def _record_from_item(self, index: int, item: Any) -> dict[str, Any]:
         if not isinstance(item, dict):

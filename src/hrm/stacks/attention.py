@@ -199,12 +199,13 @@ class AttentionPipeline:
         failures: list[str] = []
         assembler = ContextAssembler(_ROLE[kind], self.budget_tokens)
         assembled = assembler.assemble(text, sources, failures=failures)
-        state = assembled.attention_state()
-        state["templates"] = self.template_ids
-        state["stages"] = [s.get("stage", s.get("type")) for s in self.stages()]
-        state["tiers"] = runner.tiers
+        assembled.extra = {
+            "templates": self.template_ids,
+            "stages": [s.get("stage", s.get("type")) for s in self.stages()],
+            "tiers": runner.tiers,
+            "failures": failures,
+        }
         self.last_failures = failures
-        assembled.included = state["retrieved"]
         return assembled
 
 

@@ -438,7 +438,7 @@ class Ledger:
         Raises:
             HRMError: ``NOT_FOUND`` if no line starts there; ``LEDGER_CORRUPT`` if it is bad.
         """
-        end, _ = self._snapshot()
+        end, _ = self._snapshot(anchor=False)
         with self._reader() as fh:
             at_start = offset == 0 or (0 < offset < end and _pread(fh, offset - 1, 1) == b"\n")
             if offset < 0 or offset >= end or not at_start:
@@ -454,7 +454,7 @@ class Ledger:
         """The last `n` records, oldest first; each hash and the links between them verified."""
         if n <= 0:
             return []
-        end, _ = self._snapshot()
+        end, _ = self._snapshot(anchor=False)
         if end == 0:
             return []
         with self._reader() as fh:
@@ -569,15 +569,15 @@ class Ledger:
         with fh:
             yield fh
 
-    def _snapshot(self) -> tuple[int, _Anchor | None]:
+    def _snapshot(self, *, anchor: bool = True) -> tuple[int, _Anchor | None]:
         """End of the complete records (cutting a torn tail) and the anchor, read together."""
         with self._mutex:
             fd = self._ensure_fd(create=False)
             if fd is None:
-                return 0, self._read_anchor()
+                return 0, self._read_anchor() if anchor else None
             with exclusive(fd, path=str(self.path)):
                 end = self._complete_end(fd)
-                return end, self._read_anchor()
+                return end, self._read_anchor() if anchor else None
 
     def _complete_end(self, fd: int) -> int:
         """Cut a torn final line (or note it, read-only) and return where complete lines end."""

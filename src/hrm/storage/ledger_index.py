@@ -48,6 +48,7 @@ MIGRATIONS = [
 """Schema of the index (component ``storage.ledger_index``); never edit a released entry."""
 
 _BATCH = 5000
+_TS_WIDTH = len("2026-01-02T03:04:05.000000Z")  # what hrm writes; other ISO forms are normalised
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +239,8 @@ class LedgerIndex:
         )
         try:
             for record in records:
-                batch.append((key, record.seq, record.ts, record.kind, record.hash, record.offset))
+                ts = record.ts if len(record.ts) == _TS_WIDTH else _ts_bound(record.ts)
+                batch.append((key, record.seq, ts, record.kind, record.hash, record.offset))
                 if len(batch) >= _BATCH:
                     with self._db.transaction():
                         self._db.executemany(sql, batch)
