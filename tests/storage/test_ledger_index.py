@@ -171,3 +171,20 @@ def test_rebuild_without_a_home_is_a_caller_mistake(db: Database) -> None:
     with pytest.raises(HRMError) as info:
         LedgerIndex(db).rebuild()
     assert info.value.code is ErrorCode.VALIDATION_FAILED
+
+
+def test_other_iso_timestamps_are_normalised_for_time_queries(
+    index: LedgerIndex, home: HRMHome
+) -> None:
+    from hrm.storage import GENESIS_HASH, canonical_json, record_hash
+
+    path = home.decision_ledger("ADMIN")
+    fields = {"data": {}, "kind": "turn", "prev": GENESIS_HASH, "seq": 1,
+              "ts": "2026-03-01T12:30:00+00:00"}
+    path.write_text(canonical_json({**fields, "hash": record_hash(**fields)}) + "\n")
+    with Ledger(path) as ledger:
+        index.index_new(ledger)
+    assert [e.ts for e in index.query(path, since=T0 + timedelta(minutes=15))] == [
+        "2026-03-01T12:30:00.000000Z"
+    ]
+    assert index.query(path, since=T0 + timedelta(minutes=45)) == []
