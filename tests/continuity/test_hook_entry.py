@@ -147,6 +147,16 @@ def test_secrets_never_reach_the_log(home: HRMHome, tmp_path: Path) -> None:
     assert "REDACTED" in text
 
 
+def test_summary_line_scrubs_a_session_id_that_is_not_a_uuid(home: HRMHome, tmp_path: Path) -> None:
+    secret = "ghp_" + "b" * 36
+    run(json.dumps({"hook_event_name": "Stop", "session_id": secret}).encode(), [], home.root, tmp_path)
+    uuid = "8f14e45f-ea6b-4c1d-9a0e-2b7c3d4e5f60"
+    run(json.dumps({"hook_event_name": "Stop", "session_id": uuid}).encode(), [], home.root, tmp_path)
+    text = (home.root / "logs" / "hooks.log").read_text()
+    assert secret not in text
+    assert log_lines(home.root)[-1]["session_id"] == uuid
+
+
 def test_oversized_input_is_not_read_past_the_limit() -> None:
     import io
 

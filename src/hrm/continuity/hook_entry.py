@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ MAX_INPUT_BYTES = 8 << 20
 HOOK_LOG_NAME = "hooks.log"
 _LOG_ROTATE_BYTES = 5 << 20
 _LOG_MESSAGE_CHARS = 2000
+_UUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
 
 _USAGE = """\
 usage: hrm hook [EVENT] < payload.json
@@ -174,13 +176,12 @@ def _dispatch(
     for what, failure in orchestrator.failures:
         detail = f"{what}: {type(failure).__name__}: {failure}"
         log.write("warning", event, detail, session_id=session_id)
-    log.write(
-        "info",
+    log.write_summary(
         event,
         "answered" if output else "no answer",
         session_id=session_id,
         elapsed_ms=round((time.monotonic() - started) * 1000),
-        metadata=dict(response.metadata),
+        metadata=response.metadata,
     )
     return HookRun(output, event=event.value, abandoned_workers=orchestrator.abandoned_workers)
 
@@ -296,6 +297,46 @@ class _HookLog:
             }
             record.update({k: v for k, v in fields.items() if v not in (None, "")})
             line = json.dumps(scrub(record), ensure_ascii=True, default=str) + "\n"
+        except Exception as exc:  # logging must never break the hook
+            _stderr_line(f"hrm hook: cannot log to {self.path}: {type(exc).__name__}")
+            return
+        self._append(line)
+
+    def write_summary(
+        self,
+        event: object,
+        message: str,
+        *,
+        session_id: str,
+        elapsed_ms: int,
+        metadata: Mapping[str, Any],
+    ) -> None:
+        """The one line every invocation writes, built only from values that cannot hold a secret.
+
+        Numbers, booleans and a UUID-shaped session id pass as they are; anything else sends the
+        line through the scrubber like every other line. Most hooks then skip importing it.
+        """
+        numbers = {
+            k: v for k, v in metadata.items() if v is None or isinstance(v, bool | int | float)
+        }
+        if len(numbers) < len(metadata) or not (session_id == "" or _UUID.match(session_id)):
+            self.write("info", event, message, session_id=session_id, metadata=dict(metadata),
+                       elapsed_ms=elapsed_ms)
+            return
+        record = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "level": "info",
+            "event": getattr(event, "value", event),
+            "pid": os.getpid(),
+            "message": message,
+            "session_id": session_id or None,
+            "elapsed_ms": elapsed_ms,
+            "metadata": numbers,
+        }
+        self._append(json.dumps({k: v for k, v in record.items() if v is not None}) + "\n")
+
+    def _append(self, line: str) -> None:
+        try:
             self._rotate_if_large()
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:

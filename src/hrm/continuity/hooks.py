@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from hrm.home import HRMHome
@@ -202,11 +202,15 @@ def _int(source: object, name: str, defaults: HookSettings) -> int:
     return int(getattr(defaults, name))
 
 
-@dataclass
 class _Outcome(Generic[T]):
-    done: bool = False
-    value: T | None = None
-    error: BaseException | None = None
+    """What a worker produced; written by the worker, read once `finished` (or the deadline)."""
+
+    __slots__ = ("done", "error", "value")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.value: T | None = None
+        self.error: BaseException | None = None
 
 
 class _Budgeted(Generic[T]):
@@ -510,8 +514,7 @@ _LEARNING_CHARS = 400
 _PLAN_NAME = re.compile(r"(?:^|[-_.\s])plans?(?:[-_.\s]|$)")
 
 
-@dataclass(frozen=True)
-class _PromptDecision:
+class _PromptDecision(NamedTuple):
     action: HookAction
     context: str | None = None
     reason: str | None = None
