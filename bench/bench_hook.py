@@ -93,7 +93,7 @@ def payload(prompt: str) -> bytes:
     return json.dumps(
         {
             "hook_event_name": "UserPromptSubmit",
-            "session_id": "bench",
+            "session_id": "8f14e45f-ea6b-4c1d-9a0e-2b7c3d4e5f60",
             "cwd": "/nonexistent-project",
             "permission_mode": "default",
             "prompt": prompt,
