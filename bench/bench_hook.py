@@ -12,7 +12,10 @@ Scenarios:
 * ``with_memory``: the same plus 2,000 learnings, so the hook also recalls related learnings;
 * ``prompt_1mb``: the ``with_memory`` home answering a 1 MB prompt (absolute time, goal < 1 s).
 
-Goal (issue 5): ``fresh`` and ``with_memory`` ≤ 4× the baseline; ``prompt_1mb`` < 1 s.
+Goal (issue 5): ``fresh`` and ``with_memory`` ≤ 4× the baseline; ``prompt_1mb`` < 1 s. For
+context the run also times ``stdlib_floor``: a process importing only the standard-library modules
+every hrm module on the hook path uses (typing, re, enum, dataclasses, pathlib, logging, json,
+threading).
 
     .venv/bin/python bench/bench_hook.py [--quick]
 """
@@ -40,6 +43,8 @@ from hrm.home import HRMHome, initialize  # noqa: E402
 OUT = ROOT / "bench" / "out" / "bench_hook.json"
 GOAL_RATIO = 4.0
 GOAL_1MB_SECONDS = 1.0
+STDLIB_FLOOR = "import typing, re, enum, dataclasses, pathlib, logging, json, threading"
+"""The standard-library modules every hrm module on the hook path imports: the start-up floor."""
 
 WORDS = (
     *("parser", "cache", "retry", "backoff", "fixture", "migration", "schema", "token", "budget"),
@@ -143,12 +148,16 @@ def main() -> int:
         hook_cmd = [hrm, "hook", "user-prompt-submit"]
         for env in envs.values():  # warm the page cache and compile bytecode once
             check(timed(hook_cmd, payload(prompt), env)[1])
-        times: dict[str, list[float]] = {"baseline": [], "fresh": [], "with_memory": []}
+        times: dict[str, list[float]] = {
+            "baseline": [], "stdlib_floor": [], "fresh": [], "with_memory": []
+        }
         cpu: dict[str, list[float]] = {name: [] for name in times}
         answered = {"fresh": 0, "with_memory": 0}
         for _ in range(runs):
             baseline_run = timed([python, "-c", "pass"], b"", base_env, cpu["baseline"])
             times["baseline"].append(baseline_run[0])
+            floor_run = timed([python, "-c", STDLIB_FLOOR], b"", base_env, cpu["stdlib_floor"])
+            times["stdlib_floor"].append(floor_run[0])
             for name, env in envs.items():
                 elapsed, proc = timed(hook_cmd, payload(prompt), env, cpu[name])
                 check(proc)
@@ -168,6 +177,13 @@ def main() -> int:
         "runs": runs,
         "baseline_ms": round(baseline * 1000, 1),
         "baseline_cpu_ms": round(cpu_median["baseline"] * 1000, 1),
+        "stdlib_floor": {
+            "median_ms": round(median["stdlib_floor"] * 1000, 1),
+            "ratio": round(median["stdlib_floor"] / baseline, 2),
+            "cpu_ratio": round(
+                cpu_median["stdlib_floor"] / max(cpu_median["baseline"], 1e-6), 2
+            ),
+        },
         "scenarios": {
             name: {
                 "median_ms": round(median[name] * 1000, 1),
@@ -192,6 +208,11 @@ def main() -> int:
         "quick": args.quick,
     }
     print(f"baseline python -c pass: {results['baseline_ms']} ms (median of {runs})")
+    floor = results["stdlib_floor"]
+    print(
+        f"stdlib floor         {floor['median_ms']:>7} ms  ratio {floor['ratio']:>5}x  "  # type: ignore[index]
+        f"(typing, re, enum, dataclasses, pathlib, logging, json, threading)"
+    )
     for name, row in results["scenarios"].items():  # type: ignore[union-attr]
         print(
             f"hook {name:<12} {row['median_ms']:>7} ms  ratio {row['ratio']:>5}x  "
