@@ -46,7 +46,9 @@ def make_handoff(**changes: object) -> HandoffData:
         task=TaskInfo(description="Implement FTS5 indexing", status=TaskStatus.COMPLETED),
         context=ContextInfo(project_path="/repo", git_commit="abc123", git_branch="main"),
         decisions=[Decision("Use FTS5", "BM25 ranking", ["FTS3"])],
-        learnings=[HandoffLearning("WORKING_SOLUTION", "Triggers keep the index in sync", "verified")],
+        learnings=[
+            HandoffLearning("WORKING_SOLUTION", "Triggers keep the index in sync", "verified")
+        ],
         blockers=[Blocker("technical", "CI is red", "high")],
         resume=ResumeInstructions(next_steps=["Add the query script"]),
         notes="# Session Notes\n\nDone.\n",
@@ -116,7 +118,9 @@ def test_ring_markdown_with_front_matter_reads_sections_not_fenced_comments() ->
         ("ring-multiplatform-adaptation/2026-01-05_01-01-23_docs-crawled.md", "7e449aa4"),
     ],
 )
-def test_ring_markdown_without_front_matter_reads_its_metadata_block(name: str, commit: str) -> None:
+def test_ring_markdown_without_front_matter_reads_its_metadata_block(
+    name: str, commit: str
+) -> None:
     path = RING / name
     handoff = deserialize(path.read_text(encoding="utf-8"), path=str(path))
     assert handoff.source_format is HandoffFormat.MARKDOWN
@@ -190,7 +194,11 @@ def test_spec_example_with_ring_schema_reads_as_native_markdown() -> None:
         ("a: 1\nb: 2\n", None, ErrorCode.SCHEMA_MISMATCH),
         ("- just\n- a list\n", HandoffFormat.YAML, ErrorCode.SCHEMA_MISMATCH),
         ("plain words, no structure at all", None, ErrorCode.UNKNOWN_FORMAT),
-        ("session: 5\ntask: {description: x}\nschema: hrm-handoff-v1\n", None, ErrorCode.SCHEMA_MISMATCH),
+        (
+            "session: 5\ntask: {description: x}\nschema: hrm-handoff-v1\n",
+            None,
+            ErrorCode.SCHEMA_MISMATCH,
+        ),
         ("   \n", None, ErrorCode.VALIDATION_FAILED),
     ],
 )
@@ -198,7 +206,7 @@ def test_deserialize_errors_name_the_problem(
     content: str, fmt: HandoffFormat | None, code: ErrorCode
 ) -> None:
     with pytest.raises(HRMError) as caught:
-        deserialize(content, fmt, path="x.yaml")
+        deserialize(content, fmt, path="handoff.txt")
     assert caught.value.code is code
 
 
@@ -261,7 +269,7 @@ def test_store_skips_unreadable_files_and_unknown_ids(home: HRMHome) -> None:
 def test_migrate_writes_yaml_beside_the_original_and_keeps_it(tmp_path: Path) -> None:
     source = tmp_path / "docs" / "handoffs" / "s" / "2025-12-29_18-34-46_x.md"
     source.parent.mkdir(parents=True)
-    original = (RING / "context-management" / "2025-12-29_18-34-46_code-review-fixes-complete.md")
+    original = RING / "context-management" / "2025-12-29_18-34-46_code-review-fixes-complete.md"
     source.write_bytes(original.read_bytes())
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
     result = migrate(source)

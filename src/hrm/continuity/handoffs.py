@@ -679,7 +679,8 @@ def deserialize(
 
     Understood: our YAML and Markdown; Continuous-Claude v3 YAML (two documents: front matter and
     body, merged); Ring and Continuous-Claude v1 Markdown with or without front matter; ledger
-    event files. `path` improves messages and lets a legacy file's folder name its session.
+    event files. `path` improves messages and lets a legacy file's folder name its session; a
+    ``.yaml``/``.yml`` path is read as YAML when `format` is None.
 
     Raises:
         HRMError: ``VALIDATION_FAILED`` for empty content; ``PARSE_ERROR`` with the line number
@@ -688,6 +689,8 @@ def deserialize(
     """
     if not content.strip():
         raise HRMError.validation_failed("Handoff content is empty", path=path)
+    if format is None and path is not None and path.lower().endswith((".yaml", ".yml")):
+        format = HandoffFormat.YAML  # a .yaml file with a broken body is an error, not prose
     front = _markdown.split_front_matter(content)
     if front.yaml_text is not None:
         meta = _load_yaml(front.yaml_text, path, first_line=2)

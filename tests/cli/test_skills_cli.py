@@ -1,0 +1,42 @@
+"""`hrm skills match`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hrm.cli.skills import app
+from hrm.home import initialize
+
+CC = Path(__file__).resolve().parents[3] / "shared" / "data" / "continuous-claude"
+runner = CliRunner()
+
+
+def test_match_with_real_rules_as_json() -> None:
+    result = runner.invoke(
+        app,
+        ["match", "I am done for today, create a handoff", "--rules", str(CC / "skill-rules.v3.json"),
+         "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["matches"][0]["skill"] == "create_handoff"
+    assert out["action"] == "suggest" and out["timed_out"] is False
+
+
+def test_match_uses_the_home_defaults(tmp_path: Path) -> None:
+    initialize(tmp_path / "home")
+    result = runner.invoke(
+        app,
+        ["match", "why is the CI build failing?", "--home", str(tmp_path / "home"),
+         "--project", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "systematic-debugging" in result.output and "suggest" in result.output
+
+
+def test_no_rules_anywhere_is_an_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["match", "hi", "--rules", str(tmp_path / "none.json")])
+    assert result.exit_code != 0
