@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import statistics
 import sys
@@ -111,24 +112,34 @@ def _append_rate(rng: random.Random, count: int = 5000) -> float:
 
 def _timed_pair(
     first: Callable[[int], int], second: Callable[[int], int], repeats: int
-) -> tuple[list[float], list[float], int, int]:
+) -> tuple[list[list[float]], list[list[float]], list[int]]:
     """Time `first(i)` and `second(i)` alternately, so both see the same machine load.
 
-    The garbage collector is paused while timing, as `timeit` does.
+    Which of the two runs first flips every query, so neither always finds the pages the other
+    just read. Each call is timed on the wall clock and in thread CPU time (the latter is
+    immune to the process being preempted on a busy machine). The garbage collector is paused
+    while timing, as `timeit` does.
+
+    Returns:
+        (wall samples, CPU samples, rows) — each a pair for (first, second).
     """
-    samples: tuple[list[float], list[float]] = ([], [])
+    wall: list[list[float]] = [[], []]
+    cpu: list[list[float]] = [[], []]
     rows = [0, 0]
+    calls = (first, second)
     gc.collect()
     gc.disable()
     try:
         for i in range(repeats):
-            for side, call in enumerate((first, second)):
-                started = time.perf_counter_ns()
-                rows[side] += call(i)
-                samples[side].append((time.perf_counter_ns() - started) / 1e6)
+            order = (0, 1) if i % 2 == 0 else (1, 0)
+            for side in order:
+                started, started_cpu = time.perf_counter_ns(), time.thread_time_ns()
+                rows[side] += calls[side](i)
+                cpu[side].append((time.thread_time_ns() - started_cpu) / 1e6)
+                wall[side].append((time.perf_counter_ns() - started) / 1e6)
     finally:
         gc.enable()
-    return samples[0], samples[1], rows[0], rows[1]
+    return wall, cpu, rows
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
@@ -166,18 +177,17 @@ def _measure(store: EpisodicTraceStore, db: Database, rng: random.Random) -> dic
         for i in range(20):  # warm the page cache for both paths
             through_store(i)
             raw(i)
-        store_samples, raw_samples, store_rows, raw_rows = _timed_pair(
-            through_store, raw, QUERIES
-        )
+        wall, cpu, (store_rows, raw_rows) = _timed_pair(through_store, raw, QUERIES)
         if store_rows != raw_rows:
             raise SystemExit(f"{name}: store returned {store_rows} rows, raw SQL {raw_rows}")
-        store_p = _percentiles(store_samples)
-        raw_p = _percentiles(raw_samples)
+        store_p, raw_p = _percentiles(wall[0]), _percentiles(wall[1])
         results[name] = {
             "store": store_p,
             "raw_sql": raw_p,
             "ratio_p50": round(store_p["p50_ms"] / raw_p["p50_ms"], 2),
             "ratio_p95": round(store_p["p95_ms"] / raw_p["p95_ms"], 2),
+            "store_cpu": _percentiles(cpu[0]),
+            "raw_sql_cpu": _percentiles(cpu[1]),
             "rows_per_query": store_rows / QUERIES,
         }
     return results
@@ -228,14 +238,36 @@ def main(argv: list[str] | None = None) -> int:
                 f"  p95 {r['raw_sql']['p95_ms']:.3f} ms"
                 f"  | ratio p50 {r['ratio_p50']}x  p95 {r['ratio_p95']}x"
             )
+            print(
+                f"  {'':<10}  CPU time: store p50 {r['store_cpu']['p50_ms']:.3f} ms"
+                f"  p95 {r['store_cpu']['p95_ms']:.3f} ms"
+                f"  | raw SQL p50 {r['raw_sql_cpu']['p50_ms']:.3f} ms"
+                f"  p95 {r['raw_sql_cpu']['p95_ms']:.3f} ms"
+            )
     largest = runs[-1]
     worst_p95 = max(largest[n]["store"]["p95_ms"] for n in ("by_problem", "by_tag"))
-    goal = {"p95_ms_at_most": 5.0, "at_entries": largest["entries"], "worst_p95_ms": worst_p95}
-    goal["met"] = worst_p95 <= 5.0
-    print(f"goal p95 <= 5 ms at {largest['entries']:,}: {'met' if goal['met'] else 'NOT met'}")
+    worst_cpu_p95 = max(largest[n]["store_cpu"]["p95_ms"] for n in ("by_problem", "by_tag"))
+    goal: dict[str, Any] = {
+        "p95_ms_at_most": 5.0,
+        "at_entries": largest["entries"],
+        "worst_p95_ms": worst_p95,
+        "met": worst_p95 <= 5.0,
+        "worst_cpu_p95_ms": worst_cpu_p95,
+        "met_in_cpu_time": worst_cpu_p95 <= 5.0,
+    }
+    print(
+        f"goal p95 <= 5 ms at {largest['entries']:,}: wall clock {worst_p95:.3f} ms "
+        f"({'met' if goal['met'] else 'NOT met'}), CPU time {worst_cpu_p95:.3f} ms "
+        f"({'met' if goal['met_in_cpu_time'] else 'NOT met'})"
+    )
     OUT.parent.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    if load is not None:
+        print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
     summary = {
         "benchmark": "bench_episodic",
+        "load_average_1m": load,
+        "cpus": os.cpu_count(),
         "quick": args.quick,
         "limit": LIMIT,
         "queries": QUERIES,
