@@ -164,8 +164,13 @@ class MemoryBus:
             True, MemoryTarget.WORKING_SET, "Working set is problem-local: no gate required"
         )
         self._log_write(
-            MemoryTarget.WORKING_SET, key, decision, problem_id=problem_id, source="local",
-            request_reason="", outcome={"problem_id": problem_id},
+            MemoryTarget.WORKING_SET,
+            key,
+            decision,
+            problem_id=problem_id,
+            source="local",
+            request_reason="",
+            outcome={"problem_id": problem_id},
         )
         return True
 
@@ -269,14 +274,18 @@ class MemoryBus:
         Raises:
             HRMError: ``NOT_FOUND`` naming the key and its versions; nothing changes then.
         """
-        self.shared.rollback(key, to_version, source=source)
-        version = self.shared.list_versions(key)[-1]
+        version = self.shared.restore(key, to_version, source=source)
         decision = WriteDecision(
             True, MemoryTarget.SHARED_REFERENCE, f"Rollback to v{to_version} as v{version}"
         )
         self._log_write(
-            MemoryTarget.SHARED_REFERENCE, key, decision, problem_id=None, source=source,
-            request_reason="rollback", outcome={"version": version, "rollback_of": to_version},
+            MemoryTarget.SHARED_REFERENCE,
+            key,
+            decision,
+            problem_id=None,
+            source=source,
+            request_reason="rollback",
+            outcome={"version": version, "rollback_of": to_version},
         )
         return version
 

@@ -132,14 +132,25 @@ class SharedReferenceStore:
         return [str(r["key"]) for r in rows]
 
     def rollback(self, key: str, to_version: int, *, source: str = "rollback") -> bool:
-        """Restore the exact value of `to_version` as a new version of `key`.
+        """Restore the exact value of `to_version` as a new version of `key` (001 §6.3).
 
         Returns:
-            True once the new version is stored (its number is ``list_versions(key)[-1]``).
+            True once the new version is stored; `restore` returns its number instead.
 
         Raises:
             HRMError: ``NOT_FOUND`` naming the key and its existing versions when `to_version`
                 does not exist; nothing changes then.
+        """
+        self.restore(key, to_version, source=source)
+        return True
+
+    def restore(self, key: str, to_version: int, *, source: str = "rollback") -> int:
+        """`rollback`, returning the number of the new version.
+
+        The stored JSON is copied byte for byte, so the restored value is exactly the old one.
+
+        Raises:
+            HRMError: ``NOT_FOUND`` as `rollback` does.
         """
         with self.db.transaction():
             row = self.db.one(
@@ -151,7 +162,7 @@ class SharedReferenceStore:
                 raise self._missing(key, to_version)
             version = self._append(key, str(row["value_json"]), source, rollback_of=to_version)
         logger.info("shared reference %r rolled back to v%s as v%s", key, to_version, version)
-        return True
+        return version
 
     def cite(self, key: str) -> str:
         """A citation of the latest version: ``[ref:<key>@v3 by <source>, <updated_at>]``.
