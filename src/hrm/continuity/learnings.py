@@ -93,7 +93,7 @@ _Hit: TypeAlias = "tuple[int, SearchResult]"
 """A search hit with the learning's row number (fusion and highlighting key on it)."""
 
 _MAX_LIMIT = 100
-_MIN_WINDOW = 50
+_MIN_WINDOW = 40
 _LAZY_EMBED_BATCH = 64
 _IMPORT_CHUNK = 5000
 _SQL_IN_CHUNK = 500
@@ -306,7 +306,7 @@ class LearningsRepository:
             else _fts.match_any(_fts.query_terms(content))
         )
         rows = self._db.execute(
-            "SELECT l.id, l.content FROM learnings_fts JOIN learnings l"
+            "SELECT l.id, l.content FROM learnings_fts CROSS JOIN learnings l"
             " ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ?"
             " AND l.status != 'pruned' ORDER BY learnings_fts.rank LIMIT 20",
             (expr,),
@@ -422,7 +422,7 @@ class LearningsRepository:
         mode = "hybrid" if self._embedder is not None else "fts"
         # Rank a window larger than the limit: coverage re-orders it (see fts_relevance).
         window = max(query.limit * 3, 30) if mode == "hybrid" else max(query.limit * 2, 20)
-        hits, total = self._fts_hits(terms, fsql, window) if terms else ([], 0)
+        hits, total, exact = self._fts_hits(terms, fsql, window) if terms else ([], 0, True)
         timed_out = False
         if mode == "hybrid":
             elapsed_ms = (time.perf_counter() - started) * 1000
@@ -438,23 +438,28 @@ class LearningsRepository:
             query_time_ms=int((time.perf_counter() - started) * 1000),
             mode=mode,
             timed_out=timed_out,
+            total_exact=exact,
         )
 
-    def _fts_hits(self, terms: list[str], fsql: FilterSQL, limit: int) -> tuple[list[_Hit], int]:
+    def _fts_hits(
+        self, terms: list[str], fsql: FilterSQL, limit: int
+    ) -> tuple[list[_Hit], int, bool]:
         match = _fts.match_any(terms)
+        exact = True
         if fsql.selective:
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, learnings_fts.rank AS score,"
                 " count(*) OVER () AS total FROM learnings_fts"
-                " JOIN learnings l ON l.seq = learnings_fts.rowid"
+                " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
                 f" WHERE learnings_fts MATCH ? AND {fsql.where}"
                 " ORDER BY learnings_fts.rank LIMIT ?",
                 (match, *fsql.params, limit),
             )
             total = int(rows[0]["total"]) if rows else 0
+            marks = self._highlights(match, [int(r["seq"]) for r in rows])
         else:
-            rows, total = self._windowed(match, fsql, limit)
-        marks = self._highlights(match, [int(r["seq"]) for r in rows])
+            rows, total, exact = self._windowed(match, fsql, limit)
+            marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         hits: list[_Hit] = []
         for row in rows:
             found = marks.get(int(row["seq"]), [])
@@ -466,33 +471,38 @@ class LearningsRepository:
             )
             hits.append((int(row["seq"]), hit))
         hits.sort(key=lambda h: -h[1].relevance_score)
-        return hits, total
+        return hits, total, exact
 
     def _windowed(
         self, match: str, fsql: FilterSQL, limit: int
-    ) -> tuple[list[sqlite3.Row], int]:
-        """Rank inside FTS5 first, then filter the window: most rows pass default filters."""
-        window = max(limit * 4, _MIN_WINDOW)
+    ) -> tuple[list[sqlite3.Row], int, bool]:
+        """Rank (and highlight) inside FTS5 first, then filter the window.
+
+        Most rows pass the default filters, so a window of twice the limit nearly always
+        suffices; FTS5 consumes ``ORDER BY rank``, so ``highlight()`` runs only for the
+        window's rows. When the window did not hold every match, the total is FTS5's own
+        match count (cheap, but it includes hidden learnings: an upper bound).
+        """
+        window = max(limit * 2, _MIN_WINDOW)
         while True:
             rows = self._db.execute(
-                f"SELECT {LEARNING_COLUMNS}, m.score AS score, ({fsql.where}) AS passes FROM"
-                " (SELECT rowid AS seq, rank AS score FROM learnings_fts"
-                "  WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?) AS m"
-                " JOIN learnings l ON l.seq = m.seq ORDER BY m.score",
-                (*fsql.params, match, window),
+                f"SELECT {LEARNING_COLUMNS}, m.score AS score, m.marked AS marked,"
+                f" ({fsql.where}) AS passes FROM"
+                " (SELECT rowid AS seq, rank AS score, highlight(learnings_fts, 0, ?, ?) AS marked"
+                "  FROM learnings_fts WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?) AS m"
+                " CROSS JOIN learnings l ON l.seq = m.seq ORDER BY m.score",
+                (*fsql.params, _fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, window),
             )
             kept = [r for r in rows if r["passes"]]
             if len(rows) < window:
-                return kept[:limit], len(kept)  # the window held every match: exact
+                return kept[:limit], len(kept), True  # the window held every match
             if len(kept) >= limit:
                 break
             window *= 4
         row = self._db.one(
-            "SELECT count(*) AS n FROM learnings_fts JOIN learnings l"
-            f" ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ? AND {fsql.where}",
-            (match, *fsql.params),
+            "SELECT count(*) AS n FROM learnings_fts WHERE learnings_fts MATCH ?", (match,)
         )
-        return kept[:limit], 0 if row is None else int(row["n"])
+        return kept[:limit], 0 if row is None else int(row["n"]), False
 
     def _highlights(self, match: str, seqs: list[int]) -> dict[int, list[str]]:
         if not seqs:
@@ -849,7 +859,7 @@ class LearningsRepository:
         rows = self._db.execute(
             "SELECT a.id, a.path, a.kind, a.session_id, a.indexed_at, artifacts_fts.rank AS score,"
             " snippet(artifacts_fts, 1, '', '', '…', 16) AS snippet"
-            " FROM artifacts_fts JOIN artifacts a ON a.seq = artifacts_fts.rowid"
+            " FROM artifacts_fts CROSS JOIN artifacts a ON a.seq = artifacts_fts.rowid"
             " WHERE artifacts_fts MATCH ? ORDER BY artifacts_fts.rank LIMIT ?",
             (_fts.match_any(terms), min(limit, _MAX_LIMIT)),
         )

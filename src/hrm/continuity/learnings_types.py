@@ -238,6 +238,10 @@ class SearchResults:
     """``fts`` (full-text only) or ``hybrid`` (full-text and vectors, fused)."""
     timed_out: bool = False
     """The budget ran out; ``results`` holds what was found by then."""
+    total_exact: bool = True
+    """False when ``total_count`` is FTS5's raw match count (an upper bound that may include
+    expired, pruned or pending learnings), used when counting exactly would cost more than
+    the search itself."""
 
     def to_dict(self) -> dict[str, Any]:
         """The 003 "Memory Search Response" JSON shape."""
@@ -247,6 +251,7 @@ class SearchResults:
             "query_time_ms": self.query_time_ms,
             "mode": self.mode,
             "timed_out": self.timed_out,
+            "total_exact": self.total_exact,
         }
 
 
