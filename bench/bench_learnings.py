@@ -83,7 +83,7 @@ def _zipf_weights(n: int, s: float = 1.05) -> list[float]:
     return [1.0 / (rank**s) for rank in range(1, n + 1)]
 
 
-_SYLLABLE_TEXT = "ka lo mi ne ru sa ti vo ze bar cor dex fin gal hum jet lux mor nav pix quo rex syn tor"
+_SYLLABLE_TEXT = "ka lo mi ne ru sa ti vo ze bar cor dex fin gal hum jet lux mor nav pix quo rex"
 SYLLABLES = _SYLLABLE_TEXT.split()
 
 

@@ -195,7 +195,8 @@ def main() -> int:
             "recall_at_10": round(at10, 4),
             "ratio_at_10_vs_baseline": round(at10 / base10, 3),
             "recall_at_10_by_category": {
-                str(c): round(statistics.fmean(v), 4) for c, v in sorted(by_category[system].items())
+                str(c): round(statistics.fmean(v), 4)
+                for c, v in sorted(by_category[system].items())
             },
         }
         ratio = at10 / base10
