@@ -213,19 +213,17 @@ class StepExecutor:
         from hrm.llm.types import LLMCallConfig, Message
 
         instruction = _INSTRUCTIONS.get(step.action_type, _INSTRUCTIONS["execute"])
-        lines = [
-            "You carry out one step of a plan. " + instruction,
-            f"Goal: {goal[:2000]}" if goal else "",
-            f"Step {step.step_index} of {step.total_steps or step.step_index} "
-            f"({step.action_type}): {step.description}",
-        ]
+        lines = ["You carry out one part of a larger plan. " + instruction]
         earlier = _dependency_lines(step)
         if earlier:
             lines.append("Results of earlier steps:")
             lines.extend(earlier)
+        request = step.description
+        if goal:
+            request += f"\n\nThe overall request: {goal[:2000]}"
         response = self.llm.chat(
-            [Message(role="user", content=step.description)],
-            "\n".join(line for line in lines if line),
+            [Message(role="user", content=request)],
+            "\n".join(lines),
             LLMCallConfig(max_tokens=self.max_tokens, purpose=f"plan_step:{step.action_type}"),
         )
         return response.content

@@ -1,8 +1,8 @@
 """The RecursivePlanner (002): plans from the AltitudePlanner, refinements from evaluations.
 
 `generate` asks `hrm.altitude.AltitudePlanner` for a plan; the strategy follows the task
-profile (depth 1 ``quick_answer``; high stakes ``verification``; uncertainty above 0.6
-``exploration``; otherwise ``decomposition``) unless one is given.
+profile (depth 1 and a single clause ``quick_answer``; high stakes ``verification``;
+uncertainty above 0.6 ``exploration``; otherwise ``decomposition``) unless one is given.
 
 `refine_plan` turns an evaluation into `RefinementAction`s, in this order:
 
@@ -45,6 +45,7 @@ MAX_ATTEMPTS = 2
 """Refinements per failed step: one retry (MODIFY), one alternative (REPLACE)."""
 
 _REPLACED = re.compile(r"_r\d+$")
+_PARTS = re.compile(r"(?:[.;!?\n]+|\bthen\b)", re.IGNORECASE)
 _LEVEL_BY_STRATEGY = {
     "quick_answer": AltitudeLevel.L1_MOMENT,
     "decomposition": AltitudeLevel.L2_OPERATIONS,
@@ -88,7 +89,7 @@ class RecursivePlanner:
         self, request: str, task_profile: TaskProfile | None = None, *, strategy: str | None = None
     ) -> Plan:
         """A plan for ``request`` at the profile's depth (see the module docstring)."""
-        chosen = strategy or _strategy_for(task_profile)
+        chosen = strategy or _strategy_for(task_profile, request)
         level = _LEVEL_BY_STRATEGY.get(chosen, AltitudeLevel.L2_OPERATIONS)
         context = HRMContext(
             session_id="plan",
@@ -263,11 +264,12 @@ def _replacement_id(plan: Plan, step_id: str) -> str:
     return f"{base}_r{n}"
 
 
-def _strategy_for(profile: TaskProfile | None) -> str:
+def _strategy_for(profile: TaskProfile | None, request: str) -> str:
     if profile is None:
         return "decomposition"
     if profile.reasoning_depth <= 1:
-        return "quick_answer"
+        parts = [p for p in _PARTS.split(request) if len(p.strip()) > 2]
+        return "quick_answer" if len(parts) <= 1 else "decomposition"
     if profile.stakes == "high":
         return "verification"
     if profile.uncertainty > 0.6:
