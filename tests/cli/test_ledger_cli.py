@@ -152,3 +152,13 @@ def test_every_command_has_help(command: str) -> None:
     result = runner.invoke(app, [command, "-h"])
     assert result.exit_code == 0
     assert "--json" in result.stdout
+
+
+def test_verify_uses_the_index_as_a_second_anchor(filled: HRMHome) -> None:
+    assert runner.invoke(app, ["reindex", "--home", str(filled.root)]).exit_code == 0
+    path = filled.decision_ledger("ADMIN")
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:2]))
+    path.with_name(path.name + ".anchor").unlink()
+    result = runner.invoke(app, ["verify", "--home", str(filled.root)])
+    assert result.exit_code == EXIT_INPUT
+    assert f"{path}:3 seq 3: the index holds record 3" in result.stderr

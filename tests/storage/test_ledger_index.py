@@ -188,3 +188,21 @@ def test_other_iso_timestamps_are_normalised_for_time_queries(
         "2026-03-01T12:30:00.000000Z"
     ]
     assert index.query(path, since=T0 + timedelta(minutes=45)) == []
+
+
+def test_check_compares_the_ledger_with_its_last_indexed_record(
+    index: LedgerIndex, home: HRMHome
+) -> None:
+    path = home.decision_ledger("ADMIN")
+    write(path, ["turn"] * 3)
+    with Ledger(path) as ledger:
+        assert index.check(ledger) is None  # nothing indexed yet
+        index.index_new(ledger)
+        assert index.check(ledger) is None
+        ledger.append("turn", {})
+        assert index.check(ledger) is None  # behind is fine
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:2]))
+    with Ledger(path) as ledger:
+        problem = index.check(ledger)
+    assert problem is not None and (problem.line, problem.seq) == (3, 3)
+    assert "cut or rewritten" in problem.reason

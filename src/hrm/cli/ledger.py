@@ -2,11 +2,15 @@
 
 Thin by design: each command resolves paths, calls `hrm.storage`, and renders. A damaged ledger
 is one ``file:line seq N: reason`` line on stderr and exit code 3 (bad input); a torn tail cut
-on open is a warning on stderr, since no acknowledged record was lost.
+on open is a warning on stderr, since no acknowledged record was lost. `verify` also checks each
+ledger against the home's index when there is one, a second anchor against records cut from
+the end.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -26,6 +30,7 @@ from hrm.cli._common import (
 if TYPE_CHECKING:
     from hrm.home import HRMHome
     from hrm.storage.ledger import VerifyReport
+    from hrm.storage.ledger_index import LedgerIndex
 
 __all__ = ["app"]
 
@@ -64,13 +69,19 @@ def verify(
             raise fail("give a ledger PATH or --all, not both")
         paths = resolved.all_ledgers() if path is None else [_ledger_path(path, resolved)]
         reports: list[VerifyReport] = []
-        for ledger_path in paths:
-            with Ledger(ledger_path) as ledger:
-                if ledger.repaired is not None:
-                    err_console.print(
-                    f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
-                )
-                reports.append(ledger.verify())
+        with contextlib.ExitStack() as stack:
+            index = _open_index(resolved, stack)
+            for ledger_path in paths:
+                with Ledger(ledger_path) as ledger:
+                    if ledger.repaired is not None:
+                        err_console.print(
+                            f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
+                        )
+                    report = ledger.verify()
+                    problem = index.check(ledger) if index is not None and report.ok else None
+                if problem is not None:
+                    report = dataclasses.replace(report, ok=False, first_error=problem)
+                reports.append(report)
     failed = [report for report in reports if not report.ok]
     for report in failed:
         err_console.print(report.describe(), markup=False, highlight=False, soft_wrap=True)
@@ -142,6 +153,16 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
         console.print(f"{report.total:>8}  records indexed in {len(report.counts)} ledgers")
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
+
+
+def _open_index(home: HRMHome, stack: contextlib.ExitStack) -> LedgerIndex | None:
+    """The home's ledger index as a second anchor, if the home has a database at all."""
+    if not home.memory_db.is_file():
+        return None
+    from hrm.storage import Database, LedgerIndex
+
+    db = stack.enter_context(Database(home.memory_db))
+    return LedgerIndex(db, home=home)
 
 
 def _ledger_path(path: Path, home: HRMHome) -> Path:

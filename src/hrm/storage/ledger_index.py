@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
-from hrm.storage.ledger import Ledger, LedgerRecord
+from hrm.storage.ledger import Ledger, LedgerRecord, VerifyError
 
 if TYPE_CHECKING:
     from hrm.home import HRMHome
@@ -140,6 +140,31 @@ class LedgerIndex:
                 f"record {last.seq} does not match its index entry: the ledger was rewritten",
             )
         return self._insert(key, ledger.records_after(anchor))
+
+    def check(self, ledger: Ledger) -> VerifyError | None:
+        """Whether `ledger` still holds the last record indexed from it (a second anchor).
+
+        Returns None when it does (or nothing was indexed), else where and why it does not:
+        records the index saw were cut from the ledger or rewritten.
+        """
+        last = self._last(self.key(ledger.path))
+        if last is None:
+            return None
+        try:
+            found: LedgerRecord | None = ledger.read_at(last.offset)
+        except HRMError:
+            found = None
+        if found is not None and (found.seq, found.hash) == (last.seq, last.hash):
+            return None
+        return VerifyError(
+            line=last.seq,
+            seq=last.seq,
+            reason=(
+                f"the index holds record {last.seq} but the ledger no longer does: records "
+                "were cut or rewritten (if the ledger is right, run `hrm ledger reindex`)"
+            ),
+            offset=last.offset,
+        )
 
     def rebuild(self, home: HRMHome | None = None) -> ReindexReport:
         """Drop the index and re-derive it from every ledger in `home` (default: the bound one).
