@@ -124,7 +124,7 @@ def tail(
 
     table = Table(box=None, pad_edge=False)
     for column in ("seq", "ts", "kind", "data"):
-        table.add_column(column, overflow="fold" if column == "data" else "ellipsis")
+        table.add_column(column, overflow="ellipsis", no_wrap=True)
     for record in records:
         data = canonical_json(record.data)
         if len(data) > _DATA_WIDTH:
