@@ -678,6 +678,7 @@ class HRM:
             turns = int(turns_match.group(1)) if turns_match else 3
             turns = max(1, min(turns, self.config.max_commitment_turns))
             description = (topic_match.group(1) if topic_match else text[:80]).strip(" .!")
+            description = _COMMIT_FOR.sub("", description).strip(" .!,") or description
         elif action_type == "execute" and active is None:
             turns = max(2, min(self.config.max_commitment_turns, 3))
             description = f"{reasoning.strategy.strategy}: {text[:60]}".strip()

@@ -166,7 +166,7 @@ class CognitiveStack:
             "target_requested": "shared_reference",
             "key": key,
             "approved": decision.approved,
-            "target": decision.target,
+            "target": getattr(decision.target, "value", decision.target),
             "reason": decision.reason,
             "conditions": list(decision.conditions),
             "inferred": inferred,

@@ -1,0 +1,316 @@
+"""`hrm turn`, `hrm chat` and `hrm demo`: talking to a governed stack."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hrm.cli._common import (
+    HomeOption,
+    JsonOption,
+    console,
+    emit_json,
+    err_console,
+    handle_errors,
+)
+
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="Model provider: offline, local, anthropic, openai (default: configuration).",
+    ),
+]
+
+_CHAT_HELP = "Commands: /why (last decision), /history, /problems, /status, /quit"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the conversation commands to the root app."""
+    app.command("turn")(turn)
+    app.command("chat")(chat)
+    app.command("demo")(demo)
+
+
+def _open(home: Path | None, agent_class: str | None, provider: str | None) -> Any:
+    from hrm.pipeline import HRM
+
+    return HRM.open(home, agent_class, provider)
+
+
+def turn(
+    text: Annotated[str, typer.Argument(help="The input; '-' reads standard input.")],
+    agent_class: Annotated[
+        str | None, typer.Option("--as", help="The stack: ADMIN or RESIDENT:<name>.")
+    ] = None,
+    home: HomeOption = None,
+    provider: ProviderOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Run one governed turn and print the answer (with --json, the whole decision record)."""
+    if text == "-":
+        text = sys.stdin.read()
+    with handle_errors():
+        hrm = _open(home, agent_class, provider)
+        try:
+            result = hrm.turn(text)
+        finally:
+            hrm.close()
+    if json_out:
+        emit_json(result.to_dict())
+        return
+    console.print(result.response, markup=False, highlight=False)
+    err_console.print(_status_line(result.decision.to_dict()), highlight=False)
+
+
+def chat(
+    agent_class: Annotated[
+        str | None, typer.Option("--as", help="The stack: ADMIN or RESIDENT:<name>.")
+    ] = None,
+    home: HomeOption = None,
+    provider: ProviderOption = None,
+) -> None:
+    """Talk to a stack interactively; a status line shows altitude, stance, commitment, problem."""
+    with handle_errors():
+        hrm = _open(home, agent_class, provider)
+    try:
+        status = hrm.status()
+        console.print(
+            f"hrm chat — stack {status['agent_class']} on {status['provider']} "
+            f"({status['model']}). {_CHAT_HELP}",
+            highlight=False,
+        )
+        while True:
+            console.print(_status_from(hrm.status()), style="dim", highlight=False)
+            try:
+                line = input("you › ")
+            except (EOFError, KeyboardInterrupt):
+                console.print()
+                break
+            command = line.strip()
+            if not command:
+                continue
+            if command in ("/quit", "/exit", "/q"):
+                break
+            if command.startswith("/"):
+                _chat_command(hrm, command)
+                continue
+            with handle_errors():
+                result = hrm.turn(line)
+            console.print(f"hrm › {result.response}", markup=False, highlight=False)
+    finally:
+        hrm.close()
+
+
+def _chat_command(hrm: Any, command: str) -> None:
+    from rich.table import Table
+
+    if command == "/why":
+        decision = hrm.last_decision()
+        if decision is None:
+            console.print("No turn yet.")
+            return
+        console.print_json(json.dumps(_why(decision), default=str))
+    elif command == "/history":
+        table = Table("turn", "you", "hrm", "action")
+        for item in hrm.history(20):
+            table.add_row(
+                str(item["turn"]),
+                str(item["input"])[:60],
+                str(item["response"])[:60],
+                str(item["action"]),
+            )
+        console.print(table)
+    elif command == "/problems":
+        table = Table("id", "title", "status", "priority")
+        for problem in hrm.focus.problem_registry.list():
+            table.add_row(
+                problem.id, problem.title[:60], problem.status.value, str(problem.priority)
+            )
+        console.print(table)
+    elif command == "/status":
+        console.print_json(json.dumps(hrm.status(), default=str))
+    else:
+        console.print(f"Unknown command {command!r}. {_CHAT_HELP}")
+
+
+def _why(decision: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a decision record a person asks about, in reading order."""
+    keys = (
+        "turn",
+        "arbitration",
+        "preference",
+        "altitude",
+        "classification",
+        "strategy",
+        "escalation",
+        "selected",
+        "governance",
+        "gate_decisions",
+        "stance_before",
+        "stance_after",
+        "commitment_before",
+        "commitment_after",
+        "writes",
+        "learning",
+        "execution",
+        "notes",
+        "trace_id",
+    )
+    return {k: decision.get(k) for k in keys if decision.get(k) not in (None, [], {}, "")}
+
+
+def _status_from(status: dict[str, Any]) -> str:
+    commitment = status.get("commitment")
+    problem = status.get("problem")
+    parts = [
+        f"altitude {status['altitude']}",
+        f"stance {status['stance']}",
+        "commitment "
+        + (
+            f"{commitment['description'][:30]} ({commitment['turns_remaining']}/"
+            f"{commitment['turns_total']})"
+            if commitment
+            else "—"
+        ),
+        "problem " + (problem["title"][:40] if problem else "—"),
+    ]
+    return " · ".join(parts)
+
+
+def _status_line(decision: dict[str, Any]) -> str:
+    commitment = decision.get("commitment_after")
+    problem = decision.get("problem")
+    return " · ".join(
+        [
+            f"altitude {decision.get('altitude', {}).get('level', '?')}",
+            f"stance {decision.get('stance_before')}→{decision.get('stance_after')}",
+            f"arbitration {decision.get('arbitration', {}).get('disposition', '?')}",
+            "commitment "
+            + (
+                f"{commitment['turns_remaining']}/{commitment['turns_total']}"
+                if commitment
+                else "—"
+            ),
+            "problem " + (problem["title"][:40] if problem else "—"),
+        ]
+    )
+
+
+def demo(
+    home: HomeOption = None,
+    provider: ProviderOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """A scripted conversation showing every governed behaviour (local model when installed)."""
+    from hrm.demo import BEHAVIOURS, run_demo
+
+    target = home or Path(tempfile.mkdtemp(prefix="hrm-demo-"))
+    lines: list[dict[str, Any]] = []
+
+    def show(number: int, text: str, result: Any, events: list[dict[str, Any]]) -> None:
+        d = result.decision.to_dict()
+        highlights = _highlights(d, events)
+        lines.append(
+            {
+                "turn": number,
+                "input": text,
+                "response": result.response,
+                "action": result.action,
+                "highlights": highlights,
+            }
+        )
+        if json_out:
+            return
+        console.print(f"\n[bold][{number}] you ›[/bold] {text}", highlight=False)
+        answer = result.response.strip().splitlines()
+        shown = "\n      ".join(answer[:3]) + (" …" if len(answer) > 3 else "")
+        console.print(f"    hrm › {shown}", markup=False, highlight=False)
+        for item in highlights:
+            console.print(f"      [cyan]↳[/cyan] {item}", highlight=False)
+
+    with handle_errors():
+        if not json_out:
+            console.print(f"[bold]hrm demo[/bold] — home {target}", highlight=False)
+        report = run_demo(target, llm=provider, on_turn=show)
+    if json_out:
+        emit_json(
+            {
+                "provider": report.provider,
+                "home": str(target),
+                "turns": lines,
+                "seen": report.seen,
+                "missing": report.missing(),
+            }
+        )
+        return
+    console.print(f"\n[bold]Shown on the {report.provider} model:[/bold]")
+    for key, label in BEHAVIOURS:
+        turns = report.seen.get(key)
+        mark = "[green]✓[/green]" if turns else "[red]✗[/red]"
+        where = f" (turn {', '.join(map(str, turns))})" if turns else ""
+        console.print(f"  {mark} {label}{where}", highlight=False)
+    console.print(
+        f"\nEvery decision is in {target}/HO2/ledger/ADMIN/workorder.jsonl — try "
+        f"`hrm ledger verify --all --home {target}`.",
+        highlight=False,
+    )
+    if report.missing():
+        raise typer.Exit(1)
+
+
+def _highlights(d: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    arb = d.get("arbitration") or {}
+    if arb:
+        out.append(
+            f"arbitration: {arb.get('disposition')} (score {arb.get('preempt_score')})"
+            f" — {arb.get('reason')}"
+        )
+    for ev in events:
+        kind = ev.get("kind")
+        if kind in ("stance_change",):
+            out.append(
+                f"stance {ev.get('from')} → {ev.get('to')} via the {ev.get('via_gate')} gate"
+                f" ({'passed' if ev.get('success', True) else 'denied'}): {ev.get('reason')}"
+            )
+        elif kind == "commitment_created":
+            out.append(
+                f"commitment created: {ev.get('description')!r} for {ev.get('turns_total')} turns"
+            )
+        elif kind == "commitment_tick":
+            out.append(f"commitment ticked: {ev.get('turns_remaining')} turn(s) left")
+        elif kind == "commitment_expired":
+            out.append("commitment expired (lease over)")
+        elif kind == "preference_pending":
+            out.append(f"inferred preference held for confirmation: {ev.get('statement')!r}")
+        elif kind == "preference_confirmed":
+            out.append("preference confirmed → canon")
+        elif kind == "altitude_transition":
+            out.append(f"altitude {ev.get('from')} → {ev.get('to')}")
+    for write in d.get("writes") or []:
+        out.append(
+            f"write {write.get('key')}: {'approved' if write.get('approved') else 'denied'}"
+            f" → {write.get('target')} ({write.get('reason')})"
+        )
+    if (d.get("escalation") or {}).get("escalated"):
+        out.append(
+            f"escalated to {d['strategy'].get('strategy')} "
+            f"(score {d['escalation'].get('score'):.2f})"
+        )
+    if (d.get("strategy") or {}).get("pattern_id"):
+        out.append(f"strategy chosen by learned pattern {d['strategy']['pattern_id']}")
+    for learned in d.get("learning") or []:
+        if learned.get("event_type") == "pattern_created":
+            out.append(f"pattern learned: {learned.get('pattern_id')}")
+    gov = d.get("governance") or {}
+    if gov.get("fallback_used"):
+        out.append(
+            f"Focus fell back to {gov.get('allowed_type')}: {'; '.join(gov.get('denied', []))}"
+        )
+    return out

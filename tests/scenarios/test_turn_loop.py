@@ -1,0 +1,200 @@
+"""Whole turns through the `HRM` facade: continuity across processes, bad input, failing models."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from hrm.errors import HRMError
+from hrm.home import HRMHome
+from hrm.llm import LLMCallConfig, LLMResponse, Message, StreamChunk
+from hrm.pipeline import HRM
+from hrm.storage.ledger import Ledger
+
+
+class FailingAdapter:
+    """A provider that always fails with the given error."""
+
+    def __init__(self, error: HRMError) -> None:
+        self.error = error
+        self.calls = 0
+
+    provider = "failing"
+    model = "failing-1"
+
+    def chat(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> LLMResponse:
+        self.calls += 1
+        raise self.error
+
+    def stream(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> Iterator[StreamChunk]:
+        raise self.error
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+
+class ScriptedAdapter(FailingAdapter):
+    """A provider that answers every call with the same text (e.g. malformed JSON)."""
+
+    provider = "scripted"
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.calls = 0
+
+    def chat(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> LLMResponse:
+        self.calls += 1
+        return LLMResponse(content=self.reply, model=self.model, provider=self.provider,
+                           input_tokens=10, output_tokens=5, total_tokens=15,
+                           finish_reason="stop", latency_ms=1)
+
+
+@pytest.fixture
+def hrm(home: HRMHome) -> Iterator[HRM]:
+    h = HRM.open(home, "ADMIN", "offline")
+    yield h
+    h.close()
+
+
+def test_turn_returns_answer_and_full_decision_record(hrm: HRM) -> None:
+    result = hrm.turn("How do I add a column to a SQLite table?")
+    d = result.decision.to_dict()
+    assert "(offline model)" in result.response
+    for key in ("arbitration", "altitude", "classification", "strategy", "candidates", "selected",
+                "governance", "stance_before", "stance_after", "attention_state", "execution",
+                "evaluation", "trace_id"):
+        assert d[key] not in (None, "", {}, []), key
+    assert d["selected"]["rationale"] and 0 <= d["selected"]["priority_score"] <= 1
+    assert d["work_orders"] and d["work_orders"][0]["type"] == "llm_call"
+    json.dumps(d)  # the record is JSON-ready
+
+
+def test_work_orders_are_in_the_execution_ledger(hrm: HRM, home: HRMHome) -> None:
+    hrm.turn("What is a WAL in SQLite?")
+    hrm.close()
+    with Ledger(home.execution_ledger("ADMIN")) as ledger:
+        kinds = [r.kind for r in ledger.records()]
+        records = [r.data for r in ledger.records() if r.kind == "work_order"]
+    assert "work_order" in kinds
+    assert all("api_key" not in json.dumps(r) for r in records)
+
+
+def test_second_process_continues_stance_commitment_and_problems(home: HRMHome) -> None:
+    script = (
+        "from hrm.pipeline import HRM\n"
+        f"h = HRM.open({str(home.root)!r}, 'ADMIN', 'offline')\n"
+        "h.turn('Let us plan the billing service launch')\n"
+        "h.turn('What should we check first for the billing launch?')\n"
+        "h.turn(\"Let's focus on the billing migration for the next 4 turns\")\n"
+        "h.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, env={"HRM_PROVIDER": "offline",
+                   "PATH": "/usr/bin:/bin"}, timeout=120)
+    h = HRM.open(home, "ADMIN", "offline")
+    try:
+        status = h.status()
+        assert status["turn"] == 3
+        assert status["stance"] == "execution"
+        assert status["commitment"]["turns_total"] == 4
+        assert status["commitment"]["turns_remaining"] == 4
+        assert status["problem"] is not None
+        result = h.turn("Write the first migration step for billing")
+        assert result.decision.turn == 4
+        assert result.decision.commitment_after["turns_remaining"] == 3
+        assert result.decision.session_id == status["session_id"]
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("   \n\t ", id="whitespace"),
+        pytest.param("\x00\x01hello\x1b[31m world\x7f", id="control-characters"),
+        pytest.param("analyse this log line please " * 40_000, id="one-megabyte"),
+    ],
+)
+def test_bad_input_still_completes_with_a_recorded_outcome(hrm: HRM, text: str) -> None:
+    result = hrm.turn(text)
+    assert isinstance(result.response, str) and result.response
+    d = result.decision.to_dict()
+    assert "\x00" not in json.dumps(d)
+    assert hrm.last_decision() is not None
+    assert hrm.last_decision()["turn"] == result.decision.turn
+
+
+def test_megabyte_input_is_clipped_for_the_model_and_says_so(hrm: HRM) -> None:
+    result = hrm.turn("summarise the following report " + "x" * 1_000_000)
+    assert any("characters" in note for note in result.decision.notes)
+    stored = hrm.history(1)[0]["input"]
+    assert len(stored) < 5000
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(HRMError.provider_error(503, "upstream unavailable"), id="5xx"),
+        pytest.param(HRMError.timeout("model call", 100), id="timeout"),
+        pytest.param(HRMError.content_filtered("scripted", "refused"), id="refusal"),
+    ],
+)
+def test_failing_provider_gives_a_recorded_recoverable_outcome(home: HRMHome, error: HRMError) -> None:
+    from hrm.config import load_config
+
+    cfg = load_config(home).config
+    from dataclasses import replace
+
+    cfg = replace(cfg, llm=replace(cfg.llm, max_retries=1, retry_delay_ms=0))
+    adapter = FailingAdapter(error)
+    h = HRM.open(home, "ADMIN", adapter, config=cfg)
+    try:
+        result = h.turn("What is the capital of France?")
+    finally:
+        h.close()
+    d = result.decision.to_dict()
+    assert d["execution"]["success"] is False
+    assert d["execution"]["error"]["code"] == error.code.value
+    assert d["execution"]["recovery"]["action"] in ("retry", "abort", "fallback")
+    assert error.code.value in result.response
+    assert d["work_orders"] and d["work_orders"][-1]["outcome"] == "error"
+    with Ledger(home.decision_ledger("ADMIN")) as ledger:
+        assert ledger.verify().ok
+
+
+def test_malformed_model_json_falls_back_to_a_deterministic_plan(home: HRMHome) -> None:
+    adapter = ScriptedAdapter("{not json at all")
+    h = HRM.open(home, "ADMIN", adapter)
+    try:
+        h.turn("Let's plan the v3 data pipeline rewrite")
+        h.turn("What should we check first for the pipeline rewrite?")
+        result = h.turn(
+            "First design the schema, then write the loader, then add tests, and finally "
+            "document the pipeline rewrite."
+        )
+    finally:
+        h.close()
+    plan = result.decision.execution.get("plan", {})
+    assert result.decision.execution["success"] in (True, False)
+    assert plan.get("steps")
+    assert adapter.calls >= 1
+
+
+def test_agent_classes_have_separate_state(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as admin:
+        admin.turn("I prefer tabs over spaces")
+    with HRM.open(home, "RESIDENT:DoPeJar", "offline") as resident:
+        assert resident.stack.canon() == {}
+        assert resident.turn_number == 0
+    assert home.decision_ledger("RESIDENT:DoPeJar").exists()
+    assert home.decision_ledger("ADMIN") != home.decision_ledger("RESIDENT:DoPeJar")
+
+
+def test_invalid_agent_class_is_refused(home: HRMHome) -> None:
+    with pytest.raises(HRMError) as info:
+        HRM.open(home, "RESIDENT:../ADMIN", "offline")
+    assert info.value.code.value == "validation_failed"
