@@ -236,6 +236,9 @@ class StackScope:
             path = self.ledger_path(ledger)
         else:
             raw = Path(target)
+            if "\x00" in str(raw):
+                raise _deny(self.home, observer=self.agent_class, target=repr(str(raw)),
+                            reason="a path with a NUL byte is never opened", operation=op)
             if ".." in raw.parts:
                 raise _deny(self.home, observer=self.agent_class, target=str(raw),
                             reason="a path with '..' is never opened", operation=op)
