@@ -554,7 +554,7 @@ class Ledger:
 
     def _line_number(self, offset: int) -> int:
         with self._reader() as fh:
-            return _pread(fh, 0, offset).count(b"\n") + 1
+            return _count_lines(fh.fileno(), offset) + 1
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[BinaryIO]:
@@ -586,7 +586,7 @@ class Ledger:
             return size
         start = _line_start(fd, size)
         preview = os.pread(fd, min(80, size - start), start).decode("utf-8", "replace")
-        line = os.pread(fd, start, 0).count(b"\n") + 1 if start < (64 << 20) else -1
+        line = _count_lines(fd, start) + 1
         cut = self._writable
         if cut:
             try:
@@ -1013,6 +1013,18 @@ def _line_start(fd: int, pos: int) -> int:
             return start + found + 1
         cursor = start
     return 0
+
+
+def _count_lines(fd: int, end: int) -> int:
+    """Newlines in the first `end` bytes (error paths only: reads in bounded chunks)."""
+    count, pos = 0, 0
+    while pos < end:
+        chunk = os.pread(fd, min(_READ_CHUNK * 16, end - pos), pos)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        pos += len(chunk)
+    return count
 
 
 def _pread(fh: BinaryIO, offset: int, length: int) -> bytes:
