@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["atomic_write"]
@@ -15,6 +14,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
 
     A crash leaves either the old file or the new one, never a mix. The parent must exist.
     """
+    import tempfile  # deferred: it pulls in shutil, random, bz2 and lzma (~10-25 ms)
+
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

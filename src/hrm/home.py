@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,9 +99,10 @@ def fallback_home_path() -> Path:
     xdg = os.environ.get("XDG_DATA_HOME")
     if xdg:
         candidates.append(Path(xdg) / "hrm")
-    candidates.append(
-        Path(tempfile.gettempdir()) / f"hrm-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-    )
+    import tempfile  # deferred: only needed when the default home is not writable
+
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    candidates.append(Path(tempfile.gettempdir()) / f"hrm-{user}")
     for candidate in candidates:
         if _writable_or_creatable(candidate):
             return candidate
