@@ -682,6 +682,11 @@ class Ledger:
             raise HRMError.validation_failed(f"Ledger '{self.path}' is closed", path=str(self.path))
         if self._pid != os.getpid():
             # A descriptor inherited through fork would share the parent's flock: reopen.
+            # Closing the child's copies leaves the parent's descriptors and lock untouched.
+            for inherited in (self._fd, self._anchor_fd):
+                if inherited is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(inherited)
             self._fd = self._anchor_fd = None
             self._pid = os.getpid()
             self._size = -1
