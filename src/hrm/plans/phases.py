@@ -137,8 +137,8 @@ def phase_c_execute_batch(
     the TTL does not cover come back PENDING with ``skipped_reason`` `TTL_EXPIRED`.
 
     Returns:
-        One dict per ready step: ``step_id``, ``status``, ``output``, ``clarity_state`` and
-        the executor's other fields.
+        One dict per ready step, in plan order: ``step_id``, ``status``, ``output``,
+        ``clarity_state`` and the executor's other fields.
     """
     del tool_registry  # the step executor holds the registry it calls through
     results: list[dict[str, Any]] = []
@@ -162,7 +162,8 @@ def phase_c_execute_batch(
         for step, outcome in zip(runnable, outcomes, strict=True):
             _settle(step, outcome, plan.id, state, memory)
             results.append(outcome)
-        return results
+        position = {step.step_id: index for index, step in enumerate(ready)}
+        return sorted(results, key=lambda r: position.get(r["step_id"], len(position)))
     except Exception as exc:  # 002: errors go into the results
         logger.warning("phase C batch failed: %s", exc, exc_info=True)
         for step in plan.steps:

@@ -110,7 +110,8 @@ def structure_issues(plan: Plan) -> list[ValidationIssue]:
     if cycle:
         issues.append(_critical(
             "dependency_cycle",
-            f"Plan {plan.id} has a dependency cycle: {' -> '.join(cycle)}",
+            f"Plan {plan.id} has a dependency cycle: {' -> '.join(cycle)} "
+            "(each step waits for the next)",
             cycle[0],
         ))
     return issues
