@@ -536,3 +536,21 @@ def test_records_with_other_iso_timestamps_still_verify(path: Path) -> None:
     assert report.ok and report.records == 2
     assert second.prev == first.hash
     assert first.timestamp == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def test_the_anchor_never_moves_backwards(path: Path) -> None:
+    with Ledger(path) as slow, Ledger(path) as fast:
+        for _ in range(3):
+            slow.append("turn", {})
+        fast.append_many([("turn", {}), ("turn", {})])
+        fast.commit()
+        slow.commit()  # knows only seq 3; the anchor already vouches for 5
+        assert verify_ledger(path).anchor_seq == 5
+
+
+def test_fsync_durability_anchors_every_append(path: Path) -> None:
+    with Ledger(path, durability="fsync") as ledger:
+        ledger.append("turn", {})
+        assert verify_ledger(path).anchor_seq == 1
+        ledger.append("turn", {})
+        assert verify_ledger(path).anchor_seq == 2
