@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from tests.plans.conftest import MakePlan, ScriptedModel, set_status
+
 from hrm.llm.offline import OfflineAdapter
 from hrm.plans.convergence import ConvergenceEngine, parse_judgement
 from hrm.plans.types import SemanticValidationReport, ValidationIssue
-from tests.plans.conftest import MakePlan, ScriptedModel, set_status
 
 
 def test_all_complete_converges(make_plan: MakePlan) -> None:

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
+from tests.plans.conftest import build_plan, set_status
 
 from hrm.plans.depth import DEPTH_TTL, AdaptiveDepth
 from hrm.plans.types import OrchestrationState, TaskProfile
 from hrm.reasoning.types import InputClassification
 from hrm.types import Complexity, ConflictLevel, Stakes
-from tests.plans.conftest import build_plan, set_status
 
 
 def classification(complexity: str, uncertainty: float, stakes: str) -> InputClassification:

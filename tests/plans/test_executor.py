@@ -6,19 +6,18 @@ import threading
 from typing import Any
 
 import pytest
+from tests.plans.conftest import FlakyModel
 
-from hrm.altitude.types import PlanStep
+from hrm.altitude.types import PlanStep, PlanStepStatus
 from hrm.errors import HRMError
 from hrm.llm.offline import OFFLINE_MARKER, OfflineAdapter
 from hrm.llm.types import LLMCallConfig, LLMResponse, Message
 from hrm.plans.executor import StepExecutor, clarity_of
 from hrm.plans.step_prep import DEPENDENCIES_KEY
-from hrm.altitude.types import PlanStepStatus
 from hrm.runtime.agents import AgentDefinition, AgentRegistry
 from hrm.runtime.orchestrator import AgentRuntime
 from hrm.runtime.tools import Tool, ToolRegistry
 from hrm.testing import ScriptedAdapter
-from tests.plans.conftest import FlakyModel
 
 
 def _step(**fields: Any) -> PlanStep:

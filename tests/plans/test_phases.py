@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.plans.conftest import FlakyModel, MakePlan, set_status
+
 from hrm.altitude.types import PlanStep, PlanStepStatus
 from hrm.llm.offline import OfflineAdapter
 from hrm.plans.depth import AdaptiveDepth
@@ -28,7 +30,6 @@ from hrm.plans.types import (
 )
 from hrm.plans.validation import SemanticValidator
 from hrm.runtime.tools import Tool, ToolRegistry
-from tests.plans.conftest import FlakyModel, MakePlan, set_status
 
 
 class Broken:

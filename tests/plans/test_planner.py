@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from tests.plans.conftest import MakePlan, ScriptedModel, set_status
+
 from hrm.plans.planner import MAX_ATTEMPTS, RecursivePlanner
 from hrm.plans.refinement import apply_actions
 from hrm.plans.types import TaskProfile, ValidationIssue
 from hrm.types import Stance
-from tests.plans.conftest import MakePlan, ScriptedModel, set_status
 
 
 def test_generate_follows_the_profile() -> None:
@@ -36,6 +37,7 @@ def test_a_failed_step_is_retried_then_replaced_then_left(make_plan: MakePlan) -
     assert planner.refine_plan(plan) == []
 
     ok, replaced, _ = apply_actions(plan, [replace])
+    assert ok
     set_status(replaced, step_1_r1="FAILED")
     [remove] = planner.refine_plan(replaced, blocked_step_ids=["step_2"])
     assert (remove.action_type, remove.target_step_id) == ("REMOVE", "step_2")

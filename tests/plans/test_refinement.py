@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 from hypothesis import given, settings
+from tests.plans.conftest import MakePlan, build_plan, set_status
 
 from hrm.altitude.types import PlanStepStatus
 from hrm.plans.refinement import apply_actions
 from hrm.plans.types import RefinementAction
 from hrm.plans.validation import structure_issues
-from tests.plans.conftest import MakePlan, build_plan, set_status
 
 
 def test_add_appends_a_step_with_the_next_order(make_plan: MakePlan) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.plans.conftest import MakePlan, set_status
+
 from hrm.plans.step_prep import (
     DEPENDENCIES_KEY,
     get_ready_steps,
@@ -13,7 +15,6 @@ from hrm.plans.step_prep import (
     populate_step_indices,
 )
 from hrm.plans.types import StepMemory
-from tests.plans.conftest import MakePlan, set_status
 
 
 def test_only_pending_steps_with_complete_dependencies_are_ready(make_plan: MakePlan) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from tests.plans.conftest import MakePlan, set_status
+
 from hrm.plans.ttl import create_expiration_response
 from hrm.plans.types import ExecutionPass, OrchestrationState
-from tests.plans.conftest import MakePlan, set_status
 
 
 def test_response_carries_history_partial_results_and_place(make_plan: MakePlan) -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import hypothesis.strategies as st
 from hypothesis import given, settings
+from tests.plans.conftest import MakePlan, ScriptedModel, build_plan, set_status
 
 from hrm.plans.validation import SemanticValidator, find_cycle, parse_review, structure_issues
 from hrm.runtime.tools import Tool, ToolRegistry
-from tests.plans.conftest import MakePlan, ScriptedModel, build_plan, set_status
 
 
 def test_a_cycle_is_a_critical_issue_naming_the_steps(make_plan: MakePlan) -> None:
@@ -117,5 +118,5 @@ def test_find_cycle_agrees_with_topological_peeling(edges: dict[int, list[int]])
     if cycle is not None:
         assert cycle[0] == cycle[-1]
         by_id = {s.step_id: s for s in plan.steps}
-        for here, there in zip(cycle, cycle[1:], strict=False):
+        for here, there in itertools.pairwise(cycle):
             assert by_id[there].order in by_id[here].dependencies
