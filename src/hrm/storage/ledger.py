@@ -610,26 +610,30 @@ class Ledger:
                 "were removed; run `hrm ledger verify`",
             )
         end = self._complete_end(fd)
-        if end == 0:
-            self._last_seq, self._last_hash = 0, GENESIS_HASH
-        else:
+        if end < self._size:
+            raise HRMError.ledger_corrupt(
+                self.path, self._last_seq, self._last_seq,
+                f"the ledger's complete records shrank from {self._size} to {end} bytes while "
+                "open: records were removed; run `hrm ledger verify`",
+            )
+        last_seq, last_hash = 0, GENESIS_HASH
+        if end > 0:
             start = _line_start(fd, end - 1)
-            raw = os.pread(fd, end - start, start)
-            seq, digest, _ = self._check_raw(raw, start)
-            self._last_seq, self._last_hash = seq, digest
-        self._size = self._end = end
+            last_seq, last_hash, _ = self._check_raw(os.pread(fd, end - start, start), start)
         if not self._anchor_checked:
-            self._anchor_checked = True
             anchor = self._read_anchor()
-            if anchor is not None:
-                found = self._hash_at(anchor.end) if anchor.end <= end else None
-                if found != (anchor.seq, anchor.hash.encode()):
-                    raise HRMError.ledger_corrupt(
-                        self.path, self._last_seq + 1, anchor.seq,
-                        f"the ledger ends at seq {self._last_seq} but its anchor vouches for "
-                        f"seq {anchor.seq}: committed records were removed or altered; "
-                        "refusing to append (run `hrm ledger verify`)",
-                    )
+            found = self._hash_at(anchor.end) if anchor is not None and anchor.end <= end else None
+            if anchor is not None and found != (anchor.seq, anchor.hash.encode()):
+                # Not cached: every later append re-checks and refuses until a person acts.
+                raise HRMError.ledger_corrupt(
+                    self.path, last_seq + 1, anchor.seq,
+                    f"the ledger ends at seq {last_seq} but its anchor vouches for seq "
+                    f"{anchor.seq}: committed records were removed or altered; refusing to "
+                    "append (run `hrm ledger verify`)",
+                )
+            self._anchor_checked = True
+        self._size = self._end = end
+        self._last_seq, self._last_hash = last_seq, last_hash
 
     def _sync_and_anchor(self, fd: int, anchor: _Anchor, *, locked: bool) -> None:
         try:
