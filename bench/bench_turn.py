@@ -1,0 +1,155 @@
+"""Per-turn cost of the governed turn loop on the offline model, with full persistence.
+
+Measures, in one run:
+- whole turns through `HRM.turn` (p50/p95 over N turns, default 2000; --quick 300);
+- the baseline: the same number of bare offline-adapter calls plus the same ledger records
+  (read back from the run's own ledgers) appended directly with the same durability policy;
+- the kernel's own cost = turn − baseline, and the ratio turn / baseline;
+- cold start of `hrm turn` as a process, as a ratio to `python -c pass`.
+
+Writes bench/out/turn.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+
+INPUTS = (
+    "How do I rename a git branch?",
+    "What should we check first for the billing launch?",
+    "Write the migration step for the invoices table",
+    "I prefer short answers with examples",
+    "Why does the test suite fail on CI but not locally?",
+    "Summarise what we decided about the cache layer",
+)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run_turns(home: Path, n: int) -> tuple[list[float], list[list[tuple[str, dict]]], str]:
+    from hrm.pipeline import HRM
+
+    hrm = HRM.open(home, "ADMIN", "offline")
+    for text in INPUTS * 3:  # warm caches, create the problem and patterns
+        hrm.turn(text)
+    start_seq = {name: (ledger.last().seq if ledger.last() else 0)
+                 for name, ledger in _ledgers(hrm).items()}
+    times: list[float] = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        hrm.turn(INPUTS[i % len(INPUTS)])
+        times.append((time.perf_counter() - t0) * 1000)
+    system = hrm.stack.assemble_context(INPUTS[0], hrm._context(1), None).system
+    hrm.close()
+    # The records the turns wrote, per ledger, to replay in the baseline.
+    from hrm.storage.ledger import Ledger
+
+    per_turn: list[list[tuple[str, dict]]] = [[] for _ in range(n)]
+    paths = {"decision": home / "HO2/ledger/ADMIN/workorder.jsonl",
+             "execution": home / "HO1/ledger/ADMIN/worker.jsonl",
+             "episodic": home / "HO2/ledger/ADMIN/episodic.jsonl"}
+    for name, path in paths.items():
+        with Ledger(path) as ledger:
+            records = [r for r in ledger.records(start_seq=start_seq[name] + 1)]
+        bucket = max(1, len(records) // n)
+        for i, rec in enumerate(records):
+            per_turn[min(n - 1, i // bucket)].append((f"{name}:{rec.kind}", rec.data))
+    return times, per_turn, system
+
+
+def _ledgers(hrm: object) -> dict[str, object]:
+    stack = hrm.stack  # type: ignore[attr-defined]
+    return {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
+            "episodic": stack.bus.episodic._ledger if hasattr(stack.bus.episodic, "_ledger")
+            else stack.decision_ledger}
+
+
+def run_baseline(per_turn: list[list[tuple[str, dict]]], system: str) -> list[float]:
+    from hrm.config import LLMConfig
+    from hrm.llm import Message, OfflineAdapter
+    from hrm.storage.ledger import Ledger
+
+    adapter = OfflineAdapter(LLMConfig(provider="offline"))
+    with tempfile.TemporaryDirectory() as tmp:
+        ledgers = {name: Ledger(Path(tmp) / f"{name}.jsonl", durability="group")
+                   for name in ("decision", "execution", "episodic")}
+        times: list[float] = []
+        for i, records in enumerate(per_turn):
+            t0 = time.perf_counter()
+            adapter.chat([Message(role="user", content=INPUTS[i % len(INPUTS)])], system)
+            for tagged, data in records:
+                name, kind = tagged.split(":", 1)
+                ledgers[name].append(kind, data)
+            times.append((time.perf_counter() - t0) * 1000)
+        for ledger in ledgers.values():
+            ledger.close()
+    return times
+
+
+def cold_start(runs: int) -> dict[str, float]:
+    hrm_bin = str(Path(sys.executable).with_name("hrm"))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"HRM_HOME": tmp, "HRM_PROVIDER": "offline", "PATH": "/usr/bin:/bin"}
+        subprocess.run([hrm_bin, "turn", "warm up", "--provider", "offline"], env=env,
+                       capture_output=True, check=True)
+        turn_times, pass_times = [], []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([hrm_bin, "turn", "hello", "--provider", "offline"], env=env,
+                           capture_output=True, check=True)
+            turn_times.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], capture_output=True, check=True)
+            pass_times.append((time.perf_counter() - t0) * 1000)
+    return {"hrm_turn_ms": statistics.median(turn_times),
+            "python_pass_ms": statistics.median(pass_times),
+            "ratio": statistics.median(turn_times) / statistics.median(pass_times)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    n = 300 if args.quick else 2000
+    with tempfile.TemporaryDirectory() as tmp:
+        turns, per_turn, system = run_turns(Path(tmp) / "home", n)
+    base = run_baseline(per_turn, system)
+    t50, t95, b50, b95 = pct(turns, 0.5), pct(turns, 0.95), pct(base, 0.5), pct(base, 0.95)
+    cold = cold_start(3 if args.quick else 7)
+    result = {
+        "turns": n,
+        "turn_p50_ms": round(t50, 3), "turn_p95_ms": round(t95, 3),
+        "baseline_p50_ms": round(b50, 3), "baseline_p95_ms": round(b95, 3),
+        "kernel_overhead_p50_ms": round(t50 - b50, 3),
+        "ratio_p50": round(t50 / b50, 2),
+        "records_per_turn": round(sum(len(r) for r in per_turn) / n, 1),
+        "cold_start": {k: round(v, 1) for k, v in cold.items()},
+        "goals": {"kernel_overhead_p50_ms": 1.0, "turn_p50_ms": 3.0},
+    }
+    print(f"turns: {n}; records written per turn: {result['records_per_turn']}")
+    print(f"whole turn        p50 {t50:7.2f} ms  p95 {t95:7.2f} ms   (goal p50 ≤ 3 ms)")
+    print(f"baseline (I/O)    p50 {b50:7.2f} ms  p95 {b95:7.2f} ms")
+    print(f"kernel overhead   p50 {t50 - b50:7.2f} ms   ratio turn/baseline {t50 / b50:.2f}× "
+          "(goal overhead ≤ 1 ms)")
+    print(f"cold start `hrm turn`: {cold['hrm_turn_ms']:.0f} ms = {cold['ratio']:.1f}× "
+          f"`python -c pass` ({cold['python_pass_ms']:.0f} ms)")
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "turn.json").write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
