@@ -147,9 +147,9 @@ def compare_frameworks(
         fid = str(row.get("framework_id", "")).strip()
         if not fid:
             continue
-        registered.add(fid)
         path = str(row.get("path", "")).strip()
         name = Path(path).name if path else fid
+        registered.add(name)
         if name != fid:
             found.append({"framework_id": fid, "kind": "path_mismatch",
                           "detail": f"registered path {path!r} does not end in {fid}"})
