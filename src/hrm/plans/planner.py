@@ -143,7 +143,7 @@ class RecursivePlanner:
                     if action is not None:
                         actions.append(action)
                         touched.add(step.step_id)
-            exhausted = self._exhausted(plan)
+            exhausted = self._exhausted(plan, touched)
             for step in plan.steps:
                 if step.status != PlanStepStatus.PENDING or step.step_id in touched:
                     continue
@@ -185,11 +185,11 @@ class RecursivePlanner:
             reason="step failed again: replace it with an alternative",
         )
 
-    def _exhausted(self, plan: Plan) -> set[int]:
-        """Orders of FAILED steps with no refinement left (replacements included)."""
+    def _exhausted(self, plan: Plan, refined: set[str]) -> set[int]:
+        """Orders of FAILED steps with no refinement left, other than those refined now."""
         out: set[int] = set()
         for step in plan.steps:
-            if step.status != PlanStepStatus.FAILED:
+            if step.status != PlanStepStatus.FAILED or step.step_id in refined:
                 continue
             if self._attempts.get((plan.id, step.step_id), 0) >= MAX_ATTEMPTS:
                 out.add(step.order)
