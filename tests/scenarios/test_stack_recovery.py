@@ -1,0 +1,64 @@
+"""Recovery after a process exit (004 §8): a new process continues from the ledgers alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from hrm.home import HRMHome
+from hrm.pipeline import HRM
+from hrm.stacks.lifecycle import lifecycle_events, recover
+from hrm.storage.ledger import Ledger
+
+DPJ = "RESIDENT:DoPeJar"
+
+_CHILD = textwrap.dedent("""
+    import sys
+    from hrm.pipeline import HRM
+    with HRM.open(sys.argv[1], sys.argv[2], "offline") as stack:
+        stack.turn("Let us work on the closet design for the bedroom")
+        stack.turn("The closet is 2 metres wide")
+        print(stack.session_id)
+""")
+
+
+def run_child(home: HRMHome, agent_class: str) -> str:
+    env = {**os.environ, "HRM_PROVIDER": "offline"}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(home.root), agent_class],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_a_new_process_continues_from_the_ledgers(home: HRMHome) -> None:
+    child_session = run_child(home, DPJ)
+    with HRM.open(home, DPJ, "offline") as stack:
+        assert stack.session_id == child_session  # the session was recent: it continues
+        assert stack.turn_number == 2
+        assert [t["input"] for t in stack.history()] == [
+            "Let us work on the closet design for the bedroom", "The closet is 2 metres wide"]
+        report = recover(stack.stack)
+        assert report.turns == 2 and report.work_orders >= 2
+        result = stack.turn("what did we say about the closet?")
+        assert result.decision.turn == 3
+        assert stack.focus.problem_registry.get_active() is not None
+    kinds = [e["kind"] for e in lifecycle_events(home, DPJ)]
+    assert kinds == ["stack_created", "stack_teardown", "stack_created", "stack_recovered",
+                     "stack_teardown"]
+
+
+def test_a_new_session_after_exit_reads_prior_state_and_starts_fresh(home: HRMHome) -> None:
+    child_session = run_child(home, DPJ)
+    with HRM.open(home, DPJ, "offline", new_session=True) as stack:
+        assert stack.session_id != child_session
+        report = recover(stack.stack)
+        assert report.previous_session_id == child_session
+        assert report.recent[-1]["input"] == "The closet is 2 metres wide"
+        assert stack.turn("hello").response.startswith("Welcome back!")
+    with Ledger(home.decision_ledger(DPJ)) as ledger:
+        started = [r.data for r in ledger.records() if r.kind == "session_started"]
+    assert started[-1]["previous_session_id"] == child_session
