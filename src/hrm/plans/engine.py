@@ -291,7 +291,8 @@ class _Run:
             )
         pass0.plan_state = plan_to_dict(plan)
         pass0.ttl_remaining = state.ttl_remaining
-        self.emit("plan", {"plan": plan_to_dict(plan)})
+        if self.on_event is not None:
+            self.emit("plan", {"plan": pass0.plan_state})
         state.plan = plan
         return state
 

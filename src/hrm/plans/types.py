@@ -52,8 +52,15 @@ CLARITY_STATES = ("CLEAR", "PARTIALLY_CLEAR", "BLOCKED")
 """How usable a step's result is: a full output, a thin or empty one, or none (failed)."""
 
 
+_PRIMITIVES = (str, int, float, bool, type(None))
+
+
 def dump(value: Any) -> Any:
     """``value`` as JSON-ready data: dataclasses to dicts, enums to values, tuples to lists."""
+    if isinstance(value, _PRIMITIVES) and not isinstance(value, Enum):
+        return value
+    if isinstance(value, Plan):
+        return plan_to_dict(value)
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: dump(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Enum):
@@ -325,23 +332,37 @@ class PlanRunResult(_Dumpable):
 
 
 def copy_plan(plan: Plan) -> Plan:
-    """A copy whose steps, lists and dicts are new objects (outputs are shared, not copied)."""
-    steps = [
-        replace(
-            step,
-            dependencies=list(step.dependencies),
-            incoming_context=dict(step.incoming_context),
-            capabilities=list(step.capabilities),
-        )
-        for step in plan.steps
-    ]
-    return replace(plan, steps=steps, signals=list(plan.signals))
+    """A copy whose steps, lists and dicts are new objects (outputs are shared, not copied).
+
+    Copies attribute dictionaries directly: the engine snapshots the plan several times a pass,
+    and `dataclasses.replace` (a full ``__init__`` per step) was most of its overhead.
+    """
+    steps = []
+    for step in plan.steps:
+        new = PlanStep.__new__(PlanStep)
+        new.__dict__.update(step.__dict__)
+        new.dependencies = list(step.dependencies)
+        new.incoming_context = dict(step.incoming_context)
+        new.capabilities = list(step.capabilities)
+        steps.append(new)
+    copied = Plan.__new__(Plan)
+    copied.__dict__.update(plan.__dict__)
+    copied.steps = steps
+    copied.signals = list(plan.signals)
+    return copied
+
+
+_STEP_FIELDS = tuple(f.name for f in fields(PlanStep))
+_PLAN_FIELDS = tuple(f.name for f in fields(Plan) if f.name != "steps")
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     """The plan as JSON-ready data (status as its value)."""
-    data = dump(plan)
-    return data if isinstance(data, dict) else {}
+    data = {name: dump(getattr(plan, name)) for name in _PLAN_FIELDS}
+    data["steps"] = [
+        {name: dump(getattr(step, name)) for name in _STEP_FIELDS} for step in plan.steps
+    ]
+    return data
 
 
 def plan_from_dict(data: dict[str, Any]) -> Plan:
