@@ -129,7 +129,7 @@ def test_meta_reads_are_recorded_in_the_governance_ledger(home: HRMHome) -> None
         ("KERNEL.semantic", "episodic"), ("KERNEL.semantic", "ho2m"), ("KERNEL.semantic", "ho1m")}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["ADMIN", DPJ, "RESIDENT:C"]),
                           st.sampled_from(["quick_answer", "decomposition"]), st.booleans()),
                 max_size=12))
