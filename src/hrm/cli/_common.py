@@ -110,9 +110,15 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def _error_line(message: str) -> None:
+    # Plain text, never wrapped: scripts grep error lines for file:line locations.
+    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+
+
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
     """Print one error line on stderr and return the exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    _error_line(message)
     return typer.Exit(code)
 
 
@@ -124,5 +130,5 @@ def handle_errors() -> Iterator[None]:
     except HRMError as exc:
         if os.environ.get("HRM_DEBUG"):
             raise
-        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        _error_line(str(exc))
         raise typer.Exit(exit_code_for(exc)) from None

@@ -81,14 +81,9 @@ def install(
     from hrm.llm.local import INSTALL_COMMANDS
 
     if what != "local":
-        from rich.markup import escape
-
-        # fail() renders rich markup; escape so the extras' brackets print as written.
         raise fail(
-            escape(
-                f"Nothing to install for '{what}'; only `local` is installed this way "
-                "(anthropic/openai: pip install 'hrm[anthropic]' / 'hrm[openai]')"
-            )
+            f"Nothing to install for '{what}'; only `local` is installed this way "
+            "(anthropic/openai: pip install 'hrm[anthropic]' / 'hrm[openai]')"
         )
     commands = [[sys.executable, *args] for args in INSTALL_COMMANDS]
     results: list[dict[str, object]] = []
@@ -136,9 +131,8 @@ def test_provider(
         try:
             adapter = LLMAdapterFactory.create(llm)
         except ImportError as exc:
-            from rich.markup import escape
 
-            raise fail(escape(str(exc))) from None
+            raise fail(str(exc)) from None
         gateway = LLMGateway(adapter, retry=RetryPolicy(max_retries=0))
         response = gateway.chat(
             [Message(role="user", content=prompt)],
