@@ -34,7 +34,7 @@ demo: $(STAMP_EXTRAS)
 	$(BIN)/hrm demo
 
 test: $(STAMP_EXTRAS)
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2
 
 bench: $(STAMP_EXTRAS)
 	$(BIN)/python bench/run_all.py

@@ -328,15 +328,22 @@ class HRM:
         with tracer.span("pipeline", "turn", "HRM", input_data=text[:200]) as span:
             try:
                 response, action, asked = self._run(turn_input, record, event)
-            except HRMError as exc:
-                # A failure the layers could not absorb: record it, answer honestly.
-                record.notes.append(f"turn failed: {exc}")
-                event("turn_failed", error=exc.to_dict())
-                response = (
-                    "I could not complete this turn: "
-                    f"{exc.message} (recorded as {exc.code.value}; nothing was half-written)."
+            except Exception as exc:
+                # The supervisor (HO2) failed: degrade to a direct model call through the gateway,
+                # recorded in HO1m (004 §8) — never silent.
+                error = exc if isinstance(exc, HRMError) else HRMError.internal(
+                    f"{type(exc).__name__}: {exc}"
                 )
-                action, asked = "error", False
+                if not isinstance(exc, HRMError):
+                    logger.exception("supervisor failed; degrading to a direct model call")
+                from hrm.stacks.lifecycle import degrade
+
+                response, degradation = degrade(self.stack, turn_input, error)
+                record.notes.append(f"supervisor failed ({error.code.value}); degraded to a "
+                                    "direct model call")
+                event("turn_degraded", error=error.to_dict(),
+                      degradation_seq=degradation.get("seq"))
+                action, asked = "degraded", False
             span.set_output(response[:200])
         record.work_orders = list(work_orders)
         self.stack.work_order_sink = None
@@ -749,6 +756,10 @@ class HRM:
         if state.session_id and not idle and not force:
             return
         previous = state.session_id or None
+        if previous is not None:
+            from hrm.stacks.lifecycle import recover
+
+            recover(self.stack)  # a new session of this class reads what came before (004 §8)
         state.session_id = self.stack.session_id
         reset = self.focus.stance.start_session("new session")
         self.decisions.append_many(

@@ -253,10 +253,9 @@ class StackExecutor:
         reasoning: Any,
         event: Callable[..., None],
     ) -> ExecutionOutcome:
-        proposal = action.agent_proposal
-        from hrm.stacks.bundles import run_bundle
+        from hrm.stacks.runtime_bridge import execute_bundle
 
-        return run_bundle(self, proposal, turn_input, assembled, event)
+        return execute_bundle(self, action.agent_proposal, turn_input, assembled, event)
 
 
 def _flow_for(stack: CognitiveStack) -> Callable[..., ExecutionOutcome | None] | None:

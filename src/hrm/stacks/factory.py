@@ -305,7 +305,7 @@ def create_stack(
         return stack_holder[0].record_work_order(kind, data)
 
     adapter = llm if llm is not None else LLMAdapterFactory.create(config.llm)
-    used = _tokens_used(execution_ledger)
+    used = _tokens_used(db, agent_class, execution_ledger)
     budget = max(0, config.stack_token_budget - used)
     gateway = LLMGateway.from_config(
         adapter, config.llm, budget_tokens=budget, record=record, agent_class=agent_class
@@ -314,10 +314,16 @@ def create_stack(
     altitude = AltitudeGovernor(config, clock=clock)
     planner = AltitudePlanner(llm=gateway if real_model and adapter.provider != "local" else None)
     evaluator = AltitudeEvaluator()
+    from hrm.stacks.meta import meta_patterns_for
+
+    def patterns_for(signature: dict[str, Any]) -> Any:
+        # The stack's own patterns first; the meta ledger's cross-stack ones when it has none.
+        return feedback.get_patterns_for_signal(signature) or meta_patterns_for(h, signature)
+
     router = ReasoningRouter(
         strategy_selector=StrategySelector.from_config(config),
         escalation_manager=EscalationManager.from_config(config),
-        pattern_source=feedback.get_patterns_for_signal,
+        pattern_source=patterns_for,
         known_agents=known_agents,
         max_agents_per_bundle=config.max_agents_per_bundle,
         agent_timeout_ms=config.agent_execution_timeout_ms,
@@ -392,13 +398,46 @@ def _known_agents(home: HRMHome) -> list[str]:
         return []
 
 
-def _tokens_used(ledger: Ledger) -> int:
-    """Tokens this stack has spent, read back from its execution ledger (no remembered state)."""
-    used = 0
-    last = ledger.last()
-    if last is None:
-        return 0
-    for rec in ledger.records():
+_BUDGET_MIGRATIONS = [
+    "CREATE TABLE stack_budget (agent_class TEXT PRIMARY KEY, seq INTEGER NOT NULL,"
+    " offset INTEGER NOT NULL, hash TEXT NOT NULL, tokens INTEGER NOT NULL);",
+]
+
+
+def _tokens_used(db: Database, agent_class: str, ledger: Ledger) -> int:
+    """Tokens this stack has spent, summed from its execution ledger (HO1m).
+
+    A checkpoint in ``memory.db`` (derived, rebuildable: delete the row and the next open rescans)
+    remembers the sum up to a record, so opening a stack reads only the records after it; if that
+    record no longer sits where the checkpoint says, the whole ledger is summed again.
+    """
+    from hrm.errors import HRMError
+
+    db.migrate("stacks.budget", _BUDGET_MIGRATIONS)
+    row = db.one("SELECT seq, offset, hash, tokens FROM stack_budget WHERE agent_class = ?",
+                 (agent_class,))
+    used, records = 0, None
+    if row is not None:
+        try:
+            anchor = ledger.read_at(int(row["offset"]))
+            if anchor.seq == row["seq"] and anchor.hash == row["hash"]:
+                used, records = int(row["tokens"]), ledger.records_after(anchor)
+        except HRMError:
+            records = None
+    if records is None:
+        used, records = 0, ledger.records()
+    last = None
+    for rec in records:
+        last = rec
         if rec.kind == "work_order":
             used += int(rec.data.get("input_tokens") or 0) + int(rec.data.get("output_tokens") or 0)
+    if last is not None:
+        with db.transaction():
+            db.execute(
+                "INSERT INTO stack_budget (agent_class, seq, offset, hash, tokens)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_class) DO UPDATE SET"
+                " seq = excluded.seq, offset = excluded.offset, hash = excluded.hash,"
+                " tokens = excluded.tokens",
+                (agent_class, last.seq, last.offset, last.hash, used),
+            )
     return used

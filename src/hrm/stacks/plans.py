@@ -1,18 +1,35 @@
-"""Running a multi-step plan for a turn: the plan engine (002) when installed in this build,
-otherwise each step in dependency order as one model call through the gateway."""
+"""Running a multi-step plan for a turn through the plan engine (002), supervised by Focus."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hrm.altitude.types import ExecutionResult, Plan, PlanStepStatus
-from hrm.errors import HRMError
+from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
 
 if TYPE_CHECKING:
     from hrm.stacks.executor import ExecutionOutcome, StackExecutor
+    from hrm.stacks.factory import CognitiveStack
 
-__all__ = ["run_plan"]
+__all__ = ["FocusSupervisor", "run_plan"]
+
+_STEP_ACTIONS = {"research": ("execute", frozenset({"research"})),
+                 "execute": ("execute", frozenset()),
+                 "validate": ("respond", frozenset({"verification"})),
+                 "respond": ("respond", frozenset()),
+                 "ask": ("ask", frozenset())}
+
+
+class FocusSupervisor:
+    """002's Supervisor is Focus (ARCHITECTURE §1): a step runs only if the stance allows it."""
+
+    def __init__(self, stack: CognitiveStack) -> None:
+        self.stack = stack
+
+    def review_step(self, step: PlanStep) -> str | None:
+        action, purposes = _STEP_ACTIONS.get(step.action_type, ("execute", frozenset()))
+        ok, why = self.stack.focus.stance.allows(action, purposes)
+        return None if ok else f"Focus: {why}"
 
 
 def run_plan(
@@ -25,74 +42,55 @@ def run_plan(
     *,
     commitment_turns_remaining: int | None,
 ) -> ExecutionOutcome:
-    """Run `plan` within the step budget; the outcome carries every step's status."""
+    """Run `plan` in the plan engine within the step budget; the outcome carries every step."""
+    from hrm.plans.engine import PlanEngine
     from hrm.stacks.executor import ExecutionOutcome
+    from hrm.stacks.runtime_bridge import agent_runtime, stack_tools
 
     stack = executor.stack
-    ttl = stack.config.plan_default_ttl
-    if commitment_turns_remaining is not None:
-        ttl = min(ttl, max(1, commitment_turns_remaining * len(plan.steps)))
-    outputs: dict[int, str] = {}
-    errors: list[str] = []
-    budget = ttl
-    for step in _ordered(plan):
-        if budget <= 0:
-            step.status = PlanStepStatus.SKIPPED
-            continue
-        if any(
-            plan.step(d) is None or plan.step(d).status is not PlanStepStatus.COMPLETE  # type: ignore[union-attr]
-            for d in step.dependencies
-        ):
-            step.status = PlanStepStatus.SKIPPED
-            continue
-        step.incoming_context = {str(d): outputs[d] for d in step.dependencies if d in outputs}
-        prompt = _step_prompt(turn_input.text, step.description, step.incoming_context)
-        budget -= 1
-        step.status = PlanStepStatus.RUNNING
-        try:
-            out = executor._chat(assembled.system, prompt, purpose=f"plan_step:{step.action_type}")
-        except HRMError as exc:
-            step.status = PlanStepStatus.FAILED
-            errors.append(f"step {step.order}: {exc}")
-            event("plan_step", plan_id=plan.id, order=step.order, status="failed", error=str(exc))
-            continue
-        step.status = PlanStepStatus.COMPLETE
-        step.output = out
-        outputs[step.order] = out
-        event("plan_step", plan_id=plan.id, order=step.order, status="complete")
-    done = [s for s in plan.steps if s.status is PlanStepStatus.COMPLETE]
-    final = plan.steps[-1].output if plan.steps[-1].status is PlanStepStatus.COMPLETE else None
-    lines = [f"Plan ({plan.strategy}, {len(done)}/{len(plan.steps)} steps done):"]
-    for s in plan.steps:
-        lines.append(f"  {s.order}. [{s.status.value}] {s.description[:80]}")
-    response = (str(final).strip() + "\n\n" if final else "") + "\n".join(lines)
-    success = len(done) == len(plan.steps)
-    event(
-        "plan_finished",
-        plan_id=plan.id,
-        completed=len(done),
-        total=len(plan.steps),
-        ttl=ttl,
-        ttl_remaining=budget,
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        event(f"plan_{kind}", plan_id=plan.id, **{k: v for k, v in data.items() if k != "plan_id"})
+
+    engine = PlanEngine.from_config(
+        stack.config,
+        stack.gateway,
+        record=stack.record_work_order,
+        tool_registry=stack_tools(stack),
+        orchestrator=agent_runtime(stack) if any(s.agent for s in plan.steps) else None,
+        supervisor=FocusSupervisor(stack),
+        stance=stack.focus.stance.get_current(),
     )
+    with engine:
+        run = engine.run(
+            f"{turn_input.text[:8000]}",
+            classification=reasoning.classification,
+            plan=plan,
+            commitment_turns_remaining=commitment_turns_remaining,
+            on_event=on_event,
+        )
+    final = run.plan
+    done = [s for s in final.steps if s.status is PlanStepStatus.COMPLETE]
+    lines = [f"Plan ({final.strategy or plan.strategy}, {run.status}, "
+             f"{len(done)}/{len(final.steps)} steps done):"]
+    lines += [f"  {s.order}. [{s.status.value}] {s.description[:80]}" for s in final.steps]
+    answer = str(run.final_output).strip() if run.final_output is not None else ""
+    response = (answer + "\n\n" if answer else "") + "\n".join(lines)
+    notes: list[str] = []
+    if run.status == "ttl_expired":
+        notes.append("The step budget ran out; partial results are above and in the history.")
+    elif run.status == "failed":
+        notes.append(f"The plan failed: {run.error}")
     return ExecutionOutcome(
         response,
-        ExecutionResult(
-            success=success, outputs=list(outputs.values()), errors=errors, turns_used=1
-        ),
-        plan,
+        ExecutionResult(success=run.status == "converged",
+                        outputs=[str(v)[:2000] for v in run.outputs.values()],
+                        errors=[run.error] if run.error else [], turns_used=1),
+        final,
         "execute",
-        delivered=success,
-        details={"ttl": ttl, "ttl_remaining": budget},
+        delivered=run.status == "converged",
+        notes=notes,
+        details={"plan_status": run.status, "passes": len(run.history.passes)
+                 if hasattr(run.history, "passes") else None,
+                 "expiration": run.expiration},
     )
-
-
-def _ordered(plan: Plan) -> list[Any]:
-    return sorted(plan.steps, key=lambda s: (max(s.dependencies, default=0), s.order))
-
-
-def _step_prompt(goal: str, description: str, incoming: dict[str, str]) -> str:
-    parts = [f"Goal: {goal[:4000]}", f"This step: {description}"]
-    for order, output in incoming.items():
-        parts.append(f"Result of step {order}: {output[:1500]}")
-    return "\n\n".join(parts)
