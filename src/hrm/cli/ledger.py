@@ -138,11 +138,21 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
     """Drop the SQLite index over the ledgers and rebuild it from the ledgers themselves."""
     with handle_errors():
         from hrm.home import HRMHome
+        from hrm.memory.episodic import EpisodicTraceStore
         from hrm.storage import Database, LedgerIndex
 
         resolved = HRMHome.resolve(home)
         with Database(resolved.memory_db) as db:
             report = LedgerIndex(db, home=resolved).rebuild()
+            if report.ok:
+                # The episodic trace's query index is derived from the same ledgers.
+                for agent_class in resolved.stack_classes():
+                    if resolved.episodic_ledger(agent_class).exists():
+                        store = EpisodicTraceStore(db, resolved, agent_class)
+                        try:
+                            store.rebuild_index()
+                        finally:
+                            store.close()
     for name, error in sorted(report.errors.items()):
         err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
     if json_output:
