@@ -25,10 +25,15 @@ class SecretPattern:
     regex: re.Pattern[str]
     group: int = 0
     """Which group holds the secret itself; 0 replaces the whole match."""
+    hints: tuple[str, ...] = ()
+    """Lower-case substrings every match contains (at least one); the regex runs only when the
+    text contains a hint, which keeps scrubbing of ordinary text to a few substring scans."""
 
 
-def _p(kind: str, pattern: str, group: int = 0, flags: int = 0) -> SecretPattern:
-    return SecretPattern(kind, re.compile(pattern, flags), group)
+def _p(
+    kind: str, pattern: str, group: int = 0, flags: int = 0, *, hints: tuple[str, ...]
+) -> SecretPattern:
+    return SecretPattern(kind, re.compile(pattern, flags), group, hints)
 
 
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
@@ -36,34 +41,52 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "private_key",
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
         r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        hints=("private key",),
     ),
-    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
-    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    _p("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}", hints=("sk-ant-",)),
+    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", hints=("sk-",)),
+    _p(
+        "aws_access_key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        hints=("akia", "asia", "abia", "acca"),
+    ),
     _p(
         "aws_secret_key",
         r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})",
         group=1,
+        hints=("secret",),
     ),
-    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    _p("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    _p("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    _p("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
-    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    _p("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)", group=1),
+    _p(
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        hints=("gh", "github_pat_"),
+    ),
+    _p("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", hints=("glpat-",)),
+    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", hints=("xox",)),
+    _p(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
+        hints=("hooks.slack.com",),
+    ),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", hints=("aiza",)),
+    _p("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", hints=("_live_", "_test_")),
+    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", hints=("hf_",)),
+    _p(
+        "jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", hints=("eyj",)
+    ),
+    _p("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)", group=1, hints=("bearer",)),
     _p(
         "url_password",
         r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@]{1,256}:([^\s@/]{1,256})@",
         group=1,
+        hints=("://",),
     ),
     _p(
         "assigned_secret",
         r"(?i)\b(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|access[_-]?token|"
         r"auth[_-]?token|password|passwd|pwd)\b[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{8,})",
         group=1,
+        hints=("key", "secret", "token", "pass", "pwd"),
     ),
 )
 
@@ -72,7 +95,10 @@ def scrub_text(text: str) -> str:
     """Return `text` with every credential replaced by ``[REDACTED:<kind>]``."""
     if not text:
         return text
+    lower = text.lower()
     for pattern in SECRET_PATTERNS:
+        if not any(hint in lower for hint in pattern.hints):
+            continue
         if pattern.group == 0:
             text = pattern.regex.sub(f"[REDACTED:{pattern.kind}]", text)
         else:
