@@ -382,7 +382,8 @@ class HRM:
             for kind, payload in events
         ]
         items.append(("turn", turn_record))
-        self.decisions.append_many(items)
+        written = self.decisions.append_many(items)
+        self._seen_seq = written[-1].seq  # our own append is not a change by another process
         self.stack.end_turn()
         return TurnResult(response=response, action=action, decision=record, asked=asked)
 

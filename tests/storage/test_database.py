@@ -79,3 +79,28 @@ def test_threads_share_one_handle_safely(tmp_path: Path) -> None:
 
 def test_fts5_is_available() -> None:
     assert Database(":memory:").has_fts5()
+
+
+def test_cached_reads_see_own_writes_other_connections_and_rollbacks(tmp_path: Path) -> None:
+    db = Database(tmp_path / "c.db")
+    other = Database(tmp_path / "c.db")
+    db.migrate("test", MIGRATIONS[:1])
+    loads: list[int] = []
+
+    def count() -> int:
+        loads.append(1)
+        return int(db.one("SELECT count(*) FROM t")[0])
+
+    assert db.cached("n", count) == 0
+    assert db.cached("n", count) == 0 and len(loads) == 1  # reused while nothing changed
+    with db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('a')")
+    assert db.cached("n", count) == 1  # own write
+    with other.transaction():
+        other.execute("INSERT INTO t (v) VALUES ('b')")
+    assert db.cached("n", count) == 2  # another connection's commit
+    with pytest.raises(ValueError), db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('c')")
+        assert db.cached("n", count) == 3  # inside a transaction: never cached
+        raise ValueError
+    assert db.cached("n", count) == 2  # the rolled-back read did not linger

@@ -183,6 +183,9 @@ class CommitmentManager:
 
     def get_active(self) -> Commitment | None:
         """The active commitment, or None."""
+        return self._db.cached(("focus.commitment", self.agent_class), self._read_active)
+
+    def _read_active(self) -> Commitment | None:
         row = self._db.one(
             "SELECT * FROM commitments WHERE agent_class = ? AND status = 'active'",
             (self.agent_class,),

@@ -260,6 +260,9 @@ class StanceMachine:
 
     def state(self) -> StanceState:
         """Stance, turns spent in it, and when it was entered (new-session stance if unset)."""
+        return self._db.cached(("focus.stance", self.agent_class), self._read_state)
+
+    def _read_state(self) -> StanceState:
         row = self._db.one(
             "SELECT stance, turns_in_stance, entered_at FROM focus_stance WHERE agent_class = ?",
             (self.agent_class,),

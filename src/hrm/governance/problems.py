@@ -372,6 +372,9 @@ class ProblemRegistry:
 
     def get_active(self) -> Problem | None:
         """The active problem, or None."""
+        return self._db.cached(("governance.problem", self.agent_class), self._read_active)
+
+    def _read_active(self) -> Problem | None:
         row = self._db.one(
             "SELECT * FROM problems WHERE agent_class = ? AND status = 'active'",
             (self.agent_class,),

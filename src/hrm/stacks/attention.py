@@ -251,8 +251,7 @@ class _StageRunner:
         path = _inside(self.stack.home.registries_dir, target)
         if path is None or not path.is_file():
             return [ContextItem("registry", target, f"Registry {target}: not found", 0.6)]
-        with path.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
+        rows = _read_registry(path)
         limit = int(config.get("limit", 50))
         items = [
             ContextItem(
@@ -396,6 +395,22 @@ class _StageRunner:
                 )
             )
         return items
+
+
+_REGISTRY_CACHE: dict[Path, tuple[tuple[int, int], list[dict[str, str]]]] = {}
+
+
+def _read_registry(path: Path) -> list[dict[str, str]]:
+    """A registry's rows, re-read only when the file changes (size or mtime)."""
+    stat = path.stat()
+    stamp = (stat.st_size, stat.st_mtime_ns)
+    cached = _REGISTRY_CACHE.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    _REGISTRY_CACHE[path] = (stamp, rows)
+    return rows
 
 
 def _inside(root: Path, name: str) -> Path | None:

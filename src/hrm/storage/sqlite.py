@@ -16,13 +16,15 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hrm.errors import ErrorCode, HRMError
 
 __all__ = ["Database", "wrap_sqlite_error"]
+
+T = TypeVar("T")
 
 _BUSY_TIMEOUT_MS = 5000
 
@@ -64,6 +66,9 @@ class Database:
         self.path = str(path)
         self._lock = threading.RLock()
         self._depth = 0
+        self._generation = 0
+        """Bumped by every transaction and write through this handle (see `cached`)."""
+        self._cache: dict[Hashable, tuple[int, int, Any]] = {}
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -152,6 +157,7 @@ class Database:
         """
         with self._lock:
             depth = self._depth
+            self._generation += 1
             try:
                 if depth == 0:
                     self._conn.execute("BEGIN IMMEDIATE")
@@ -164,6 +170,7 @@ class Database:
                 yield self._conn
             except BaseException:
                 self._depth -= 1
+                self._generation += 1
                 with contextlib.suppress(sqlite3.Error):
                     if depth == 0:
                         self._conn.execute("ROLLBACK")
@@ -173,6 +180,7 @@ class Database:
                 raise
             else:
                 self._depth -= 1
+                self._generation += 1
                 try:
                     if depth == 0:
                         self._conn.execute("COMMIT")
@@ -186,6 +194,8 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
         with self._lock:
+            if not sql.lstrip()[:6].upper().startswith(("SELECT", "PRAGMA")):
+                self._generation += 1
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
@@ -207,6 +217,28 @@ class Database:
                 return row
             except sqlite3.Error as exc:
                 raise wrap_sqlite_error(exc, self.path) from exc
+
+    def cached(self, key: Hashable, load: Callable[[], T]) -> T:
+        """`load()`'s result, reused until this database changes.
+
+        The value is reloaded after any write or transaction through this handle and after any
+        commit by another connection (``PRAGMA data_version``); inside a transaction it is never
+        cached, so a rolled-back read cannot linger. Return only immutable values.
+        """
+        with self._lock:
+            if self._depth:
+                return load()
+            try:
+                version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise wrap_sqlite_error(exc, self.path) from exc
+            entry = self._cache.get(key)
+            if entry is not None and entry[0] == version and entry[1] == self._generation:
+                value: T = entry[2]
+                return value
+            value = load()
+            self._cache[key] = (version, self._generation, value)
+            return value
 
     def has_fts5(self) -> bool:
         """Whether this SQLite build has FTS5 (declared capability, never a silent no-op)."""
