@@ -58,7 +58,10 @@ def main() -> int:
         cmd = [sys.executable, str(script)] + (["--quick"] if args.quick else [])
         rc = subprocess.call(cmd, cwd=BENCH_DIR.parent)
         elapsed = time.perf_counter() - started
-        result_file = OUT_DIR / f"{name}.json"
+        result_file = next(
+            (f for f in (OUT_DIR / f"{name}.json", OUT_DIR / f"{script.stem}.json") if f.exists()),
+            OUT_DIR / f"{name}.json",
+        )
         entry: dict[str, object] = {"exit_code": rc, "seconds": round(elapsed, 1)}
         if result_file.exists():
             entry["figures"] = json.loads(result_file.read_text())

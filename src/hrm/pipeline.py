@@ -161,6 +161,10 @@ class HRM:
         self.feedback = s.feedback
         self.patterns = s.patterns
         self.llm = s.gateway
+        if config.trace_enabled:
+            from hrm.tracing import Tracer, set_tracer
+
+            set_tracer(Tracer.from_config(config, home, clock=clock))
         self._state = self._load_state()
         self._start_session(force=new_session)
 
@@ -394,15 +398,19 @@ class HRM:
         text = turn_input.text
         ctx = turn_input.context
         notes: list[str] = []
+        tracer = get_tracer()  # one span per layer (001 §7); a shared no-op when disabled
 
         # 0. Feedback on the previous answer and a pending preference confirmation.
         self._feedback_on_previous(text, record, event)
         confirmation = self._resolve_pending_preference(text, record, event, notes)
 
         # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
-        signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
+        with tracer.span("governance", "derive_signals", "GovernanceKernel"):
+            signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
         record.escalation["signals"] = signals.to_record()
-        focus = self.focus.process_turn(turn_input, signals)
+        with tracer.span("focus", "process_turn", "FocusHRM") as span:
+            focus = self.focus.process_turn(turn_input, signals)
+            span.set_output(focus.arbitration.disposition.value)
         record.arbitration = focus.arbitration.to_record()
         record.stance_before = focus.stance_before.value
         record.commitment_before = _commitment(focus.commitment_before)
@@ -424,7 +432,9 @@ class HRM:
             notes.append(confirmation)
 
         # 3. Altitude (001 §2.1).
-        classification = self.altitude.classify_input(turn_input)
+        with tracer.span("altitude", "classify_input", "AltitudeGovernor") as span:
+            classification = self.altitude.classify_input(turn_input)
+            span.set_output(classification.level.value)
         before_level = self.altitude.current_level
         if classification.level is not before_level and self.altitude.transition(
             classification.level, f"input classified at {classification.level.value}"
@@ -448,9 +458,11 @@ class HRM:
         ctx.altitude = classification.level
 
         # 4. Reasoning (001 §3): classification, patterns, strategy, escalation, one action.
-        reasoning = self.router.reason(
-            turn_input, stance=self.stance, context=ctx, conflict_hint=signals.conflict_level
-        )
+        with tracer.span("reasoning", "reason", "ReasoningRouter") as span:
+            reasoning = self.router.reason(
+                turn_input, stance=self.stance, context=ctx, conflict_hint=signals.conflict_level
+            )
+            span.set_output(f"{reasoning.strategy.strategy} -> {reasoning.selected.primary.id}")
         record.classification = jsonable(reasoning.classification)
         record.patterns = [jsonable(p) for p in reasoning.patterns]
         for match in reasoning.patterns:
@@ -493,7 +505,9 @@ class HRM:
         notes += reasoning.notes
 
         # 5. Focus governs the action (001 §4): stance, gates, fallback — never silent.
-        governed = self.focus.govern(selected, reasoning.classification)
+        with tracer.span("focus", "govern", "FocusHRM") as span:
+            governed = self.focus.govern(selected, reasoning.classification)
+            span.set_output(governed.allowed_action.id)
         for ev in governed.events:
             event(ev["event_type"], **ev["payload"])
         record.gate_decisions = [d.to_record() for d in governed.gate_decisions]
@@ -513,13 +527,17 @@ class HRM:
         self._maybe_commit(text, action.action_type, reasoning, event, record)
 
         # 6. Attention: assemble what the model sees (004 §6).
-        assembled = self.stack.assemble_context(text, ctx, problem)
+        with tracer.span("attention", "assemble", "AttentionPipeline") as span:
+            assembled = self.stack.assemble_context(text, ctx, problem)
+            span.add_metadata("tokens", assembled.tokens)
         record.attention_state = assembled.attention_state()
 
         # 7. Execution.
-        outcome = self.stack.execute(
-            action, turn_input, assembled, reasoning, classification, event
-        )
+        with tracer.span("execution", action.action_type, "StackExecutor") as span:
+            outcome = self.stack.execute(
+                action, turn_input, assembled, reasoning, classification, event
+            )
+            span.set_output("ok" if outcome.result.success else "failed")
         record.execution = outcome.to_record()
         notes += outcome.notes
         if outcome.delivered:
@@ -528,7 +546,8 @@ class HRM:
                 event(ev["event_type"], **ev["payload"])
 
         # 8. Evaluation and learning (001 §2.3, §5).
-        evaluation = self.evaluator.evaluate_result(outcome.result, outcome.plan)
+        with tracer.span("altitude", "evaluate_result", "AltitudeEvaluator"):
+            evaluation = self.evaluator.evaluate_result(outcome.result, outcome.plan)
         record.evaluation = jsonable(evaluation)
         new_level = self.evaluator.should_transition(evaluation, self.altitude.current_level)
         if new_level is not None and new_level is not self.altitude.current_level:
@@ -551,16 +570,15 @@ class HRM:
             "action": action.action_type,
         }
         if action.action_type in ("respond", "execute", "delegate"):
-            self.feedback.record_outcome(
-                signal,
-                routing,
-                {
-                    "success": evaluation.success,
-                    "turn": record.turn,
-                    "quality": evaluation.quality_score,
-                },
-                session_id=state.session_id,
-            )
+            outcome_record = {
+                "success": evaluation.success,
+                "turn": record.turn,
+                "quality": evaluation.quality_score,
+            }
+            with tracer.span("learning", "record_outcome", "FeedbackLoop"):
+                self.feedback.record_outcome(
+                    signal, routing, outcome_record, session_id=state.session_id
+                )
             for le in self.feedback.last_events:
                 record.learning.append({"event_type": le.event_type, **le.payload})
                 event(le.event_type, **le.payload)
