@@ -388,6 +388,7 @@ class HRM:
         items.append(("turn", turn_record))
         written = self.decisions.append_many(items)
         self._seen_seq = written[-1].seq  # our own append is not a change by another process
+        self._seen_size = self._ledger_size()
         self.stack.end_turn()
         return TurnResult(response=response, action=action, decision=record, asked=asked)
 
@@ -739,6 +740,7 @@ class HRM:
     def _load_state(self) -> _TurnState:
         """Rebuild the turn state from the decision ledger (004 §8 recovery: read, not recall)."""
         self._seen_seq = 0
+        self._seen_size = self._ledger_size()
         last = self.decisions.last()
         if last is None:
             state = _TurnState(altitude=self.config.altitude_default_level.value)
@@ -758,7 +760,17 @@ class HRM:
         self.evaluator.failure_streak = state.failure_streak
         return state
 
+    def _ledger_size(self) -> int:
+        try:
+            return self.decisions.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
     def _refresh_state(self) -> None:
+        # Another process's append (or a truncation) changes the size: only then re-read.
+        if self._ledger_size() == self._seen_size:
+            return
+        self._seen_size = self._ledger_size()
         last = self.decisions.last()
         if last is not None and last.seq != self._seen_seq:
             self._state = self._load_state()
@@ -797,6 +809,7 @@ class HRM:
         )
         self.decisions.commit()
         self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]
+        self._seen_size = self._ledger_size()
 
     def _meta_episodes(self, record: DecisionRecord) -> list[dict[str, Any]]:
         """Higher-order observations about the session (004 §4 meta_episodes)."""
