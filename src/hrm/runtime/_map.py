@@ -1,25 +1,26 @@
 """The map phase: run agents serially or on a bounded pool, with deadlines and cancellation.
 
 One scheduler serves every mode (001 §8.4 "one timeout implementation, one cancellation
-implementation"). The caller's thread runs the loop; agents run on a `ThreadPoolExecutor`.
-At most ``max_concurrent`` agents run at once (``MAX_CONCURRENT_AGENTS``); a serial map is the
-same loop with one slot, each agent receiving the previous accepted output.
+implementation"). At most ``max_concurrent`` runners (``MAX_CONCURRENT_AGENTS``) work on a
+`ThreadPoolExecutor`; each takes the next waiting agent as soon as it settles its last one, so
+no agent waits for a hand-off between threads. A serial map is the same with one runner, each
+agent receiving the previous accepted output.
 
-A thread cannot be killed, so a timed-out agent is marked ``timed_out``, its slot is freed and
-its late result ignored. The pool is sized for the whole bundle (threads start lazily), so a
-hung agent never holds a slot another agent needs, and the pool is shut down without waiting,
-so the bundle returns on time. Workers signal one condition on start and finish; the loop
-sleeps on it until the next deadline, so a deadline is noticed when it passes, not on a poll.
+The caller's thread supervises: it sleeps on one condition until the next deadline (runners
+signal it when they start or settle an agent), so a deadline is noticed when it passes, not on
+a poll. A thread cannot be killed, so a timed-out agent is marked ``timed_out``, its late
+result ignored, and a fresh runner takes its place; the pool is sized for the whole bundle
+(threads start lazily) and shut down without waiting, so the bundle returns on time.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from hrm.errors import HRMError
 from hrm.runtime.types import AgentOutput, DroppedOutput
@@ -27,10 +28,8 @@ from hrm.runtime.types import AgentOutput, DroppedOutput
 __all__ = ["AgentSlot", "MapRun", "SlotState"]
 
 SlotState = str
-"""``waiting``, ``running``, ``finished`` (result in, not yet settled), ``completed``,
-``failed``, ``dropped``, ``timed_out``, ``cancelled`` or ``not_started``."""
-
-_SETTLED = frozenset({"completed", "failed", "dropped", "timed_out", "cancelled", "not_started"})
+"""``waiting``, ``running``, ``completed``, ``failed``, ``dropped``, ``timed_out``,
+``cancelled`` or ``not_started``."""
 
 Work = Callable[[str, "AgentOutput | None", threading.Event], AgentOutput]
 """``(agent_id, previous output, cancel event) -> output``; runs on a pool thread."""
@@ -73,7 +72,8 @@ class MapRun:
         max_concurrent: Agents running at once in a parallel map.
         timeout_for: Each agent's own timeout in ms.
         deadline: Monotonic time by which the whole map must end, or ``None``.
-        on_settle: Called (on the loop thread) once per agent as it settles.
+        on_settle: Called once per agent as it settles, outside the run's lock, on the runner
+            that settled it (or on the caller's thread for timeouts and cancellations).
         clock: Monotonic seconds.
     """
 
@@ -101,6 +101,10 @@ class MapRun:
         self._on_settle = on_settle
         self._clock = clock
         self._cond = threading.Condition()
+        self._waiting: deque[AgentSlot] = deque(self.slots)
+        self._running: dict[int, AgentSlot] = {}
+        self._settled = 0
+        self._stopped = False
         self.cancel_event = threading.Event()
         self.accepted: list[AgentSlot] = []
         self.deadline_hit = False
@@ -117,110 +121,112 @@ class MapRun:
         """``(running ids, most recent first; accepted ids; settled count)``."""
         with self._cond:
             running = sorted(
-                (s for s in self.slots if s.state in ("running", "finished")),
-                key=lambda s: s.started or 0.0,
-                reverse=True,
+                self._running.values(), key=lambda s: s.started or 0.0, reverse=True
             )
-            settled = sum(1 for s in self.slots if s.state in _SETTLED)
-            return [s.agent_id for s in running], [s.agent_id for s in self.accepted], settled
+            return [s.agent_id for s in running], [s.agent_id for s in self.accepted], self._settled
 
-    # ── the loop ─────────────────────────────────────────────────────────
+    # ── the caller's thread ──────────────────────────────────────────────
 
     def run(self) -> list[AgentSlot]:
         """Run the map; returns the slots (in agent order) once all have settled."""
         pool = ThreadPoolExecutor(
             max_workers=max(1, len(self.slots)), thread_name_prefix="hrm-agent"
         )
+        stopped: list[AgentSlot] = []
         try:
             with self._cond:
-                self._loop(pool)
+                for _ in range(min(self._limit, len(self.slots))):
+                    pool.submit(self._runner)
+                stopped = self._supervise(pool)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+        for slot in stopped:
+            self._emit(slot)
         return self.slots
 
-    def _loop(self, pool: ThreadPoolExecutor) -> None:
-        waiting = list(self.slots)
-        while True:
+    def _supervise(self, pool: ThreadPoolExecutor) -> list[AgentSlot]:
+        """Wait for the runners, enforcing deadlines; returns the slots settled here."""
+        settled_here: list[AgentSlot] = []
+        while self._settled < len(self.slots):
             now = self._clock()
-            self._settle_finished(now)
-            if self.cancel_event.is_set():
-                self._stop(waiting, now, running_state="cancelled")
-                return
-            if self._deadline is not None and now >= self._deadline:
-                self.deadline_hit = True
-                self._stop(waiting, now, running_state="timed_out")
-                return
-            for slot in self._running():
+            if self.cancel_event.is_set() or (self._deadline is not None and now >= self._deadline):
+                self.deadline_hit = not self.cancel_event.is_set()
+                state = "cancelled" if self.cancel_event.is_set() else "timed_out"
+                self._stopped = True
+                for slot in list(self._running.values()):
+                    settled_here.append(self._settle(slot, state, now))
+                while self._waiting:
+                    settled_here.append(self._settle(self._waiting.popleft(), "not_started", now))
+                break
+            for slot in list(self._running.values()):
                 if slot.deadline is not None and now >= slot.deadline:
-                    self._settle(slot, "timed_out", now)
-            while waiting and len(self._running()) < self._limit:
-                slot = waiting.pop(0)
-                slot.state, slot.started = "running", now
-                slot.deadline = now + slot.timeout_ms / 1000
-                previous = self.accepted[-1].output if self._chain and self.accepted else None
-                pool.submit(self._worker, slot, previous)
-            if not waiting and not self._running():
-                return
-            self._cond.wait(timeout=self._next_wake(now))
+                    settled_here.append(self._settle(slot, "timed_out", now))
+                    if self._waiting:
+                        pool.submit(self._runner)  # the stuck thread's place
+            if self._settled < len(self.slots):
+                self._cond.wait(timeout=self._next_wake(now))
+        return settled_here
 
-    def _running(self) -> list[AgentSlot]:
-        return [s for s in self.slots if s.state == "running"]
-
-    def _next_wake(self, now: float) -> float:
-        deadlines = [s.deadline for s in self._running() if s.deadline is not None]
+    def _next_wake(self, now: float) -> float | None:
+        deadlines = [s.deadline for s in self._running.values() if s.deadline is not None]
         if self._deadline is not None:
             deadlines.append(self._deadline)
-        return max(0.0, min(deadlines) - now) if deadlines else 1.0
+        return max(0.0, min(deadlines) - now) if deadlines else None
 
-    def _worker(self, slot: AgentSlot, previous: AgentOutput | None) -> None:
-        output: AgentOutput | None = None
-        error: HRMError | None = None
-        dropped: list[DroppedOutput] = []
+    # ── runners ──────────────────────────────────────────────────────────
+
+    def _runner(self) -> None:
+        """Take waiting agents one after another until none is left or the run stops."""
+        while True:
+            with self._cond:
+                if self._stopped or self.cancel_event.is_set() or not self._waiting:
+                    return
+                slot = self._waiting.popleft()
+                now = self._clock()
+                slot.state, slot.started = "running", now
+                slot.deadline = now + slot.timeout_ms / 1000
+                self._running[slot.index] = slot
+                previous = self.accepted[-1].output if self._chain and self.accepted else None
+                self._cond.notify_all()  # the supervisor learns the new deadline
+            output, error, dropped = self._execute(slot, previous)
+            with self._cond:
+                if slot.state != "running":
+                    return  # timed out or cancelled: the late result is ignored
+                slot.output, slot.error, slot.dropped = output, error, dropped
+                if error is not None:
+                    state = "failed"
+                elif dropped:
+                    state = "dropped"
+                else:
+                    state = "completed"
+                    self.accepted.append(slot)
+                self._settle(slot, state, self._clock())
+                self._cond.notify_all()
+            self._emit(slot)
+
+    def _execute(
+        self, slot: AgentSlot, previous: AgentOutput | None
+    ) -> tuple[AgentOutput | None, HRMError | None, list[DroppedOutput]]:
         try:
             output = self._work(slot.agent_id, previous, self.cancel_event)
-            dropped = self._validate(output)
+            return output, None, self._validate(output)
         except HRMError as exc:
-            error = exc
+            return None, exc, []
         except Exception as exc:  # an agent bug must settle its slot, not hang the bundle
             error = HRMError.internal(
                 f"Agent '{slot.agent_id}' raised {type(exc).__name__}: {exc}",
                 agent_id=slot.agent_id,
             )
-        with self._cond:
-            if slot.state != "running":
-                return  # timed out or cancelled already: the late result is ignored
-            slot.output, slot.error, slot.dropped = output, error, dropped
-            slot.state = "finished"
-            self._cond.notify_all()
+            return None, error, []
 
-    def _settle_finished(self, now: float) -> None:
-        for slot in self.slots:
-            if slot.state != "finished":
-                continue
-            if slot.error is not None:
-                self._settle(slot, "failed", now)
-            elif slot.dropped:
-                self._settle(slot, "dropped", now)
-            else:
-                self.accepted.append(slot)
-                self._settle(slot, "completed", now)
-
-    def _stop(self, waiting: list[AgentSlot], now: float, *, running_state: str) -> None:
-        for slot in self._running():
-            self._settle(slot, running_state, now)
-        for slot in waiting:
-            self._settle(slot, "not_started", now)
-        waiting.clear()
-
-    def _settle(self, slot: AgentSlot, state: SlotState, now: float) -> None:
+    def _settle(self, slot: AgentSlot, state: SlotState, now: float) -> AgentSlot:
+        """Record the slot's end state (caller holds the lock)."""
+        self._running.pop(slot.index, None)
         slot.state = state
         slot.finished = now if slot.started is not None else None
+        self._settled += 1
+        return slot
+
+    def _emit(self, slot: AgentSlot) -> None:
         if self._on_settle is not None:
             self._on_settle(slot)
-
-    def outcome_counts(self) -> dict[str, Any]:
-        """How many agents ended in each state (for logs)."""
-        counts: dict[str, int] = {}
-        for slot in self.slots:
-            counts[slot.state] = counts.get(slot.state, 0) + 1
-        return counts

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -99,7 +100,7 @@ class FirewallRule:
     description: str
     """What the rule protects."""
     check: Callable[[AgentOutput, AgentDefinition | None, Collection[str]], str | None]
-    """``(output, definition, other agent ids) -> reason | None``."""
+    """``(output, definition, agent ids in play) -> reason | None``."""
 
 
 def output_text(content: Any) -> str:
@@ -165,20 +166,21 @@ def _prompt_injection(
     hidden = _HIDDEN_CHARS.search(text)
     if hidden:
         return f"hidden character U+{ord(hidden.group()):04X} in the output"
-    found = _instruction(text, others)
+    own = str(output.agent_id).casefold()
+    found = _instruction(text, others, own)
     if found:
         return found
     for comment in _HTML_COMMENT.findall(text):
-        if _instruction(comment, others) or _LEADING_CUE.search(comment):
+        if _instruction(comment, others, own) or _LEADING_CUE.search(comment):
             return f"an HTML comment hides an instruction: {_quote(comment)}"
     for blob in _BASE64.findall(text):
         decoded = _decode(blob)
-        if decoded and (_instruction(decoded, others) or _LEADING_CUE.search(decoded)):
+        if decoded and (_instruction(decoded, others, own) or _LEADING_CUE.search(decoded)):
             return f"a base64 blob decodes to an instruction: {_quote(decoded)}"
     return None
 
 
-def _instruction(text: str, others: Collection[str]) -> str | None:
+def _instruction(text: str, others: Collection[str], own: str) -> str | None:
     """Why ``text`` reads as an instruction to the system, a gate or an agent, if it does."""
     for pattern, what in (
         (_OVERRIDE, "an override of instructions"),
@@ -193,15 +195,22 @@ def _instruction(text: str, others: Collection[str]) -> str | None:
         if _CUE.search(match.group("rest")):
             return f"an order addressed to the system or a gate: {_quote(match.group())}"
     if others:
-        names = "|".join(re.escape(name) for name in sorted(others, key=len, reverse=True))
-        addressed = re.compile(
-            rf"(?:^\s*(?:[-*>]\s*)?(?:{names})\s*[:,]|@(?:{names})\b)(?P<rest>.*)$",
-            re.IGNORECASE | re.MULTILINE,
-        )
-        for match in addressed.finditer(text):
-            if _CUE.search(match.group("rest")):
+        for match in _addressed(frozenset(others)).finditer(text):
+            named = (match.group("name") or match.group("at")).casefold()
+            if named != own and _CUE.search(match.group("rest")):
                 return f"an order addressed to another agent: {_quote(match.group())}"
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _addressed(names: frozenset[str]) -> re.Pattern[str]:
+    """Lines opening with ``<agent>:`` and ``@agent`` mentions (compiled once per agent set)."""
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(
+        rf"(?:^\s*(?:[-*>]\s*)?(?P<name>{alternatives})\s*[:,]|@(?P<at>{alternatives})\b)"
+        r"(?P<rest>.*)$",
+        re.IGNORECASE | re.MULTILINE,
+    )
 
 
 def _decode(blob: str) -> str | None:
@@ -259,12 +268,13 @@ def check_output(
     Args:
         output: The packet to check.
         definition: The agent that produced it (``None``: no capabilities at all).
-        agent_ids: Other agents' ids; orders addressed to them are injection attempts.
+        agent_ids: The agents in play; orders addressed to any of them but the author are
+            injection attempts.
         rules: The rule table (default `RULES`).
     """
-    others = [a for a in agent_ids if a != output.agent_id]
+    names = frozenset(agent_ids)
     for rule in rules:
-        reason = rule.check(output, definition, others)
+        reason = rule.check(output, definition, names)
         if reason is not None:
             return DroppedOutput(agent_id=str(output.agent_id), rule=rule.name, reason=reason)
     return None
