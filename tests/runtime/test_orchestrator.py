@@ -403,3 +403,23 @@ def test_offline_model_runs_the_built_in_agents(home: Any) -> None:
     assert result.success, result.dropped
     assert str(result.result).startswith("(offline model)")
     assert result.dropped == [] and result.timed_out == []
+
+
+def test_agents_that_all_time_out_on_their_own_deadlines_end_the_bundle(
+    models: Models, gate: threading.Event
+) -> None:
+    for agent_id in ("a", "b"):
+        models.script(agent_id, ScriptedReply(content="never", wait_for=gate))
+    rt = runtime(registry("a", "b"), models, agent_timeout_ms=30)
+    result = rt.execute_bundle(proposal(["a", "b"]), context())
+    assert sorted(result.timed_out) == ["a", "b"] and not result.success
+
+
+def test_a_timed_out_agent_frees_its_slot_for_the_next(
+    models: Models, gate: threading.Event
+) -> None:
+    models.script("stuck", ScriptedReply(content="never", wait_for=gate))
+    models.script("next", "done")
+    rt = runtime(registry("stuck", "next"), models, max_concurrent=1, agent_timeout_ms=30)
+    result = rt.execute_bundle(proposal(["stuck", "next"]), context())
+    assert result.timed_out == ["stuck"] and result.result == ["done"]
