@@ -73,7 +73,8 @@ class MapRun:
         timeout_for: Each agent's own timeout in ms.
         deadline: Monotonic time by which the whole map must end, or ``None``.
         on_settle: Called once per agent as it settles, outside the run's lock, on the runner
-            that settled it (or on the caller's thread for timeouts and cancellations).
+            that settled it (or on the caller's thread for timeouts and cancellations); every
+            call has returned before `run` does.
         clock: Monotonic seconds.
     """
 
@@ -104,6 +105,7 @@ class MapRun:
         self._waiting: deque[AgentSlot] = deque(self.slots)
         self._running: dict[int, AgentSlot] = {}
         self._settled = 0
+        self._emitting = 0  # settled by a runner, record not yet emitted
         self._stopped = False
         self.cancel_event = threading.Event()
         self.accepted: list[AgentSlot] = []
@@ -165,6 +167,8 @@ class MapRun:
                         pool.submit(self._runner)  # the stuck thread's place
             if self._settled < len(self.slots):
                 self._cond.wait(timeout=self._next_wake(now))
+        # a runner's record must land before the bundle returns (callers close the ledger)
+        self._cond.wait_for(lambda: self._emitting == 0)
         return settled_here
 
     def _next_wake(self, now: float) -> float | None:
@@ -201,8 +205,14 @@ class MapRun:
                     state = "completed"
                     self.accepted.append(slot)
                 self._settle(slot, state, self._clock())
+                self._emitting += 1
                 self._cond.notify_all()
-            self._emit(slot)
+            try:
+                self._emit(slot)
+            finally:
+                with self._cond:
+                    self._emitting -= 1
+                    self._cond.notify_all()
 
     def _execute(
         self, slot: AgentSlot, previous: AgentOutput | None

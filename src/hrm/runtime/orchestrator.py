@@ -210,7 +210,6 @@ class AgentRuntime:
             status = run.handle.status
             map_run = run.map_run
             result = run.handle.result
-        total = len(run.handle.agents)
         if result is not None:
             settled_ids = [o.agent_id for o in result.outputs]
             return AgentExecutionStatus(
@@ -226,7 +225,7 @@ class AgentRuntime:
         return AgentExecutionStatus(
             handle_id=handle_id,
             status=status,
-            progress=settled / len(map_run.slots) if map_run.slots else 1.0 if total else 0.0,
+            progress=settled / len(map_run.slots) if map_run.slots else 1.0,
             current_agent=running[0] if running else None,
             outputs_so_far=accepted,
             running=running,
