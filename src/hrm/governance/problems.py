@@ -91,6 +91,8 @@ _STOPWORD_TEXT = """
     wouldn't yes yet you you're your yours yourself yourselves ok okay hey hi hello thanks thank
     want wants make makes made work working works thing things something still again lets
     one two three new now also maybe way look looking continue keep see
+    good morning afternoon evening night bye goodbye cheers welcome sure cool great nice
+    awesome sorry howdy yo
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
