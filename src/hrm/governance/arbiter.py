@@ -262,18 +262,18 @@ class PreemptScoreArbiter:
         p = self.policy
         if found is not None and found.explicit_switch:
             disposition = ArbitrationDisposition.SWITCH
-            reason = f"Explicit request to switch to '{candidate.title}' (score {score:.2f})"
+            reason = f"Explicit request to switch to '{candidate.title}' (score {score:.3f})"
         elif score >= p.AUTO_PREEMPT_THRESHOLD:
             disposition = ArbitrationDisposition.SWITCH
-            reason = f"Auto-preempt: score {score:.2f} >= {p.AUTO_PREEMPT_THRESHOLD}"
+            reason = f"Auto-preempt: score {score:.3f} >= {p.AUTO_PREEMPT_THRESHOLD}"
         elif score >= p.ASK_BAND_LOW:
             disposition = ArbitrationDisposition.ASK
             reason = (
-                f"Ask user: score {score:.2f} in ask-band [{p.ASK_BAND_LOW}, {p.ASK_BAND_HIGH})"
+                f"Ask user: score {score:.3f} in ask-band [{p.ASK_BAND_LOW}, {p.ASK_BAND_HIGH})"
             )
         else:
             disposition = ArbitrationDisposition.QUEUE
-            reason = f"Queue: score {score:.2f} < {p.ASK_BAND_LOW}"
+            reason = f"Queue: score {score:.3f} < {p.ASK_BAND_LOW}"
         return ArbitrationDecision(
             active_problem_id=active.id,
             disposition=disposition,
