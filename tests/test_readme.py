@@ -22,7 +22,7 @@ def test_readme_starts_with_the_two_commands() -> None:
 @pytest.mark.parametrize("block", python_blocks())
 def test_python_examples_run(block: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = block.replace('home="~/.hrm"', f'home="{tmp_path / "home"}"')
-    exec(compile(code, str(README), "exec"), {})  # noqa: S102 — the README's own example
+    exec(compile(code, str(README), "exec"), {})
     out = capsys.readouterr().out
     assert "preference.i-prefer-short-answers" in out
     assert "'approved': True" in out and "shared_reference" in out
