@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["atomic_write"]
 
@@ -25,6 +27,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
+        import contextlib  # deferred: only a failed write needs it
+
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise

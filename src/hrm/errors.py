@@ -30,8 +30,11 @@ Whether to retry is decided in one place, `recover_from_error`.
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib stay unimported at run time: `hrm hook` starts fast
+    from pathlib import Path
+    from typing import Any
 
 __all__ = ["ErrorCode", "HRMError", "recover_from_error"]
 

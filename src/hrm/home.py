@@ -13,14 +13,11 @@ the package under ``hrm/data/home/`` and are copied on init: existing copies are
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from hrm._atomic import atomic_write as _atomic_write
-from hrm.errors import ErrorCode, HRMError
 
 __all__ = [
     "ENV_HOME",
@@ -36,7 +33,7 @@ __all__ = [
 ENV_HOME = "HRM_HOME"
 """Environment variable naming the home directory."""
 
-_RESIDENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_RESIDENT_NAME = r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}"
 MAX_RESIDENT_NAME = 64
 
 _DEFAULT_CONFIG = """\
@@ -59,6 +56,8 @@ def parse_agent_class(agent_class: str) -> tuple[str, str | None]:
         HRMError: ``VALIDATION_FAILED`` for anything else, including names with path separators,
             ``..``, leading dots, control characters or more than 64 characters.
     """
+    from hrm.errors import HRMError
+
     if not isinstance(agent_class, str):
         raise HRMError.validation_failed(
             f"Agent class must be a string, got {type(agent_class).__name__}"
@@ -71,7 +70,7 @@ def parse_agent_class(agent_class: str) -> tuple[str, str | None]:
             f"Unknown agent class {agent_class!r}: use 'ADMIN' or 'RESIDENT:<name>'",
             agent_class=agent_class,
         )
-    if ".." in name or not _RESIDENT_NAME.fullmatch(name):
+    if ".." in name or not re.fullmatch(_RESIDENT_NAME, name):
         raise HRMError.validation_failed(
             f"Invalid resident name {name!r} in agent class {agent_class!r}: "
             f"use 1-{MAX_RESIDENT_NAME}"
@@ -118,11 +117,38 @@ def _writable_or_creatable(path: Path) -> bool:
     return os.access(probe, os.W_OK | os.X_OK)
 
 
-@dataclass(frozen=True)
 class HRMHome:
-    """Paths of one hrm home. Pure path arithmetic: constructing it touches nothing."""
+    """Paths of one hrm home. Pure path arithmetic: constructing it touches nothing.
 
+    A frozen value (equal and hashed by `root`), written by hand rather than as a dataclass:
+    `hrm hook` builds one on every prompt and importing `dataclasses` would cost it ~15 ms.
+    """
+
+    __slots__ = ("root",)
     root: Path
+
+    def __init__(self, root: Path) -> None:
+        object.__setattr__(self, "root", root)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen HRMHome")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a frozen HRMHome")
+
+    def __reduce__(self) -> tuple[type[HRMHome], tuple[Path]]:
+        return (HRMHome, (self.root,))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return bool(self.root == other.root)
+
+    def __hash__(self) -> int:
+        return hash((self.root,))
+
+    def __repr__(self) -> str:
+        return f"HRMHome(root={self.root!r})"
 
     @classmethod
     def resolve(cls, home: str | Path | None = None) -> HRMHome:
@@ -217,24 +243,69 @@ class HRMHome:
                 candidate = (
                     "ADMIN" if name == "ADMIN" else name.replace("RESIDENT_", "RESIDENT:", 1)
                 )
-                with contextlib.suppress(HRMError):
-                    if stack_dirname(candidate) == name:
-                        classes.add(candidate)
+                if _is_stack_dirname(candidate, name):
+                    classes.add(candidate)
         return sorted(classes)
 
 
-@dataclass(frozen=True)
-class InitResult:
-    """What `initialize` did (003 §1 RingHome)."""
+def _is_stack_dirname(agent_class: str, name: str) -> bool:
+    from hrm.errors import HRMError
 
+    try:
+        return stack_dirname(agent_class) == name
+    except HRMError:
+        return False
+
+
+class InitResult:
+    """What `initialize` did (003 §1 RingHome). A frozen value, like `HRMHome`."""
+
+    __slots__ = (
+        "config_path", "created", "handoffs_path", "installed_files", "memory_path", "path"
+    )
+    _FIELDS = ("path", "config_path", "memory_path", "handoffs_path", "created", "installed_files")
     path: Path
     config_path: Path
     memory_path: Path
     handoffs_path: Path
     created: bool
     """True if the home did not exist before."""
-    installed_files: tuple[str, ...] = ()
+    installed_files: tuple[str, ...]
     """Shipped files copied into the home on this run, relative to its root."""
+
+    def __init__(
+        self,
+        path: Path,
+        config_path: Path,
+        memory_path: Path,
+        handoffs_path: Path,
+        created: bool,
+        installed_files: tuple[str, ...] = (),
+    ) -> None:
+        values = (path, config_path, memory_path, handoffs_path, created, installed_files)
+        for name, value in zip(self._FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen InitResult")
+
+    def __reduce__(self) -> tuple[type[InitResult], tuple[object, ...]]:
+        return (InitResult, self._values())
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._FIELDS)
+        return f"InitResult({fields})"
 
 
 def initialize(
@@ -255,6 +326,8 @@ def initialize(
         HRMError: ``PERMISSION_DENIED`` with ``context["fallback_path"]`` when the root cannot be
             written; ``DISK_FULL`` when the disk is full; ``PATH_EXISTS`` when the root is a file.
     """
+    from hrm.errors import ErrorCode, HRMError
+
     h = home if isinstance(home, HRMHome) else HRMHome.resolve(home)
     root = h.root
     if root.exists() and not root.is_dir():

@@ -5,35 +5,57 @@ single list of what counts as a secret; each row has a test. Replacement keeps t
 (`[REDACTED:github_token]`) so a reader knows something was there and what it was, without it.
 
 Patterns are linear-time (no nested quantifiers) so scrubbing a megabyte of text stays fast.
+Each is compiled the first time a text contains one of its hints: most processes (a hook
+writing one log line) never compile any.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SECRET_PATTERNS", "SecretPattern", "contains_secret", "scrub", "scrub_text"]
 
 
-@dataclass(frozen=True)
 class SecretPattern:
-    """One kind of credential and how to recognise it."""
+    """One kind of credential and how to recognise it; the regex is compiled on first use."""
 
-    kind: str
-    regex: re.Pattern[str]
-    group: int = 0
-    """Which group holds the secret itself; 0 replaces the whole match."""
-    hints: tuple[str, ...] = ()
-    """Lower-case substrings every match contains (at least one); the regex runs only when the
-    text contains a hint, which keeps scrubbing of ordinary text to a few substring scans."""
+    __slots__ = ("_regex", "flags", "group", "hints", "kind", "pattern")
+
+    def __init__(
+        self, kind: str, pattern: str, group: int = 0, hints: tuple[str, ...] = (), flags: int = 0
+    ) -> None:
+        self.kind = kind
+        self.pattern = pattern
+        """The regular expression's source."""
+        self.group = group
+        """Which group holds the secret itself; 0 replaces the whole match."""
+        self.hints = hints
+        """Lower-case substrings every match contains (at least one); the regex runs only when
+        the text contains a hint, which keeps scrubbing of ordinary text to a few substring
+        scans."""
+        self.flags = flags
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled once, when first needed)."""
+        if self._regex is None:
+            self._regex = re.compile(self.pattern, self.flags)
+        return self._regex
+
+    def __repr__(self) -> str:
+        return f"SecretPattern(kind={self.kind!r}, pattern={self.pattern!r})"
 
 
 def _p(
     kind: str, pattern: str, group: int = 0, flags: int = 0, *, hints: tuple[str, ...]
 ) -> SecretPattern:
-    return SecretPattern(kind, re.compile(pattern, flags), group, hints)
+    return SecretPattern(kind, pattern, group, hints, flags)
 
 
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (

@@ -1,8 +1,11 @@
 """`hrm hook [EVENT]`: one Claude Code hook invocation, from stdin bytes to exit code 0.
 
 `hrm.cli.__main__` calls `run_hook` before typer or rich are imported, because Claude Code starts
-this process on every prompt. Module level imports only the standard library; the protocol, the
-orchestrator and whatever an event needs are imported when it runs.
+this process on every prompt. Module level imports only the standard library's cheapest modules
+and the record base of `hrm.continuity.skills`; the protocol, the orchestrator and whatever an
+event needs are imported when it runs. A UserPromptSubmit answered from the skill rules alone
+imports neither `typing`, `dataclasses` nor `logging` (``tests/continuity/test_hook_entry.py``
+checks it): each costs a fraction of the interpreter's own start-up.
 
 The contract (reference/claude-code-hooks.md §9): read at most `MAX_INPUT_BYTES` of stdin, answer
 with nothing or exactly one JSON object on stdout, always exit 0, never block because of our own
@@ -13,17 +16,18 @@ failure. Failures and a one-line record of every invocation go to ``<home>/logs/
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
 
+from hrm.continuity.skills import _Value
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+    from typing import IO, Any
 
     from hrm.continuity.hook_protocol import HookEvent, ParsedHook
     from hrm.continuity.hooks import HookOrchestrator, HookSettings
@@ -46,7 +50,7 @@ MAX_INPUT_BYTES = 8 << 20
 HOOK_LOG_NAME = "hooks.log"
 _LOG_ROTATE_BYTES = 5 << 20
 _LOG_MESSAGE_CHARS = 2000
-_UUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
+_UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
 
 _USAGE = """\
 usage: hrm hook [EVENT] < payload.json
@@ -58,15 +62,21 @@ Register it in Claude Code with `hrm install claude-code`.
 """
 
 
-@dataclass(frozen=True)
-class HookRun:
+class HookRun(_Value):
     """The result of answering one payload (what `run_hook` prints, and what it left running)."""
 
+    _fields = ("output", "event", "abandoned_workers")
+    __slots__ = _fields
     output: str | None
     """The stdout text: one JSON object, or None for silence."""
-    event: str | None = None
-    abandoned_workers: int = 0
+    event: str | None
+    abandoned_workers: int
     """Workers that overran their budget; the process should exit without waiting for them."""
+
+    def __init__(
+        self, output: str | None, event: str | None = None, abandoned_workers: int = 0
+    ) -> None:
+        self._init(output=output, event=event, abandoned_workers=abandoned_workers)
 
 
 def run_hook(argv: list[str]) -> int:
@@ -144,13 +154,48 @@ def answer_hook(
         log.write("info", parsed.event, note)
     if parsed.request is None:
         return HookRun(None, event=parsed.event.value if parsed.event else None)
-    handler = _LogHandler(log)  # hrm's own warnings go to the hook log while this runs
-    library_logger = logging.getLogger("hrm")
-    library_logger.addHandler(handler)
+    detach = _capture_library_warnings(parsed.request.event, home, log)
     try:
         return _dispatch(parsed, home, log, env, started)
     finally:
-        library_logger.removeHandler(handler)
+        detach()
+
+
+def _capture_library_warnings(event: HookEvent, home: HRMHome, log: _HookLog) -> Callable[[], None]:
+    """Send hrm's own warnings to the hook log while the hook runs: stderr is not read, stdout
+    is the protocol's. Returns the function that detaches the handler again.
+
+    The orchestrator and the skill matcher never use `logging` (they report through
+    `HookOrchestrator.failures`); the collaborators behind the memory database, handoffs and
+    ledgers do. A UserPromptSubmit on a home without ``memory.db`` reaches none of them, so it
+    skips importing `logging` (~10 ms) unless something already did.
+    """
+    from hrm.continuity.hook_protocol import HookEvent
+
+    quiet = (
+        event is HookEvent.USER_PROMPT_SUBMIT
+        and "logging" not in sys.modules
+        and not home.memory_db.exists()
+    )
+    if quiet:
+        return _nothing
+    import logging
+
+    class _LogHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                log.write(record.levelname.lower(), None, record.getMessage(), logger=record.name)
+            except Exception:  # logging must never break the hook
+                self.handleError(record)
+
+    handler = _LogHandler(logging.WARNING)
+    library_logger = logging.getLogger("hrm")
+    library_logger.addHandler(handler)
+    return lambda: library_logger.removeHandler(handler)
+
+
+def _nothing() -> None:
+    return None
 
 
 def _dispatch(
@@ -319,7 +364,8 @@ class _HookLog:
         numbers = {
             k: v for k, v in metadata.items() if v is None or isinstance(v, bool | int | float)
         }
-        if len(numbers) < len(metadata) or not (session_id == "" or _UUID.match(session_id)):
+        plain_id = session_id == "" or re.fullmatch(_UUID, session_id) is not None
+        if len(numbers) < len(metadata) or not plain_id:
             self.write("info", event, message, session_id=session_id, metadata=dict(metadata),
                        elapsed_ms=elapsed_ms)
             return
@@ -352,20 +398,6 @@ class _HookLog:
                 os.replace(self.path, self.path.with_name(self.path.name + ".1"))
         except OSError:
             return
-
-
-class _LogHandler(logging.Handler):
-    """Sends hrm's own warnings to the hook log: stderr is not read, stdout is the protocol's."""
-
-    def __init__(self, log: _HookLog) -> None:
-        super().__init__(logging.WARNING)
-        self._log = log
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self._log.write(record.levelname.lower(), None, record.getMessage(), logger=record.name)
-        except Exception:  # logging must never break the hook
-            self.handleError(record)
 
 
 def _write_answer(stream: IO[str], text: str) -> None:

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from hrm.continuity.hooks import (
     MAX_ADDITIONAL_CONTEXT,
@@ -34,6 +32,11 @@ from hrm.continuity.hooks import (
     StopSignal,
     UserPrompt,
 )
+from hrm.continuity.skills import _Value
+
+TYPE_CHECKING = False  # this runs on every prompt: no typing or dataclasses at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ENV_PROJECT_DIR",
@@ -83,25 +86,39 @@ _MODES = {
 Payload = SessionContext | UserPrompt | FileInfo | SessionCheckpoint | StopSignal
 
 
-@dataclass(frozen=True)
-class HookRequest:
+class HookRequest(_Value):
     """One event to handle, with its DTO for the orchestrator."""
 
+    _fields = ("event", "payload")
+    __slots__ = _fields
     event: HookEvent
     payload: Payload
 
+    def __init__(self, event: HookEvent, payload: Payload) -> None:
+        self._init(event=event, payload=payload)
 
-@dataclass(frozen=True)
-class ParsedHook:
+
+class ParsedHook(_Value):
     """What parsing found: a request, or why there is nothing to do (for the log)."""
 
+    _fields = ("request", "event", "problem", "notes")
+    __slots__ = _fields
     request: HookRequest | None
-    event: HookEvent | None = None
+    event: HookEvent | None
     """The event named by the input, even when there is nothing to do for it."""
-    problem: str | None = None
+    problem: str | None
     """Why the input was not usable (malformed, unknown event…); None when fine or a no-op."""
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...]
     """Oddities worth logging that did not stop the hook (argument and payload disagree…)."""
+
+    def __init__(
+        self,
+        request: HookRequest | None,
+        event: HookEvent | None = None,
+        problem: str | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        self._init(request=request, event=event, problem=problem, notes=notes)
 
 
 def event_from_argument(argument: str | None) -> HookEvent | None:

@@ -16,18 +16,22 @@ the continuity ledger) are imported inside the handler that needs them, so `hrm 
 
 from __future__ import annotations
 
-import logging
+import _thread
 import re
-import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 
+from hrm.continuity.skills import _Value
+
+TYPE_CHECKING = False  # `hrm hook` imports this module: no typing, dataclasses or logging
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, Literal, TypeVar
+
     from hrm.home import HRMHome
+
+    T = TypeVar("T")
 
 __all__ = [
     "MAX_ADDITIONAL_CONTEXT",
@@ -44,13 +48,8 @@ __all__ = [
     "UserPrompt",
 ]
 
-logger = logging.getLogger(__name__)
-
 MAX_ADDITIONAL_CONTEXT = 10_000
 """Claude Code caps injected context at 10,000 characters (protocol §5.1); we never exceed it."""
-
-T = TypeVar("T")
-
 
 class SessionMode(str, Enum):
     """How the session began (003 §6 `SessionContext.mode`, from the protocol's `source`)."""
@@ -69,33 +68,62 @@ class HookAction(str, Enum):
     CONTINUE = "CONTINUE"
 
 
-@dataclass(frozen=True, kw_only=True)
-class SessionContext:
+class SessionContext(_Value):
     """A session that is starting (003 §6 `SessionContext`)."""
 
+    _fields = ("session_id", "mode", "project_path", "previous_session_id", "transcript_path")
+    __slots__ = _fields
     session_id: str
     mode: SessionMode
     project_path: Path
-    previous_session_id: str | None = None
+    previous_session_id: str | None
     """Claude Code never provides it; kept for the spec's envelope."""
-    transcript_path: Path | None = None
+    transcript_path: Path | None
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        mode: SessionMode,
+        project_path: Path,
+        previous_session_id: str | None = None,
+        transcript_path: Path | None = None,
+    ) -> None:
+        self._init(
+            session_id=session_id,
+            mode=mode,
+            project_path=project_path,
+            previous_session_id=previous_session_id,
+            transcript_path=transcript_path,
+        )
 
 
-@dataclass(frozen=True, kw_only=True)
-class UserPrompt:
+class UserPrompt(_Value):
     """A prompt the user submitted, before the assistant sees it (003 §6 `UserPrompt`)."""
 
+    _fields = ("text", "session_id", "turn_number", "project_path")
+    __slots__ = _fields
     text: str
     session_id: str
-    turn_number: int = 0
+    turn_number: int
     """Not provided by Claude Code; 0 when unknown."""
     project_path: Path
 
+    def __init__(
+        self, *, text: str, session_id: str, turn_number: int = 0, project_path: Path
+    ) -> None:
+        self._init(
+            text=text, session_id=session_id, turn_number=turn_number, project_path=project_path
+        )
 
-@dataclass(frozen=True, kw_only=True)
-class FileInfo:
+
+class FileInfo(_Value):
     """A file the assistant just wrote or edited (003 §6 `FileInfo`)."""
 
+    _fields = (
+        "path", "content_preview", "file_type", "session_id", "project_path", "tool_name"
+    )
+    __slots__ = _fields
     path: Path
     content_preview: str
     """The first 500 characters of what was written (`content` or `new_string`)."""
@@ -103,75 +131,192 @@ class FileInfo:
     """From the extension: ``markdown``, ``yaml``, ``json``, ``jsonl``, ``text`` or ``other``."""
     session_id: str
     project_path: Path
-    tool_name: str = "Write"
+    tool_name: str
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        content_preview: str,
+        file_type: str,
+        session_id: str,
+        project_path: Path,
+        tool_name: str = "Write",
+    ) -> None:
+        self._init(
+            path=path,
+            content_preview=content_preview,
+            file_type=file_type,
+            session_id=session_id,
+            project_path=project_path,
+            tool_name=tool_name,
+        )
 
 
-@dataclass(frozen=True, kw_only=True)
-class SessionCheckpoint:
+class SessionCheckpoint(_Value):
     """A moment to save the session as a handoff: before compaction or at session end."""
 
+    _fields = (
+        "kind", "session_id", "project_path", "transcript_path", "trigger", "instructions"
+    )
+    __slots__ = _fields
     kind: Literal["pre_compact", "session_end"]
     session_id: str
     project_path: Path
-    transcript_path: Path | None = None
-    trigger: str = ""
+    transcript_path: Path | None
+    trigger: str
     """PreCompact ``manual``/``auto``, or SessionEnd's ``reason`` (``clear``, ``logout``, …)."""
-    instructions: str = ""
+    instructions: str
     """PreCompact's ``custom_instructions`` (what the user typed after ``/compact``)."""
 
+    def __init__(
+        self,
+        *,
+        kind: Literal["pre_compact", "session_end"],
+        session_id: str,
+        project_path: Path,
+        transcript_path: Path | None = None,
+        trigger: str = "",
+        instructions: str = "",
+    ) -> None:
+        self._init(
+            kind=kind,
+            session_id=session_id,
+            project_path=project_path,
+            transcript_path=transcript_path,
+            trigger=trigger,
+            instructions=instructions,
+        )
 
-@dataclass(frozen=True, kw_only=True)
-class StopSignal:
+
+class StopSignal(_Value):
     """The assistant finished its turn."""
 
+    _fields = ("session_id", "stop_hook_active", "project_path")
+    __slots__ = _fields
     session_id: str
     stop_hook_active: bool
     """True when the assistant is already continuing because a Stop hook blocked."""
     project_path: Path
 
+    def __init__(self, *, session_id: str, stop_hook_active: bool, project_path: Path) -> None:
+        self._init(
+            session_id=session_id, stop_hook_active=stop_hook_active, project_path=project_path
+        )
 
-@dataclass(frozen=True)
-class SkillSuggestion:
+
+class SkillSuggestion(_Value):
     """One skill worth using for this prompt (003 §6 `SkillSuggestion`)."""
 
+    _fields = ("skill", "reason", "confidence")
+    __slots__ = _fields
     skill: str
     reason: str
     confidence: float
 
+    def __init__(self, skill: str, reason: str, confidence: float) -> None:
+        self._init(skill=skill, reason=reason, confidence=confidence)
 
-@dataclass(frozen=True, kw_only=True)
-class HookResponse:
+
+class HookResponse(_Value):
     """What a hook answers (003 §6 `HookResponse`, one type for every event)."""
 
-    action: HookAction = HookAction.CONTINUE
-    additional_context: str | None = None
+    _fields = (
+        "action",
+        "additional_context",
+        "blocking_reason",
+        "suggestions",
+        "indexed",
+        "artifact_type",
+        "metadata",
+    )
+    __slots__ = _fields
+    action: HookAction
+    additional_context: str | None
     """Text to put in front of the assistant (SessionStart, UserPromptSubmit)."""
-    blocking_reason: str | None = None
+    blocking_reason: str | None
     """Shown to the user when `action` is BLOCK; required then."""
-    suggestions: tuple[SkillSuggestion, ...] = ()
-    indexed: bool = False
-    artifact_type: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    suggestions: tuple[SkillSuggestion, ...]
+    indexed: bool
+    artifact_type: str | None
+    metadata: Mapping[str, Any]
     """Figures for the log (memories_loaded, index_time_ms, …); the protocol has no channel."""
 
+    def __init__(
+        self,
+        *,
+        action: HookAction = HookAction.CONTINUE,
+        additional_context: str | None = None,
+        blocking_reason: str | None = None,
+        suggestions: tuple[SkillSuggestion, ...] = (),
+        indexed: bool = False,
+        artifact_type: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._init(
+            action=action,
+            additional_context=additional_context,
+            blocking_reason=blocking_reason,
+            suggestions=suggestions,
+            indexed=indexed,
+            artifact_type=artifact_type,
+            metadata={} if metadata is None else metadata,
+        )
 
-@dataclass(frozen=True, kw_only=True)
-class HookSettings:
+
+class HookSettings(_Value):
     """The continuity settings hooks use (001 §10 `continuity` section, 003 §6 budgets)."""
 
-    memory_search_budget_ms: int = 2000
-    skill_match_budget_ms: int = 1000
-    session_end_budget_ms: int = 1200
+    _fields = (
+        "memory_search_budget_ms",
+        "skill_match_budget_ms",
+        "session_end_budget_ms",
+        "skill_rules",
+        "session_start_max_learnings",
+        "prompt_max_learnings",
+        "prompt_recall_budget_ms",
+        "additional_context_max_chars",
+        "embeddings",
+    )
+    __slots__ = _fields
+    memory_search_budget_ms: int
+    skill_match_budget_ms: int
+    session_end_budget_ms: int
     """Claude Code gives all SessionEnd hooks 1.5 s together; we stay under it."""
-    skill_rules: tuple[str, ...] = ()
+    skill_rules: tuple[str, ...]
     """Extra skill-rule files, beside the defaults of the home and the project."""
-    session_start_max_learnings: int = 5
-    prompt_max_learnings: int = 3
-    prompt_recall_budget_ms: int = 300
+    session_start_max_learnings: int
+    prompt_max_learnings: int
+    prompt_recall_budget_ms: int
     """Recalling learnings for a prompt is optional: it may hold the prompt this long at most."""
-    additional_context_max_chars: int = MAX_ADDITIONAL_CONTEXT
-    embeddings: str = "off"
+    additional_context_max_chars: int
+    embeddings: str
     """``on`` loads the embedding model (slow start); anything else keeps hooks on FTS5 only."""
+
+    def __init__(
+        self,
+        *,
+        memory_search_budget_ms: int = 2000,
+        skill_match_budget_ms: int = 1000,
+        session_end_budget_ms: int = 1200,
+        skill_rules: tuple[str, ...] = (),
+        session_start_max_learnings: int = 5,
+        prompt_max_learnings: int = 3,
+        prompt_recall_budget_ms: int = 300,
+        additional_context_max_chars: int = MAX_ADDITIONAL_CONTEXT,
+        embeddings: str = "off",
+    ) -> None:
+        self._init(
+            memory_search_budget_ms=memory_search_budget_ms,
+            skill_match_budget_ms=skill_match_budget_ms,
+            session_end_budget_ms=session_end_budget_ms,
+            skill_rules=skill_rules,
+            session_start_max_learnings=session_start_max_learnings,
+            prompt_max_learnings=prompt_max_learnings,
+            prompt_recall_budget_ms=prompt_recall_budget_ms,
+            additional_context_max_chars=additional_context_max_chars,
+            embeddings=embeddings,
+        )
 
     @classmethod
     def from_continuity(cls, continuity: object) -> HookSettings:
@@ -202,26 +347,32 @@ def _int(source: object, name: str, defaults: HookSettings) -> int:
     return int(getattr(defaults, name))
 
 
-class _Outcome(Generic[T]):
+class _Outcome:
     """What a worker produced; written by the worker, read once `finished` (or the deadline)."""
 
     __slots__ = ("done", "error", "value")
 
     def __init__(self) -> None:
         self.done = False
-        self.value: T | None = None
+        self.value: Any = None
         self.error: BaseException | None = None
 
 
-class _Budgeted(Generic[T]):
-    """One piece of work on a daemon thread; `wait` returns what is ready by the deadline."""
+class _Budgeted:
+    """One piece of work on its own thread; `wait` returns what is ready by the deadline.
 
-    def __init__(self, name: str, fn: Callable[[], T]) -> None:
+    Built on `_thread`, not `threading` (whose import costs each hook process ~2 ms): the lock
+    is held while the work runs, and waiting is acquiring it with a timeout. Such a thread never
+    holds up the interpreter's exit, like a daemon thread.
+    """
+
+    def __init__(self, name: str, fn: Callable[[], Any]) -> None:
+        self.name = name
         self._fn = fn
-        self._finished = threading.Event()
-        self.outcome: _Outcome[T] = _Outcome()
-        self._thread = threading.Thread(target=self._run, name=f"hrm-hook-{name}", daemon=True)
-        self._thread.start()
+        self._running = _thread.allocate_lock()
+        self._running.acquire()
+        self.outcome = _Outcome()
+        _thread.start_new_thread(self._run, ())
 
     def _run(self) -> None:
         try:
@@ -230,16 +381,17 @@ class _Budgeted(Generic[T]):
         except BaseException as exc:  # a hook never raises; the caller logs it
             self.outcome.error = exc
         finally:
-            self._finished.set()
+            self._running.release()
 
-    def wait(self, deadline: float) -> _Outcome[T]:
+    def wait(self, deadline: float) -> _Outcome:
         """Wait until `deadline` (a `time.monotonic()` value) at most."""
-        self._finished.wait(max(0.0, deadline - time.monotonic()))
+        if self._running.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            self._running.release()
         return self.outcome
 
     @property
     def finished(self) -> bool:
-        return self._finished.is_set()
+        return not self._running.locked()
 
 
 class HookOrchestrator:
@@ -273,7 +425,7 @@ class HookOrchestrator:
         self._skills_factory = skill_activator or _default_skill_activator
         self._handoffs_factory = handoff_store or self._open_handoff_store
         self._learnings: Any = None
-        self._learnings_lock = threading.Lock()
+        self._learnings_lock = _thread.allocate_lock()
         self.abandoned_workers = 0
         """Workers still running after their budget; the process may exit without them."""
         self.failures: list[tuple[str, BaseException]] = []
@@ -314,17 +466,15 @@ class HookOrchestrator:
             return default
 
     def _fail(self, what: str, exc: BaseException) -> None:
-        logger.debug("hook step %s failed: %s", what, exc)
         self.failures.append((what, exc))
 
-    def _collect(self, what: str, job: _Budgeted[T], deadline: float) -> T | None:
+    def _collect(self, what: str, job: _Budgeted, deadline: float) -> Any:
         outcome = job.wait(deadline)
         if outcome.error is not None:
             self._fail(what, outcome.error)
             return None
         if not outcome.done:
             self.abandoned_workers += 1
-            logger.info("hook step %s overran its budget; answering without it", what)
             self.failures.append((what, TimeoutError(f"{what} overran its budget")))
             return None
         return outcome.value
@@ -408,7 +558,7 @@ class HookOrchestrator:
         recall_ms = min(self.settings.prompt_recall_budget_ms, self.settings.skill_match_budget_ms)
         recall_deadline = started + recall_ms / 1000
         matching = _Budgeted("skill-match", lambda: self._match(prompt, deadline))
-        recall: _Budgeted[list[Any]] | None = None
+        recall: _Budgeted | None = None
         if self.settings.prompt_max_learnings > 0 and self.home.memory_db.exists():
             query = _prompt_query(prompt.text)
             limit = min(self.settings.prompt_max_learnings, 100)
@@ -416,7 +566,7 @@ class HookOrchestrator:
                 "prompt-recall", lambda: self._search(query, limit, recall_deadline)
             )
         outcome = self._collect("skill matching", matching, deadline)
-        learnings = []
+        learnings: list[Any] = []
         if recall is not None:
             learnings = self._collect("prompt recall", recall, recall_deadline) or []
         metadata: dict[str, Any] = {
@@ -442,9 +592,13 @@ class HookOrchestrator:
         activator = self._skills_factory()
         rules = activator.load_rules(paths)
         for error in getattr(rules, "errors", None) or []:
-            logger.warning("skill rules: %s", error)
+            self._fail("skill rules", ValueError(str(error)))
         budget_ms = max(1, int((deadline - time.monotonic()) * 1000))
         found = activator.match_skills(prompt.text, rules, budget_ms=budget_ms)
+        if getattr(found, "timed_out", False):
+            checked = getattr(found, "total_checked", 0)
+            overrun = TimeoutError(f"stopped at its {budget_ms} ms budget after {checked} rules")
+            self._fail("skill matching", overrun)
         matches = list(found.matches)
         return activator.apply_enforcement(matches), matches
 
@@ -511,14 +665,23 @@ class HookOrchestrator:
 _ARTIFACT_READ_LIMIT = 1 << 20
 """At most 1 MB of an artifact is read for indexing; the rest is not worth a hook's time."""
 _LEARNING_CHARS = 400
-_PLAN_NAME = re.compile(r"(?:^|[-_.\s])plans?(?:[-_.\s]|$)")
+_PLAN_NAME = r"(?:^|[-_.\s])plans?(?:[-_.\s]|$)"
 
 
-class _PromptDecision(NamedTuple):
-    action: HookAction
-    context: str | None = None
-    reason: str | None = None
-    suggestions: tuple[SkillSuggestion, ...] = ()
+class _PromptDecision:
+    __slots__ = ("action", "context", "reason", "suggestions")
+
+    def __init__(
+        self,
+        action: HookAction,
+        context: str | None = None,
+        reason: str | None = None,
+        suggestions: tuple[SkillSuggestion, ...] = (),
+    ) -> None:
+        self.action = action
+        self.context = context
+        self.reason = reason
+        self.suggestions = suggestions
 
 
 def _default_skill_activator() -> Any:
@@ -735,7 +898,7 @@ def _classify_artifact(path: Path, home: HRMHome) -> str | None:
     in_handoffs = "handoffs" in parents or _is_under(path, home.handoffs_dir)
     if in_handoffs or "handoff" in name:
         return "handoff"
-    if suffix == ".md" and ("plans" in parents or _PLAN_NAME.search(path.stem.lower())):
+    if suffix == ".md" and ("plans" in parents or re.search(_PLAN_NAME, path.stem.lower())):
         return "plan"
     return None
 
@@ -760,6 +923,10 @@ def _write_session_handoff(store: Any, checkpoint: SessionCheckpoint) -> Path | 
     summary = read_transcript(checkpoint.transcript_path)
     handoff = build_session_handoff(summary, checkpoint)
     if handoff is None:
-        logger.info("session %s has nothing to hand off", checkpoint.session_id)
+        import logging  # the handoff path imports it anyway; the prompt path must not
+
+        logging.getLogger(__name__).info(
+            "session %s has nothing to hand off", checkpoint.session_id
+        )
         return None
     return Path(store.write(handoff))

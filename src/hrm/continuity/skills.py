@@ -27,18 +27,16 @@ states an intent, a keyword only mentions a topic.
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from hrm.errors import HRMError
-
+TYPE_CHECKING = False  # `hrm hook` imports this module: no typing, dataclasses or logging
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any
+
     from hrm.home import HRMHome
 
 __all__ = [
@@ -65,8 +63,6 @@ __all__ = [
     "render_activation_check",
 ]
 
-logger = logging.getLogger(__name__)
-
 RULES_FILENAME = "skill-rules.json"
 WINDOW_HEAD = 20_000
 """Characters examined from the start of a prompt."""
@@ -79,7 +75,8 @@ REGEX_TAIL = 4_000
 LINE_WIDTH = 500
 """Longer lines are cut (at a space) before patterns run, bounding ``.*?`` scans."""
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = r"\w+|[^\w\s]"
+"""Words and single punctuation marks (compiled on first use, by `re`'s own cache)."""
 
 
 class RuleType(str, Enum):
@@ -166,36 +163,132 @@ _PRIORITY_SYNONYMS = {
 }
 
 
-@dataclass(frozen=True)
-class TriggerConfig:
+class _Value:
+    """Value semantics for the frozen records of the hook path, without `dataclasses`.
+
+    `hrm hook` answers every prompt in a new process; importing `dataclasses` (it pulls in
+    `inspect`) and generating each record class cost it about 20 ms, more than the rest of the
+    work. A subclass lists its fields in ``_fields`` (its ``__slots__`` too) and assigns them in
+    ``__init__`` through `_init`; equality, hashing and ``repr`` follow the fields in that order,
+    as a frozen dataclass's would.
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    """The fields in declaration order (``__slots__`` holds the same names)."""
+    _uncompared: tuple[str, ...] = ()
+    """Fields left out of equality and hashing (``field(compare=False)``)."""
+    _hidden: tuple[str, ...] = ()
+    """Fields left out of ``repr`` (``field(repr=False)``)."""
+
+    def _init(self, **values: object) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def _key(self) -> tuple[object, ...]:
+        return tuple(getattr(self, n) for n in self._fields if n not in self._uncompared)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a frozen {type(self).__name__}")
+
+    def __setstate__(self, state: object) -> None:
+        """Unpickle and copy through `_init` (the default would hit the frozen `__setattr__`)."""
+        slots = state[1] if isinstance(state, tuple) else state
+        self._init(**(slots if isinstance(slots, dict) else {}))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        shown = (n for n in self._fields if n not in self._hidden)
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown)
+        return f"{type(self).__name__}({fields})"
+
+
+class TriggerConfig(_Value):
     """What makes a rule fire."""
 
-    keywords: tuple[str, ...] = ()
+    _fields = ("keywords", "intent_patterns", "negative_patterns")
+    __slots__ = _fields
+    keywords: tuple[str, ...]
     """Phrases matched as whole words, case-insensitively."""
-    intent_patterns: tuple[str, ...] = ()
+    intent_patterns: tuple[str, ...]
     """Regular expressions searched anywhere, case-insensitively."""
-    negative_patterns: tuple[str, ...] = ()
+    negative_patterns: tuple[str, ...]
     """Regular expressions that, when any matches, exclude the rule."""
 
+    def __init__(
+        self,
+        keywords: tuple[str, ...] = (),
+        intent_patterns: tuple[str, ...] = (),
+        negative_patterns: tuple[str, ...] = (),
+    ) -> None:
+        self._init(
+            keywords=keywords, intent_patterns=intent_patterns, negative_patterns=negative_patterns
+        )
 
-@dataclass(frozen=True)
+
 class _Pattern:
-    regex: re.Pattern[str]
-    required: tuple[frozenset[str], ...] | None
-    """Literals a match must contain (see `_required_literals`); None means always run."""
+    """One intent or negative pattern: compiled on first use, when its literals are present."""
+
+    __slots__ = ("_regex", "pattern", "required")
+
+    def __init__(self, pattern: str, required: tuple[frozenset[str], ...] | None) -> None:
+        self.pattern = pattern
+        self.required = required
+        """Literals a match must contain (see `_required_literals`); None means always run."""
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern, re.IGNORECASE)
+        return self._regex
 
 
-@dataclass(frozen=True)
 class _Compiled:
-    keywords: tuple[tuple[str, tuple[str, ...]], ...]
-    intents: tuple[_Pattern, ...]
-    negatives: tuple[_Pattern, ...]
+    __slots__ = ("intents", "keywords", "negatives")
+
+    def __init__(
+        self,
+        keywords: tuple[tuple[str, tuple[str, ...]], ...],
+        intents: tuple[_Pattern, ...],
+        negatives: tuple[_Pattern, ...],
+    ) -> None:
+        self.keywords = keywords
+        self.intents = intents
+        self.negatives = negatives
 
 
-@dataclass(frozen=True, kw_only=True)
-class SkillRule:
+_NOTHING_COMPILED = _Compiled((), (), ())
+
+
+class SkillRule(_Value):
     """One activation rule (003 §4 SkillRule)."""
 
+    _fields = (
+        "skill",
+        "type",
+        "enforcement",
+        "priority",
+        "description",
+        "triggers",
+        "source_path",
+        "kind",
+        "extra",
+        "_compiled",
+    )
+    __slots__ = _fields
+    _uncompared = ("extra", "_compiled")
+    _hidden = ("_compiled",)
     skill: str
     """The skill or agent name, verbatim (``create_handoff``, ``math/linear-algebra``)."""
     type: RuleType
@@ -203,84 +296,203 @@ class SkillRule:
     priority: Priority
     description: str
     triggers: TriggerConfig
-    source_path: Path | None = None
-    kind: str = "skill"
+    source_path: Path | None
+    kind: str
     """``skill`` or ``agent``: which map of the rules file it came from."""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    extra: dict[str, Any]
     """Keys of the rule we do not interpret (``reminder``, ``blockCondition``, ...)."""
-    _compiled: _Compiled = field(default=_Compiled((), (), ()), compare=False, repr=False)
+    _compiled: _Compiled
+
+    def __init__(
+        self,
+        *,
+        skill: str,
+        type: RuleType,
+        enforcement: Enforcement,
+        priority: Priority,
+        description: str,
+        triggers: TriggerConfig,
+        source_path: Path | None = None,
+        kind: str = "skill",
+        extra: dict[str, Any] | None = None,
+        _compiled: _Compiled = _NOTHING_COMPILED,
+    ) -> None:
+        self._init(
+            skill=skill,
+            type=type,
+            enforcement=enforcement,
+            priority=priority,
+            description=description,
+            triggers=triggers,
+            source_path=source_path,
+            kind=kind,
+            extra={} if extra is None else extra,
+            _compiled=_compiled,
+        )
 
 
-@dataclass(frozen=True)
-class RuleLoadError:
+class RuleLoadError(_Value):
     """A file or rule that could not be loaded; the rest still were."""
 
+    _fields = ("file_path", "rule", "message")
+    __slots__ = _fields
     file_path: Path
     rule: str | None
     message: str
+
+    def __init__(self, file_path: Path, rule: str | None, message: str) -> None:
+        self._init(file_path=file_path, rule=rule, message=message)
 
     def __str__(self) -> str:
         where = f"{self.file_path}" + (f" (rule '{self.rule}')" if self.rule else "")
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ActivationRules:
+class ActivationRules(_Value):
     """Every rule loaded, merged with the project's overriding the global ones."""
 
+    _fields = ("skills", "agents", "version", "source_paths", "errors", "warnings")
+    __slots__ = _fields
     skills: dict[str, SkillRule]
     agents: dict[str, SkillRule]
     version: str
     source_paths: list[Path]
-    errors: list[RuleLoadError] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    errors: list[RuleLoadError]
+    warnings: list[str]
     """Values we mapped to a default (an unknown ``type``, ``priority`` or ``enforcement``)."""
 
+    def __init__(
+        self,
+        *,
+        skills: dict[str, SkillRule],
+        agents: dict[str, SkillRule],
+        version: str,
+        source_paths: list[Path],
+        errors: list[RuleLoadError] | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self._init(
+            skills=skills,
+            agents=agents,
+            version=version,
+            source_paths=source_paths,
+            errors=[] if errors is None else errors,
+            warnings=[] if warnings is None else warnings,
+        )
 
-@dataclass(frozen=True)
-class MatchReason:
+
+class MatchReason(_Value):
     """Why a rule matched."""
 
+    _fields = ("matched_keywords", "matched_patterns", "excluded_by")
+    __slots__ = _fields
     matched_keywords: list[str]
     matched_patterns: list[str]
     excluded_by: list[str]
     """The rule's negative patterns that were checked and did not match (003 §4 wording)."""
 
+    def __init__(
+        self, matched_keywords: list[str], matched_patterns: list[str], excluded_by: list[str]
+    ) -> None:
+        self._init(
+            matched_keywords=matched_keywords,
+            matched_patterns=matched_patterns,
+            excluded_by=excluded_by,
+        )
 
-@dataclass(frozen=True, kw_only=True)
-class SkillMatch:
+
+class SkillMatch(_Value):
     """A skill the prompt calls for."""
 
+    _fields = (
+        "skill", "enforcement", "priority", "match_reason", "confidence", "description", "kind"
+    )
+    __slots__ = _fields
     skill: str
     enforcement: Enforcement
     priority: Priority
     match_reason: MatchReason
     confidence: float
-    description: str = ""
-    kind: str = "skill"
+    description: str
+    kind: str
+
+    def __init__(
+        self,
+        *,
+        skill: str,
+        enforcement: Enforcement,
+        priority: Priority,
+        match_reason: MatchReason,
+        confidence: float,
+        description: str = "",
+        kind: str = "skill",
+    ) -> None:
+        self._init(
+            skill=skill,
+            enforcement=enforcement,
+            priority=priority,
+            match_reason=match_reason,
+            confidence=confidence,
+            description=description,
+            kind=kind,
+        )
 
 
-@dataclass(frozen=True, kw_only=True)
-class SkillMatches:
+class SkillMatches(_Value):
     """The result of matching one prompt."""
 
+    _fields = ("matches", "total_checked", "match_time_ms", "timed_out", "excluded")
+    __slots__ = _fields
     matches: list[SkillMatch]
     """Sorted by priority, then confidence (highest first), then name; one per skill."""
     total_checked: int
     match_time_ms: int
-    timed_out: bool = False
-    excluded: dict[str, list[str]] = field(default_factory=dict)
+    timed_out: bool
+    excluded: dict[str, list[str]]
     """Rules that matched but were excluded, with the negative patterns that excluded them."""
 
+    def __init__(
+        self,
+        *,
+        matches: list[SkillMatch],
+        total_checked: int,
+        match_time_ms: int,
+        timed_out: bool = False,
+        excluded: dict[str, list[str]] | None = None,
+    ) -> None:
+        self._init(
+            matches=matches,
+            total_checked=total_checked,
+            match_time_ms=match_time_ms,
+            timed_out=timed_out,
+            excluded={} if excluded is None else excluded,
+        )
 
-@dataclass(frozen=True, kw_only=True)
-class EnforcementAction:
+
+class EnforcementAction(_Value):
     """What to tell the user and whether to stop (003 §4)."""
 
+    _fields = ("action", "skills", "message", "blocking_skills")
+    __slots__ = _fields
     action: ActivationAction
     skills: list[str]
     message: str
-    blocking_skills: list[str] = field(default_factory=list)
+    blocking_skills: list[str]
+
+    def __init__(
+        self,
+        *,
+        action: ActivationAction,
+        skills: list[str],
+        message: str,
+        blocking_skills: list[str] | None = None,
+    ) -> None:
+        self._init(
+            action=action,
+            skills=skills,
+            message=message,
+            blocking_skills=[] if blocking_skills is None else blocking_skills,
+        )
 
 
 def default_rule_paths(home: HRMHome, project_dir: Path | None) -> list[Path]:
@@ -332,8 +544,8 @@ def _has_nested_quantifier(pattern: str) -> bool:
     return False
 
 
-_LITERAL_CHAR = re.compile(r"[A-Za-z0-9 _'\-/:,]")
-_GROUP_ALTERNATIVES = re.compile(r"\((?:\?:)?([A-Za-z0-9 _'\-/:,|]+)\)")
+_LITERAL_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _'-/:,")
+_GROUP_ALTERNATIVES = r"\((?:\?:)?([A-Za-z0-9 _'\-/:,|]+)\)"
 
 
 def _required_literals(pattern: str) -> tuple[frozenset[str], ...] | None:
@@ -364,7 +576,7 @@ def _required_literals(pattern: str) -> tuple[frozenset[str], ...] | None:
 
     while index < len(pattern):
         char = pattern[index]
-        group = _GROUP_ALTERNATIVES.match(pattern, index) if char == "(" else None
+        group = re.compile(_GROUP_ALTERNATIVES).match(pattern, index) if char == "(" else None
         if group:
             flush(drop_last=False)
             end = group.end()
@@ -372,7 +584,7 @@ def _required_literals(pattern: str) -> tuple[frozenset[str], ...] | None:
             if not optional_at(end) and all(o and o.isascii() for o in options):
                 required.append(frozenset(options))
             index = end
-        elif _LITERAL_CHAR.fullmatch(char):
+        elif char in _LITERAL_CHAR:
             run.append(char)
             index += 1
             if optional_at(index):
@@ -467,6 +679,8 @@ class SkillActivator:
         """
         existing = [Path(p) for p in paths if Path(p).is_file()]
         if not existing:
+            from hrm.errors import HRMError
+
             raise HRMError.not_found(
                 "skill rules file",
                 ", ".join(str(p) for p in paths) or "(no paths)",
@@ -570,8 +784,9 @@ class SkillActivator:
                     fail(f"pattern {pattern!r} nests quantifiers and could take exponential time")
                     return None
                 try:
-                    regex = re.compile(pattern, re.IGNORECASE)
-                    bucket.append(_Pattern(regex, _required_literals(pattern)))
+                    entry = _Pattern(pattern, _required_literals(pattern))
+                    entry._regex = re.compile(pattern, re.IGNORECASE)
+                    bucket.append(entry)
                 except re.error as exc:
                     fail(f"invalid regex {pattern!r}: {exc}")
                     return None
@@ -610,7 +825,7 @@ class SkillActivator:
             kind=kind,
             extra={k: v for k, v in raw.items() if k not in known},
             _compiled=_Compiled(
-                keywords=tuple((k, tuple(_TOKEN.findall(k.lower()))) for k in keywords),
+                keywords=tuple((k, tuple(re.findall(_TOKEN, k.lower()))) for k in keywords),
                 intents=tuple(compiled["intent_patterns"]),
                 negatives=tuple(compiled["negative_patterns"]),
             ),
@@ -627,6 +842,8 @@ class SkillActivator:
             HRMError: ``VALIDATION_FAILED`` when the prompt is empty.
         """
         if not prompt.strip():
+            from hrm.errors import HRMError
+
             raise HRMError.validation_failed("Cannot match an empty prompt", field="prompt")
         started = self._timer()
         deadline = started + budget_ms / 1000
@@ -634,21 +851,21 @@ class SkillActivator:
         if len(prompt) > WINDOW_HEAD + WINDOW_TAIL:
             window = prompt[:WINDOW_HEAD] + "\n" + prompt[-WINDOW_TAIL:]
         lowered = window.lower()
-        finder = _KeywordFinder(_TOKEN.findall(lowered))
+        finder = _KeywordFinder(re.findall(_TOKEN, lowered))
         regex_text = _regex_window(prompt)
         regex_lowered = regex_text.lower()
-        pattern_hits: dict[re.Pattern[str], bool] = {}
+        pattern_hits: dict[str, bool] = {}
 
         def hits(pattern: _Pattern) -> bool:
-            if pattern.regex not in pattern_hits:
+            if pattern.pattern not in pattern_hits:
                 possible = pattern.required is None or all(
                     any(literal in regex_lowered for literal in options)
                     for options in pattern.required
                 )
-                pattern_hits[pattern.regex] = (
+                pattern_hits[pattern.pattern] = (
                     possible and pattern.regex.search(regex_text) is not None
                 )
-            return pattern_hits[pattern.regex]
+            return pattern_hits[pattern.pattern]
 
         found: list[SkillMatch] = []
         excluded: dict[str, list[str]] = {}
@@ -660,10 +877,10 @@ class SkillActivator:
             checked += 1
             compiled = rule._compiled
             keywords = [text for text, tokens in compiled.keywords if finder.contains(tokens)]
-            patterns = [p.regex.pattern for p in compiled.intents if hits(p)]
+            patterns = [p.pattern for p in compiled.intents if hits(p)]
             if not keywords and not patterns:
                 continue
-            negatives = [p.regex.pattern for p in compiled.negatives if hits(p)]
+            negatives = [p.pattern for p in compiled.negatives if hits(p)]
             if negatives:
                 excluded[rule.skill] = negatives
                 continue
@@ -681,10 +898,6 @@ class SkillActivator:
                     description=rule.description,
                     kind=rule.kind,
                 )
-            )
-        if timed_out:
-            logger.warning(
-                "skill matching stopped at its %d ms budget after %d rules", budget_ms, checked
             )
         found.sort(key=lambda m: (m.priority.rank, -m.confidence, m.skill))
         unique: dict[str, SkillMatch] = {}
