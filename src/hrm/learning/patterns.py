@@ -79,6 +79,19 @@ MIGRATIONS = [
     );
     CREATE INDEX learning_patterns_lookup ON learning_patterns (scope, signature_key, strategy);
     """,
+    # Evidence moves to its own table: rewriting a growing JSON array on every success made a
+    # long-lived pattern's turns O(evidence). The column stays (released schema) and reads '[]'.
+    """
+    CREATE TABLE learning_pattern_evidence (
+        pattern_id TEXT NOT NULL,
+        evidence_id TEXT NOT NULL,
+        UNIQUE (pattern_id, evidence_id)
+    );
+    INSERT OR IGNORE INTO learning_pattern_evidence (pattern_id, evidence_id)
+        SELECT p.id, j.value FROM learning_patterns AS p, json_each(p.evidence_ids) AS j
+        ORDER BY p.rowid, j.key;
+    UPDATE learning_patterns SET evidence_ids = '[]';
+    """,
 ]
 """Schema of component ``learning.patterns``; released entries are never edited."""
 
@@ -282,7 +295,7 @@ class PatternStore:
                     _dump(stored.input_signature),
                     _dump(stored.recommended_action),
                     stored.confidence,
-                    _dump(stored.evidence_ids),
+                    "[]",
                     stored.created_at.isoformat(),
                     stored.last_matched_at.isoformat() if stored.last_matched_at else None,
                     stored.match_count,
@@ -290,31 +303,43 @@ class PatternStore:
                     _dump(stored.weaken_reasons),
                 ),
             )
+            self._link(stored.id, stored.evidence_ids)
         self._remember(stored)
         return stored.id
 
     def strengthen(self, pattern_id: str, evidence_id: str) -> None:
-        """Raise confidence by (1 - c) x 0.2, link the evidence, count the match."""
+        """Raise confidence by (1 - c) x 0.2, link the evidence, count the match.
+
+        Costs the same however much evidence the pattern already has.
+        """
         with self.db.transaction():
-            pattern = self._require(pattern_id)
+            pattern = self._require(pattern_id, with_evidence=False)
             gain = (1 - pattern.confidence) * STRENGTHEN_RATE
             pattern.confidence = round(pattern.confidence + gain, 6)
-            if evidence_id not in pattern.evidence_ids:
-                pattern.evidence_ids.append(evidence_id)
             pattern.match_count += 1
             pattern.last_matched_at = self._clock()
             self.db.execute(
-                "UPDATE learning_patterns SET confidence = ?, evidence_ids = ?, match_count = ?,"
+                "UPDATE learning_patterns SET confidence = ?, match_count = ?,"
                 " last_matched_at = ? WHERE id = ?",
                 (
                     pattern.confidence,
-                    _dump(pattern.evidence_ids),
                     pattern.match_count,
                     pattern.last_matched_at.isoformat(),
                     pattern_id,
                 ),
             )
-        self._remember(pattern)
+            added = self._link(pattern_id, [evidence_id])
+        cached = self._cache.get(pattern_id) if self._cache is not None else None
+        if cached is None:
+            self._forget()
+            return
+        cached.confidence = pattern.confidence
+        cached.match_count = pattern.match_count
+        cached.last_matched_at = pattern.last_matched_at
+        if added:
+            cached.evidence_ids.append(evidence_id)
+        self._prepared.pop(pattern_id, None)
+        self._memo.clear()
 
     def weaken(self, pattern_id: str, reason: str) -> None:
         """Multiply confidence by 0.8 and keep the reason (the pattern is never deleted)."""
@@ -354,6 +379,9 @@ class PatternStore:
                     protected=True,
                 )
             self.db.execute("DELETE FROM learning_patterns WHERE id = ?", (pattern_id,))
+            self.db.execute(
+                "DELETE FROM learning_pattern_evidence WHERE pattern_id = ?", (pattern_id,)
+            )
         if self._cache is not None:
             self._cache.pop(pattern_id, None)
         self._prepared.pop(pattern_id, None)
@@ -375,7 +403,7 @@ class PatternStore:
                     _dump(scrub(pattern.input_signature)),
                     _dump(scrub(pattern.recommended_action)),
                     min(1.0, max(0.0, pattern.confidence)),
-                    _dump(pattern.evidence_ids),
+                    "[]",
                     pattern.last_matched_at.isoformat() if pattern.last_matched_at else None,
                     pattern.match_count,
                     int(pattern.protected),
@@ -383,11 +411,15 @@ class PatternStore:
                     pattern.id,
                 ),
             )
+            self.db.execute(
+                "DELETE FROM learning_pattern_evidence WHERE pattern_id = ?", (pattern.id,)
+            )
+            self._link(pattern.id, pattern.evidence_ids)
         self._forget()
 
     # ── cache ─────────────────────────────────────────────────────────────
 
-    def _require(self, pattern_id: str) -> Pattern:
+    def _require(self, pattern_id: str, *, with_evidence: bool = True) -> Pattern:
         """The pattern, re-read inside the caller's transaction (another process may write)."""
         row = self.db.one(
             "SELECT * FROM learning_patterns WHERE id = ? AND scope IN (?, ?)",
@@ -395,7 +427,41 @@ class PatternStore:
         )
         if row is None:
             raise HRMError.not_found("pattern", pattern_id, "list patterns with `all_patterns()`")
-        return _decode(row)
+        pattern = _decode(row)
+        if with_evidence:
+            self._fill_evidence({pattern.id: pattern})
+        return pattern
+
+    def _link(self, pattern_id: str, evidence_ids: list[str]) -> bool:
+        """Link evidence (kept in order, each once); True if anything new was linked."""
+        before = self.db.one("SELECT total_changes()")
+        self.db.executemany(
+            "INSERT OR IGNORE INTO learning_pattern_evidence (pattern_id, evidence_id)"
+            " VALUES (?, ?)",
+            [(pattern_id, evidence_id) for evidence_id in evidence_ids],
+        )
+        after = self.db.one("SELECT total_changes()")
+        return bool(before is not None and after is not None and after[0] != before[0])
+
+    def _fill_evidence(self, patterns: dict[str, Pattern]) -> None:
+        if not patterns:
+            return
+        for pattern in patterns.values():
+            pattern.evidence_ids = []
+        rows = self.db.execute(
+            "SELECT e.pattern_id, e.evidence_id FROM learning_pattern_evidence AS e"
+            " JOIN learning_patterns AS p ON p.id = e.pattern_id"
+            " WHERE p.scope IN (?, ?) ORDER BY e.rowid",
+            (self.scope, SHARED_SCOPE),
+        ) if len(patterns) > 1 else self.db.execute(
+            "SELECT pattern_id, evidence_id FROM learning_pattern_evidence"
+            " WHERE pattern_id = ? ORDER BY rowid",
+            (next(iter(patterns)),),
+        )
+        for row in rows:
+            owner = patterns.get(row[0])
+            if owner is not None:
+                owner.evidence_ids.append(row[1])
 
     def _remember(self, pattern: Pattern) -> None:
         if self._cache is not None:
@@ -422,6 +488,7 @@ class PatternStore:
             )
             self._forget()
             self._cache = {pattern.id: pattern for pattern in map(_decode, rows)}
+            self._fill_evidence(self._cache)
             self._data_version = version
             logger.debug("pattern cache loaded: %s patterns", len(self._cache))
         return self._cache
