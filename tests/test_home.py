@@ -107,3 +107,22 @@ def test_stack_classes_lists_partitions(tmp_path: Path) -> None:
     initialize(h, agent_class="RESIDENT:DoPeJar")
     (h.root / "HO2" / "ledger" / "not..valid").mkdir()
     assert h.stack_classes() == ["ADMIN", "RESIDENT:DoPeJar"]
+
+
+def test_home_and_init_result_are_frozen_values(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    home = HRMHome(tmp_path)
+    assert home == HRMHome(tmp_path) and home != HRMHome(tmp_path / "x")
+    assert hash(home) == hash(HRMHome(tmp_path)) and len({home, HRMHome(tmp_path)}) == 1
+    assert repr(home) == f"HRMHome(root={tmp_path!r})"
+    assert pickle.loads(pickle.dumps(home)) == home == copy.deepcopy(home)
+    assert home.cache_dir == tmp_path / "cache"
+    with pytest.raises(AttributeError):
+        home.root = tmp_path / "other"  # type: ignore[misc]
+    result = initialize(home)
+    assert pickle.loads(pickle.dumps(result)) == result
+    assert repr(result).startswith(f"InitResult(path={tmp_path!r}, config_path=")
+    with pytest.raises(AttributeError):
+        result.created = False  # type: ignore[misc]

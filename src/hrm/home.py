@@ -173,6 +173,11 @@ class HRMHome:
         return self.root / "logs"
 
     @property
+    def cache_dir(self) -> Path:
+        """Derived data kept to save work (parsed skill rules); safe to delete at any time."""
+        return self.root / "cache"
+
+    @property
     def hot_dir(self) -> Path:
         return self.root / "HOT"
 

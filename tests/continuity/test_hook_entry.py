@@ -373,3 +373,58 @@ def test_concurrent_hook_processes_share_one_home(tmp_path: Path) -> None:
         assert len(repo.search_artifacts("quokka", limit=10)) == 3
     lines = log_lines(home)
     assert sum(1 for line in lines if line["message"] in ("answered", "no answer")) == len(jobs)
+
+
+_IMPORTS_PROBE = """
+import sys
+sys.argv = ["hrm", "hook", "user-prompt-submit"]
+from hrm.cli.__main__ import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["first-prompt", "rules-cached"])
+def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(
+    tmp_path: Path, cached: bool
+) -> None:
+    """Start-up cost is the hook's budget: no dataclasses, logging, threading or SQLite."""
+    from tests.continuity.test_hooks import write_rules
+
+    from hrm.home import initialize
+
+    initialize(tmp_path / "home")  # creating a home is a one-off, with its own imports
+    project = tmp_path / "proj"
+    write_rules(project, tdd=("suggest", ["write tests"]))
+    payload = json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "write tests now"}
+    ).encode()
+    env = {"HRM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project), "PATH": "/bin"}
+    for _ in range(2 if cached else 1):
+        proc = subprocess.run(
+            [sys.executable, "-c", _IMPORTS_PROBE], input=payload, capture_output=True, env=env,
+            check=True,
+        )
+    check_contract(proc.stdout.decode(), {"hook_event_name": "UserPromptSubmit"})
+    assert b"tdd (high, suggest)" in proc.stdout
+    modules = set(proc.stderr.decode().split("MODULES ", 1)[1].split())
+    heavy = {"dataclasses", "inspect", "logging", "threading", "sqlite3", "yaml", "typer", "rich"}
+    assert modules & heavy == set()
+    assert list((tmp_path / "home" / "cache").glob("skill-rules-*.json"))
+
+
+def test_rule_problems_reach_the_hook_log_not_stderr(tmp_path: Path) -> None:
+    """Without `logging` on the prompt path, a broken rule and an overrun are still logged."""
+    rules = tmp_path / ".claude" / "skills" / "skill-rules.json"
+    rules.parent.mkdir(parents=True)
+    rules.write_text(json.dumps({"skills": {"bad": {"promptTriggers": {"intentPatterns": ["("]}}}}))
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "anything"}
+    proc = hook_process(json.dumps(payload).encode(), None, tmp_path / "home", tmp_path)
+    assert proc[:2] == (0, b"") and proc[2] == b""
+    warnings = [line for line in log_lines(tmp_path / "home") if line["level"] == "warning"]
+    assert len(warnings) == 1
+    assert warnings[0]["message"].startswith("skill rules: ValueError: ")
+    assert "rule 'bad'" in warnings[0]["message"] and "invalid regex" in warnings[0]["message"]

@@ -18,6 +18,7 @@ from hrm.continuity.skills import (
     RuleType,
     SkillActivator,
     SkillMatch,
+    TriggerConfig,
     _regex_window,
     _required_literals,
     default_rule_paths,
@@ -278,3 +279,166 @@ def test_literal_prefilter_never_hides_a_real_match(parts: list[str]) -> None:
         if required is None or all(any(o in lowered for o in opts) for opts in required):
             continue
         assert re.search(pattern, text, re.IGNORECASE) is None, pattern
+
+
+# ── the compiled-rules cache ─────────────────────────────────────────────────
+
+
+def _rule_state(rules: object) -> list[tuple[object, ...]]:
+    """Everything a load yields that matching uses, including the private compiled form."""
+    out: list[tuple[object, ...]] = []
+    for section in ("skills", "agents"):
+        for rule in getattr(rules, section).values():
+            compiled = rule._compiled
+            out.append(
+                (
+                    section,
+                    rule,
+                    rule.extra,
+                    rule.source_path,
+                    compiled.keywords,
+                    [(p.pattern, p.required) for p in compiled.intents],
+                    [(p.pattern, p.required) for p in compiled.negatives],
+                )
+            )
+    return out
+
+
+@pytest.mark.parametrize("path", REAL, ids=["v1", "v3", "pr133"])
+def test_cached_rules_equal_parsed_rules_and_match_alike(path: Path, tmp_path: Path) -> None:
+    plain = SkillActivator().load_rules([path])
+    cached = SkillActivator(cache_dir=tmp_path / "cache")
+    first = cached.load_rules([path])
+    second = cached.load_rules([path])
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    assert _rule_state(first) == _rule_state(plain) == _rule_state(second)
+    assert (second.version, second.errors, second.warnings) == (plain.version, [], [])
+    for prompt in ("create a handoff for this session", "debug why the hook is not firing"):
+        expected = SkillActivator().match_skills(prompt, plain).matches
+        assert SkillActivator().match_skills(prompt, second).matches == expected
+
+
+def test_a_cache_hit_compiles_only_patterns_whose_literals_occur(tmp_path: Path) -> None:
+    path = write_rules(
+        tmp_path / "r.json",
+        {"a": rule(intentPatterns=["(create|make).*?handoff"]), "b": rule(intentPatterns=["zebra"])},
+    )
+    activator = SkillActivator(cache_dir=tmp_path / "cache")
+    activator.load_rules([path])
+    rules = activator.load_rules([path])
+    patterns = {r.skill: r._compiled.intents[0] for r in rules.skills.values()}
+    assert all(p._regex is None for p in patterns.values())
+    found = activator.match_skills("please make a handoff", rules)
+    assert [m.skill for m in found.matches] == ["a"]
+    assert patterns["a"]._regex is not None and patterns["b"]._regex is None
+
+
+def test_a_changed_rules_file_is_parsed_again(tmp_path: Path) -> None:
+    path = write_rules(tmp_path / "r.json", {"a": rule(keywords=["alpha"])})
+    activator = SkillActivator(cache_dir=tmp_path / "cache")
+    assert list(activator.load_rules([path]).skills) == ["a"]
+    write_rules(path, {"a": rule(keywords=["alpha"]), "bb": rule(keywords=["beta"])})
+    assert list(activator.load_rules([path]).skills) == ["a", "bb"]
+
+
+def test_load_errors_and_warnings_survive_the_cache(tmp_path: Path) -> None:
+    path = write_rules(
+        tmp_path / "r.json",
+        {"bad": rule(intentPatterns=["(unclosed"]), "odd": {**rule(keywords=["x"]), "type": "z"}},
+    )
+    activator = SkillActivator(cache_dir=tmp_path / "cache")
+    first = activator.load_rules([path])
+    second = activator.load_rules([path])
+    assert [str(e) for e in second.errors] == [str(e) for e in first.errors]
+    assert second.errors[0].rule == "bad" and second.warnings == first.warnings != []
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    again = [activator.load_rules([broken]).errors for _ in range(2)]
+    assert again[0] == again[1] and "invalid JSON" in again[1][0].message
+
+
+@pytest.mark.parametrize("damage", [b"", b"{]", b'{"key": 1}', b"[1, 2]", b'{"key": "x"}'])
+def test_a_damaged_or_foreign_cache_is_ignored_and_replaced(damage: bytes, tmp_path: Path) -> None:
+    path = write_rules(tmp_path / "r.json", {"a": rule(keywords=["alpha"])})
+    activator = SkillActivator(cache_dir=tmp_path / "cache")
+    expected = _rule_state(activator.load_rules([path]))
+    (cache_file,) = (tmp_path / "cache").iterdir()
+    cache_file.write_bytes(damage)
+    assert _rule_state(activator.load_rules([path])) == expected
+    assert _rule_state(activator.load_rules([path])) == expected
+    assert json.loads(cache_file.read_text())["rules"] is not None
+
+
+def test_an_unwritable_cache_directory_only_costs_the_cache(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the directory should be")
+    path = write_rules(tmp_path / "r.json", {"a": rule(keywords=["alpha"])})
+    rules = SkillActivator(cache_dir=blocker).load_rules([path])
+    assert list(rules.skills) == ["a"] and rules.errors == []
+
+
+TRIGGER_WORDS = ["alpha", "beta", "gamma", "delta", "hook", "fix", "make"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.text("abcxyz-_/", min_size=1, max_size=8),
+        st.fixed_dictionaries(
+            {
+                "keywords": st.lists(st.sampled_from(TRIGGER_WORDS), max_size=3),
+                "intentPatterns": st.lists(
+                    st.builds(
+                        lambda a, b: f"({a}|{b}).*?{b}",
+                        st.sampled_from(TRIGGER_WORDS),
+                        st.sampled_from(TRIGGER_WORDS),
+                    ),
+                    max_size=2,
+                ),
+            }
+        ),
+        max_size=6,
+    ),
+    st.lists(st.sampled_from(TRIGGER_WORDS), min_size=1, max_size=8),
+)
+def test_cache_round_trip_property(
+    skills: dict[str, dict[str, list[str]]], words: list[str]
+) -> None:
+    """Any rule file loads from its cache as it parses, and every prompt matches alike."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_rules(Path(tmp) / "r.json", {k: rule(**v) for k, v in skills.items()})
+        plain = SkillActivator().load_rules([path])
+        activator = SkillActivator(cache_dir=Path(tmp) / "cache")
+        activator.load_rules([path])
+        cached = activator.load_rules([path])
+        assert _rule_state(cached) == _rule_state(plain)
+        prompt = " ".join(words)
+        assert (
+            activator.match_skills(prompt, cached).matches
+            == activator.match_skills(prompt, plain).matches
+        )
+
+
+# ── the records keep value semantics ─────────────────────────────────────────
+
+
+def test_records_are_frozen_values() -> None:
+    import copy
+    import pickle
+
+    reason = MatchReason(["k"], [], [])
+    match = _match("s", Enforcement.SUGGEST, Priority.HIGH)
+    assert match == _match("s", Enforcement.SUGGEST, Priority.HIGH)
+    assert match != _match("t", Enforcement.SUGGEST, Priority.HIGH)
+    assert reason == MatchReason(["k"], [], []) and reason != MatchReason([], [], [])
+    with pytest.raises(TypeError):
+        hash(reason)  # lists inside, as with a frozen dataclass
+    triggers = TriggerConfig(keywords=("a",))
+    assert hash(triggers) == hash(TriggerConfig(("a",), (), ()))
+    assert repr(match).startswith("SkillMatch(skill='s', enforcement=")
+    with pytest.raises(AttributeError):
+        match.skill = "other"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(match)) == match
+    assert copy.deepcopy(match) == match and copy.copy(match) == match

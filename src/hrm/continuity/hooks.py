@@ -422,7 +422,7 @@ class HookOrchestrator:
         self.home = home
         self.settings = settings or HookSettings()
         self._learnings_factory = learnings or self._open_learnings
-        self._skills_factory = skill_activator or _default_skill_activator
+        self._skills_factory = skill_activator or (lambda: _default_skill_activator(home))
         self._handoffs_factory = handoff_store or self._open_handoff_store
         self._learnings: Any = None
         self._learnings_lock = _thread.allocate_lock()
@@ -684,10 +684,10 @@ class _PromptDecision:
         self.suggestions = suggestions
 
 
-def _default_skill_activator() -> Any:
+def _default_skill_activator(home: HRMHome) -> Any:
     from hrm.continuity.skills import SkillActivator
 
-    return SkillActivator()
+    return SkillActivator(cache_dir=home.cache_dir)
 
 
 def _rule_paths(home: HRMHome, project: Path, extra: tuple[str, ...]) -> list[Path]:
