@@ -4,22 +4,32 @@ No I/O here, so every rule can be property-tested. The one safety rule: user tex
 ``MATCH`` raw. It is cut into words, each word is double-quoted (FTS5 then treats ``AND``,
 ``NEAR(``, ``*``, ``-``, ``:`` and parentheses inside it as plain text), and the quoted words are
 OR-ed, so BM25 ranks rows by how many rare query words they hold.
+
+The cost rule: FTS5 scores every row an OR query matches before ``ORDER BY rank LIMIT n`` keeps
+the best, so one common word ("service" in a quarter of a million rows) makes a query cost
+seconds while adding almost nothing to the ranking (its IDF is near zero). `plan_terms` keeps the
+rarest words within a row budget and leaves the common ones out of the ranked query.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import unicodedata
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 __all__ = [
     "HIGHLIGHT_CLOSE",
     "HIGHLIGHT_OPEN",
     "MAX_QUERY_TERMS",
+    "RANKED_ROW_BUDGET",
     "RRF_K",
     "STOPWORDS",
+    "TermFrequencies",
+    "TermPlan",
     "bm25_relevance",
     "content_key",
     "extract_highlights",
@@ -27,6 +37,7 @@ __all__ = [
     "jaccard",
     "match_all",
     "match_any",
+    "plan_terms",
     "query_terms",
     "rrf_fuse",
     "token_set",
@@ -37,6 +48,10 @@ K = TypeVar("K", bound=Hashable)
 MAX_QUERY_TERMS = 32
 """More words add cost but almost never change the top results."""
 
+RANKED_ROW_BUDGET = 2000
+"""Most rows a ranked (BM25) query may match. FTS5 spends 1-5 microseconds scoring each
+matched row, so this bounds the ranked phase near 10 ms whatever the store's size."""
+
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack et al. 2009); damps the head of each list."""
 
@@ -45,6 +60,8 @@ HIGHLIGHT_CLOSE = "\x03"
 """Markers passed to FTS5 ``highlight()``: control characters no stored text contains."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+"""Query words split as the index's unicode61 tokenizer splits them (``_`` separates)."""
 
 # Function words that match nearly every row: OR-ing them in only adds noise to BM25. Negations
 # are stopwords for ranking only, never for duplicate detection (see `token_set`).
@@ -68,13 +85,16 @@ def _words(text: str) -> list[str]:
 def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     """The distinct search words of `text`, stopwords dropped, in first-seen order.
 
-    A query made only of stopwords keeps them (``"the who"`` still searches), and text with no
-    word characters at all (``"*** ("``) gives no terms.
+    Words split where the index's tokenizer splits them, so ``parse_config`` is the two words
+    ``parse`` and ``config``: each is counted and ranked on its own, and the common half of
+    an identifier cannot drag its whole phrase into a full scan. A query made only of
+    stopwords keeps them (``"the who"`` still searches), and text with no word characters at
+    all (``"*** ("``) gives no terms.
     """
-    words = _words(text)
-    kept = [w for w in words if w not in STOPWORDS and w.strip("_")]
-    chosen = kept or [w for w in words if w.strip("_")]
-    return list(dict.fromkeys(chosen))[:limit]
+    normal = unicodedata.normalize("NFKC", text)
+    words = [w.casefold() for w in _TOKEN.findall(normal)]
+    kept = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(kept or words))[:limit]
 
 
 def _quote(term: str) -> str:
@@ -89,6 +109,93 @@ def match_any(terms: Sequence[str]) -> str:
 def match_all(terms: Sequence[str]) -> str:
     """An FTS5 query matching rows that hold every one of `terms`."""
     return " AND ".join(_quote(t) for t in terms)
+
+
+@dataclass(frozen=True)
+class TermPlan:
+    """Which query words a search ranks on, and how (decided from document frequencies)."""
+
+    ranked: tuple[str, ...]
+    """Words OR-ed into the BM25-ranked query: the rarest, within `RANKED_ROW_BUDGET`, in
+    query order; when `all_common`, every word, rarest first."""
+    dropped: tuple[str, ...]
+    """Common words left out of the ranked query; they stay in the coverage denominator."""
+    all_common: bool
+    """Every word that occurs at all is too common to rank on within the budget: the search
+    takes the newest rows holding the two rarest (then any word) instead of BM25-ranking."""
+
+
+def plan_terms(
+    terms: Sequence[str], frequencies: Mapping[str, int], *, budget: int = RANKED_ROW_BUDGET
+) -> TermPlan:
+    """Choose the words to rank on: rarest first while their matches fit `budget`.
+
+    A word's frequency is the number of rows holding it (counts may be capped just above
+    `budget`). Words no row holds are always kept: they cost nothing, and a stale count must
+    never hide a new learning. The others are kept, rarest first, while the running total
+    of their matches stays within `budget`; when even the rarest exceeds it the plan is
+    `all_common`. Below the budget nothing is dropped: BM25's IDF already weighs common
+    words down, and a word common in the whole store can still tell rows apart inside a
+    filtered search (a session, a type).
+    """
+    order = sorted(range(len(terms)), key=lambda i: (frequencies.get(terms[i], 0), i))
+    ranked: list[str] = []
+    dropped: list[str] = []
+    matches = 0
+    for index in order:
+        term = terms[index]
+        count = max(0, frequencies.get(term, 0))
+        if matches + count <= budget:
+            ranked.append(term)
+            matches += count
+        else:
+            dropped.append(term)
+    if matches == 0 and dropped:  # (`ranked` holds only words no row holds, if any)
+        return TermPlan(ranked=(*dropped, *ranked), dropped=(), all_common=True)
+    position = {term: i for i, term in enumerate(terms)}
+    return TermPlan(
+        ranked=tuple(sorted(ranked, key=position.__getitem__)),
+        dropped=tuple(sorted(dropped, key=position.__getitem__)),
+        all_common=False,
+    )
+
+
+class TermFrequencies:
+    """Row counts of query words, cached while the store has not grown much.
+
+    Counts steer `plan_terms` only, so a slightly stale count costs time, never a result:
+    words counted as absent are always ranked on, and a common word stays common as rows
+    are added. An entry is reused until the store grew by a tenth (or 50 rows) since it was
+    counted. Thread-safe; the counting itself is injected (the repository runs a capped
+    ``MATCH``), which keeps this class free of I/O.
+    """
+
+    def __init__(self, *, capacity: int = 8192) -> None:
+        self._capacity = capacity
+        self._entries: dict[str, tuple[int, int]] = {}
+        self._lock = threading.Lock()
+
+    def lookup(
+        self, terms: Sequence[str], *, row_count: int, count: Callable[[str], int]
+    ) -> dict[str, int]:
+        """Each term's row count: cached when fresh, else ``count(term)`` (and cached)."""
+        found: dict[str, int] = {}
+        missing: list[str] = []
+        with self._lock:
+            for term in terms:
+                entry = self._entries.get(term)
+                if entry is not None and row_count <= entry[1] + max(50, entry[1] // 10):
+                    found[term] = entry[0]
+                else:
+                    missing.append(term)
+        counted = {term: count(term) for term in missing}
+        with self._lock:
+            for term, value in counted.items():
+                if len(self._entries) >= self._capacity:
+                    self._entries.pop(next(iter(self._entries)))  # oldest first
+                self._entries[term] = (value, row_count)
+        found.update(counted)
+        return found
 
 
 def bm25_relevance(rank: float, term_count: int) -> float:

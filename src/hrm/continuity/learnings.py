@@ -129,6 +129,7 @@ class LearningsRepository:
         clock: Clock = system_clock,
         embedder: EmbeddingModel | None = None,
         preference_classifier: Any | None = None,
+        ranked_row_budget: int = _fts.RANKED_ROW_BUDGET,
     ) -> None:
         """Bind to `db`, applying the learnings migrations.
 
@@ -138,6 +139,8 @@ class LearningsRepository:
             embedder: Turns on hybrid search; None keeps search pure FTS5.
             preference_classifier: A ``PreferenceClassifier`` for ``USER_PREFERENCE``
                 learnings; None builds the default one on first use.
+            ranked_row_budget: Most rows one search may BM25-rank; the commonest query
+                words are left out of ranking to stay within it (see `_fts.plan_terms`).
 
         Raises:
             HRMError: ``DB_UNAVAILABLE`` when this SQLite build has no FTS5.
@@ -155,6 +158,8 @@ class LearningsRepository:
         self._preference_classifier = preference_classifier
         self._vector_lock = threading.Lock()
         self._vectors: VectorIndex | None = None
+        self._term_counts = _fts.TermFrequencies()
+        self._ranked_row_budget = max(1, ranked_row_budget)
         self._owns_db = False
 
     supports_fts = True
@@ -441,12 +446,38 @@ class LearningsRepository:
             total_exact=exact,
         )
 
+    def _plan(self, terms: list[str]) -> _fts.TermPlan:
+        """Decide which words to rank on from their (cached, capped) row counts."""
+        row = self._db.one("SELECT max(seq) AS n FROM learnings")
+        row_count = 0 if row is None or row["n"] is None else int(row["n"])
+        cap = self._ranked_row_budget + 1
+
+        def count(term: str) -> int:
+            found = self._db.one(
+                "SELECT count(*) AS n FROM (SELECT 1 FROM learnings_fts"
+                " WHERE learnings_fts MATCH ? LIMIT ?)",
+                (_fts.match_any([term]), cap),
+            )
+            return 0 if found is None else int(found["n"])
+
+        counts = self._term_counts.lookup(terms, row_count=row_count, count=count)
+        return _fts.plan_terms(terms, counts, budget=self._ranked_row_budget)
+
     def _fts_hits(
         self, terms: list[str], fsql: FilterSQL, limit: int
     ) -> tuple[list[_Hit], int, bool]:
-        match = _fts.match_any(terms)
-        exact = True
-        if fsql.selective:
+        """The best `limit` full-text hits, re-ranked by coverage, and the match total.
+
+        Common words are left out of the ranked query (`plan_terms`): a row is not credited
+        for holding them, but they stay in the coverage denominator, so a row answering only
+        the rare part of the question is not scored as a full answer.
+        """
+        plan = self._plan(terms)
+        if plan.all_common:
+            rows, total, exact = self._newest(list(plan.ranked), fsql, limit)
+            marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
+        elif fsql.selective:
+            match = _fts.match_any(plan.ranked)
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, learnings_fts.rank AS score,"
                 " count(*) OVER () AS total FROM learnings_fts"
@@ -455,23 +486,61 @@ class LearningsRepository:
                 " ORDER BY learnings_fts.rank LIMIT ?",
                 (match, *fsql.params, limit),
             )
-            total = int(rows[0]["total"]) if rows else 0
+            total, exact = (int(rows[0]["total"]) if rows else 0), not plan.dropped
             marks = self._highlights(match, [int(r["seq"]) for r in rows])
         else:
+            match = _fts.match_any(plan.ranked)
             rows, total, exact = self._windowed(match, fsql, limit)
+            exact = exact and not plan.dropped
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         hits: list[_Hit] = []
         for row in rows:
-            found = marks.get(int(row["seq"]), [])
-            relevance = _fts.fts_relevance(
-                float(row["score"]), len(terms), matched=len({m.casefold() for m in found})
-            )
+            seq = int(row["seq"])
+            found = marks.get(seq, [])
+            matched = len({m.casefold() for m in found})
+            relevance = _fts.fts_relevance(float(row["score"]), len(terms), matched=matched)
             hit = SearchResult(
                 learning=row_to_learning(row), relevance_score=relevance, highlights=found
             )
-            hits.append((int(row["seq"]), hit))
+            hits.append((seq, hit))
         hits.sort(key=lambda h: -h[1].relevance_score)
         return hits, total, exact
+
+    def _newest(
+        self, terms: list[str], fsql: FilterSQL, limit: int
+    ) -> tuple[list[sqlite3.Row], int, bool]:
+        """For a query of only common words: the newest rows holding the two rarest, then any.
+
+        BM25 would score every one of the many matching rows; walking the index from its
+        newest row stops after `limit` matches (an AND of every word could walk a whole
+        list when they never meet; two common words meet often). `terms` come rarest first.
+        The total is then a count capped at the ranked-row budget (``total_exact`` False).
+        """
+        rows: list[sqlite3.Row] = []
+        seen: set[int] = set()
+        expressions = [_fts.match_all(terms[:2])] if len(terms) > 1 else []
+        for match in [*expressions, _fts.match_any(terms)]:
+            found = self._db.execute(
+                f"SELECT {LEARNING_COLUMNS}, 0.0 AS score,"
+                " highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
+                " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
+                f" WHERE learnings_fts MATCH ? AND {fsql.where}"
+                " ORDER BY learnings_fts.rowid DESC LIMIT ?",
+                (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *fsql.params, limit),
+            )
+            for row in found:
+                if int(row["seq"]) not in seen and len(rows) < limit:
+                    seen.add(int(row["seq"]))
+                    rows.append(row)
+            if len(rows) >= limit:
+                break
+        counted = self._db.one(
+            "SELECT count(*) AS n FROM (SELECT 1 FROM learnings_fts"
+            " WHERE learnings_fts MATCH ? LIMIT ?)",
+            (_fts.match_any(terms), self._ranked_row_budget + 1),
+        )
+        total = max(len(rows), 0 if counted is None else int(counted["n"]))
+        return rows, total, False
 
     def _windowed(
         self, match: str, fsql: FilterSQL, limit: int
