@@ -26,6 +26,7 @@ states an intent, a keyword only mentions a topic.
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import re
@@ -1040,7 +1041,8 @@ class _RulesCache:
             "warnings": warnings,
         }
         target = self._file(path)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        writer = f"{os.getpid()}.{_thread.get_ident()}"  # processes and threads race safely
+        temporary = target.with_name(f".{target.name}.{writer}.tmp")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             temporary.write_text(json.dumps(doc, ensure_ascii=True), encoding="utf-8")
