@@ -387,33 +387,39 @@ sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
 """
 
 
-@pytest.mark.parametrize("cached", [False, True], ids=["first-prompt", "rules-cached"])
-def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(
-    tmp_path: Path, cached: bool
-) -> None:
-    """Start-up cost is the hook's budget: no dataclasses, logging, threading or SQLite."""
-    from tests.continuity.test_hooks import write_rules
+REAL_RULES = (
+    Path(__file__).resolve().parents[3] / "shared/data/continuous-claude/skill-rules.v3-pr133.json"
+)
 
+
+@pytest.mark.skipif(not REAL_RULES.is_file(), reason="shared fixtures not present")
+def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(tmp_path: Path) -> None:
+    """Start-up cost is the hook's budget: no dataclasses, logging, threading or SQLite; the
+    second prompt reads the rules from the cache instead of compiling them again."""
     from hrm.home import initialize
 
-    initialize(tmp_path / "home")  # creating a home is a one-off, with its own imports
+    home = initialize(tmp_path / "home")  # creating a home is a one-off, with its own imports
     project = tmp_path / "proj"
-    write_rules(project, tdd=("suggest", ["write tests"]))
-    payload = json.dumps(
-        {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "write tests now"}
-    ).encode()
-    env = {"HRM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project), "PATH": "/bin"}
-    for _ in range(2 if cached else 1):
+    (project / ".claude" / "skills").mkdir(parents=True)
+    # A link to a file unchanged for long: new files are kept out of the cache for 2 s.
+    (project / ".claude" / "skills" / "skill-rules.json").symlink_to(REAL_RULES)
+    prompt = "I need to fix a bug in the login flow, it's failing"
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": prompt})
+    env = {"HRM_HOME": str(home.path), "CLAUDE_PROJECT_DIR": str(project), "PATH": "/bin"}
+    cache_times = []
+    for _ in range(2):
         proc = subprocess.run(
-            [sys.executable, "-c", _IMPORTS_PROBE], input=payload, capture_output=True, env=env,
-            check=True,
+            [sys.executable, "-c", _IMPORTS_PROBE], input=payload.encode(), capture_output=True,
+            env=env, check=True,
         )
-    check_contract(proc.stdout.decode(), {"hook_event_name": "UserPromptSubmit"})
-    assert b"tdd (high, suggest)" in proc.stdout
-    modules = set(proc.stderr.decode().split("MODULES ", 1)[1].split())
-    heavy = {"dataclasses", "inspect", "logging", "threading", "sqlite3", "yaml", "typer", "rich"}
-    assert modules & heavy == set()
-    assert list((tmp_path / "home" / "cache").glob("skill-rules-*.json"))
+        assert json.loads(proc.stdout)["decision"] == "block"
+        assert b"systematic-debugging" in proc.stdout
+        modules = set(proc.stderr.decode().split("MODULES ", 1)[1].split())
+        heavy = {"dataclasses", "inspect", "logging", "threading", "sqlite3", "yaml", "typer"}
+        assert modules & heavy == set()
+        (cache_file,) = (home.path / "cache").glob("skill-rules-*.json")
+        cache_times.append(cache_file.stat().st_mtime_ns)
+    assert cache_times[0] == cache_times[1]  # read, not rewritten
 
 
 def test_rule_problems_reach_the_hook_log_not_stderr(tmp_path: Path) -> None:
@@ -428,3 +434,87 @@ def test_rule_problems_reach_the_hook_log_not_stderr(tmp_path: Path) -> None:
     assert len(warnings) == 1
     assert warnings[0]["message"].startswith("skill rules: ValueError: ")
     assert "rule 'bad'" in warnings[0]["message"] and "invalid regex" in warnings[0]["message"]
+
+
+@pytest.fixture
+def counted_config_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts `load_config` calls; config files count as settled at once."""
+    import hrm.config
+    from hrm.continuity import hook_entry
+
+    monkeypatch.setattr(hook_entry, "_RACY_NS", 0)
+    calls: list[int] = []
+    real = hrm.config.load_config
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hrm.config, "load_config", load)
+    return calls
+
+
+def _hook_settings(home: HRMHome, project: Path, env: dict[str, str] | None = None) -> Any:
+    from hrm.continuity.hook_entry import _HookLog, _settings
+
+    log = _HookLog(home.logs_dir / "hooks.log")
+    return _settings(home, project, env or {}, log, None)  # type: ignore[arg-type]
+
+
+def test_settings_from_config_files_are_cached_until_a_file_changes(
+    tmp_path: Path, home: HRMHome, counted_config_loads: list[int]
+) -> None:
+    home.config_path.write_text("continuity:\n  skill_match_budget_ms: 900\n")
+    first = _hook_settings(home, tmp_path)
+    assert first.skill_match_budget_ms == 900 and len(counted_config_loads) == 1
+    assert _hook_settings(home, tmp_path) == first and len(counted_config_loads) == 1
+    (tmp_path / ".hrm").mkdir()
+    (tmp_path / ".hrm" / "config.yaml").write_text("continuity:\n  skill_rules: [x.json]\n")
+    second = _hook_settings(home, tmp_path)
+    assert (second.skill_match_budget_ms, second.skill_rules) == (900, ("x.json",))
+    assert _hook_settings(home, tmp_path) == second and len(counted_config_loads) == 2
+    assert _hook_settings(home, tmp_path / "elsewhere").skill_rules == ()
+
+
+def test_environment_overrides_are_never_cached(
+    tmp_path: Path, home: HRMHome, counted_config_loads: list[int]
+) -> None:
+    env = {"HRM_CONTINUITY__SKILL_MATCH_BUDGET_MS": "700"}
+    assert [_hook_settings(home, tmp_path, env).skill_match_budget_ms for _ in range(2)] == [700] * 2
+    assert len(counted_config_loads) == 2
+    assert not list(home.cache_dir.glob("hook-settings-*"))
+
+
+def test_an_unusable_config_is_reported_every_time_and_never_cached(
+    tmp_path: Path, home: HRMHome, counted_config_loads: list[int]
+) -> None:
+    from hrm.continuity.hooks import HookSettings
+
+    home.config_path.write_text("continuity:\n  no_such_key: 1\n")
+    assert [_hook_settings(home, tmp_path) for _ in range(2)] == [HookSettings()] * 2
+    warnings = [line for line in log_lines(home.root) if line["level"] == "warning"]
+    assert len(warnings) == 2 and "config not loaded" in warnings[0]["message"]
+    assert not list(home.cache_dir.glob("hook-settings-*"))
+
+
+def test_a_damaged_settings_cache_is_ignored(
+    tmp_path: Path, home: HRMHome, counted_config_loads: list[int]
+) -> None:
+    home.config_path.write_text("continuity:\n  skill_match_budget_ms: 900\n")
+    expected = _hook_settings(home, tmp_path)
+    (cache_file,) = home.cache_dir.glob("hook-settings-*.json")
+    for damage in ("", "[]", '{"key": 3}', json.dumps({"key": "x", "settings": {}})):
+        cache_file.write_text(damage)
+        assert _hook_settings(home, tmp_path) == expected
+    doc = json.loads(cache_file.read_text())
+    doc["settings"]["no_such_field"] = 1
+    cache_file.write_text(json.dumps(doc))
+    assert _hook_settings(home, tmp_path) == expected
+
+
+def test_a_config_file_changed_within_the_last_seconds_is_not_cached(
+    tmp_path: Path, home: HRMHome
+) -> None:
+    home.config_path.write_text("continuity:\n  skill_match_budget_ms: 900\n")
+    assert _hook_settings(home, tmp_path).skill_match_budget_ms == 900
+    assert not list(home.cache_dir.glob("hook-settings-*"))

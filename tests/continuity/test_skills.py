@@ -284,6 +284,14 @@ def test_literal_prefilter_never_hides_a_real_match(parts: list[str]) -> None:
 # ── the compiled-rules cache ─────────────────────────────────────────────────
 
 
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as settled at once (normally they must be unchanged for two seconds)."""
+    from hrm.continuity import skills
+
+    monkeypatch.setattr(skills, "_RACY_SECONDS", 0)
+
+
 def _rule_state(rules: object) -> list[tuple[object, ...]]:
     """Everything a load yields that matching uses, including the private compiled form."""
     out: list[tuple[object, ...]] = []
@@ -318,6 +326,7 @@ def test_cached_rules_equal_parsed_rules_and_match_alike(path: Path, tmp_path: P
         assert SkillActivator().match_skills(prompt, second).matches == expected
 
 
+@pytest.mark.usefixtures("settled")
 def test_a_cache_hit_compiles_only_patterns_whose_literals_occur(tmp_path: Path) -> None:
     path = write_rules(
         tmp_path / "r.json",
@@ -333,6 +342,7 @@ def test_a_cache_hit_compiles_only_patterns_whose_literals_occur(tmp_path: Path)
     assert patterns["a"]._regex is not None and patterns["b"]._regex is None
 
 
+@pytest.mark.usefixtures("settled")
 def test_a_changed_rules_file_is_parsed_again(tmp_path: Path) -> None:
     path = write_rules(tmp_path / "r.json", {"a": rule(keywords=["alpha"])})
     activator = SkillActivator(cache_dir=tmp_path / "cache")
@@ -341,6 +351,7 @@ def test_a_changed_rules_file_is_parsed_again(tmp_path: Path) -> None:
     assert list(activator.load_rules([path]).skills) == ["a", "bb"]
 
 
+@pytest.mark.usefixtures("settled")
 def test_load_errors_and_warnings_survive_the_cache(tmp_path: Path) -> None:
     path = write_rules(
         tmp_path / "r.json",
@@ -357,6 +368,7 @@ def test_load_errors_and_warnings_survive_the_cache(tmp_path: Path) -> None:
     assert again[0] == again[1] and "invalid JSON" in again[1][0].message
 
 
+@pytest.mark.usefixtures("settled")
 @pytest.mark.parametrize("damage", [b"", b"{]", b'{"key": 1}', b"[1, 2]", b'{"key": "x"}'])
 def test_a_damaged_or_foreign_cache_is_ignored_and_replaced(damage: bytes, tmp_path: Path) -> None:
     path = write_rules(tmp_path / "r.json", {"a": rule(keywords=["alpha"])})
@@ -369,6 +381,17 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_replaced(damage: bytes, tmp_p
     assert json.loads(cache_file.read_text())["rules"] is not None
 
 
+def test_a_file_changed_within_the_last_seconds_is_not_cached(tmp_path: Path) -> None:
+    """A same-size rewrite within one clock tick would keep the key: such files wait."""
+    path = write_rules(tmp_path / "r.json", {"a": rule(keywords=["alpha"])})
+    activator = SkillActivator(cache_dir=tmp_path / "cache")
+    assert list(activator.load_rules([path]).skills) == ["a"]
+    assert not (tmp_path / "cache").exists()
+    write_rules(path, {"b": rule(keywords=["alpha"])})  # same size, same tick, maybe
+    assert list(activator.load_rules([path]).skills) == ["b"]
+
+
+@pytest.mark.usefixtures("settled")
 def test_an_unwritable_cache_directory_only_costs_the_cache(tmp_path: Path) -> None:
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the directory should be")
@@ -406,8 +429,11 @@ def test_cache_round_trip_property(
 ) -> None:
     """Any rule file loads from its cache as it parses, and every prompt matches alike."""
     import tempfile
+    from unittest import mock
 
-    with tempfile.TemporaryDirectory() as tmp:
+    from hrm.continuity import skills as module
+
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(module, "_RACY_SECONDS", 0):
         path = write_rules(Path(tmp) / "r.json", {k: rule(**v) for k, v in skills.items()})
         plain = SkillActivator().load_rules([path])
         activator = SkillActivator(cache_dir=Path(tmp) / "cache")

@@ -265,17 +265,97 @@ def _settings(
 
     if not _has_configuration(home, project, env):
         return HookSettings()  # the defaults, without importing YAML and the config machinery
+    files_only = not any(_is_config_variable(var) for var in env)
+    key = _settings_key(home, project) if files_only else None
+    cached = _read_cached_settings(home, project, key) if key is not None else None
+    if cached is not None:
+        return cached
     try:
         from hrm.config import load_config
 
         resolved = load_config(home, project, environ=env)
-        return HookSettings.from_continuity(resolved.config.continuity)
+        settings = HookSettings.from_continuity(resolved.config.continuity)
     except Exception as exc:
         log.write("warning", event, f"config not loaded, using defaults: {exc}")
         return HookSettings()
+    if key is not None:
+        _write_cached_settings(home, project, key, settings)
+    return settings
+
+
+_SETTINGS_CACHE_FORMAT = 1
+"""Bump when `HookSettings` changes shape; older cache files are then ignored."""
+_RACY_NS = 2_000_000_000
+"""Config files changed more recently than this are read without the cache (git's racy rule)."""
+
+
+def _settings_key(home: HRMHome, project: Path) -> str | None:
+    """What the settings depend on when no ``HRM_*`` variable is set: the two config files.
+
+    Loading the configuration imports YAML and the config machinery (~30 ms, twice the
+    interpreter's start-up), so the hook keeps the continuity settings it derived, keyed by each
+    file's size, modification and change times and inode. The modules that define the defaults
+    and the mapping are part of the key, so an upgrade of hrm invalidates it; environment
+    overrides are never cached.
+    """
+    package = Path(__file__).resolve().parent.parent
+    code = (package / "config.py", package / "continuity" / "hooks.py")
+    parts = [str(_SETTINGS_CACHE_FORMAT)]
+    for path in (home.config_path, project / ".hrm" / "config.yaml", *code):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            parts.append(f"{path}|-")
+            continue
+        except OSError:
+            return None
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS:
+            return None  # changed within a clock tick or two: another change could keep its key
+        parts.append(f"{path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}")
+    return "\n".join(parts)
+
+
+def _settings_cache_file(home: HRMHome, project: Path) -> Path:
+    import zlib  # a stable short name per project; the full key is checked inside
+
+    digest = zlib.crc32(str(project).encode("utf-8", "surrogateescape"))
+    return home.cache_dir / f"hook-settings-{digest:08x}.json"
+
+
+def _read_cached_settings(home: HRMHome, project: Path, key: str) -> HookSettings | None:
+    from hrm.continuity.hooks import HookSettings
+
+    try:
+        doc = json.loads(_settings_cache_file(home, project).read_bytes())
+        if not isinstance(doc, dict) or doc.get("key") != key:
+            return None
+        fields = dict(doc["settings"])
+        fields["skill_rules"] = tuple(str(rule) for rule in fields["skill_rules"])
+        return HookSettings(**fields)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None  # no cache, another project's or version's, or damaged: load the config
+
+
+def _write_cached_settings(home: HRMHome, project: Path, key: str, settings: HookSettings) -> None:
+    fields = {name: getattr(settings, name) for name in settings._fields}
+    target = _settings_cache_file(home, project)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        home.cache_dir.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps({"key": key, "settings": fields}), encoding="utf-8")
+        os.replace(temporary, target)
+    except (OSError, ValueError, TypeError):  # a cache is an optimisation, never a failure
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            return
 
 
 _CONFIG_ENV_IGNORED = frozenset({"HRM_HOME", "HRM_DEBUG", "HRM_LOG_LEVEL"})
+
+
+def _is_config_variable(name: str) -> bool:
+    return name.startswith("HRM_") and name not in _CONFIG_ENV_IGNORED
 
 
 def _has_configuration(home: HRMHome, project: Path, env: Mapping[str, str]) -> bool:
@@ -284,7 +364,7 @@ def _has_configuration(home: HRMHome, project: Path, env: Mapping[str, str]) -> 
     Most hook calls run on a home whose ``config.yaml`` is still the commented template; loading
     the configuration then costs a YAML import for nothing. Any doubt answers True.
     """
-    if any(var.startswith("HRM_") and var not in _CONFIG_ENV_IGNORED for var in env):
+    if any(_is_config_variable(var) for var in env):
         return True
     for path in (home.config_path, project / ".hrm" / "config.yaml"):
         try:

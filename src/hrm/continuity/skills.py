@@ -975,6 +975,8 @@ class SkillActivator:
 
 _CACHE_FORMAT = 1
 """Bump when the cached form of a rule changes; older cache files are then ignored."""
+_RACY_SECONDS = 2
+"""Files changed more recently than this are parsed without the cache (see `_RulesCache.key`)."""
 
 
 class _RulesCache:
@@ -994,9 +996,17 @@ class _RulesCache:
 
     @staticmethod
     def key(path: Path) -> str | None:
+        """The file's identity, or None (no caching) for a file changed in the last seconds.
+
+        File times tick coarsely: a same-size rewrite within one tick of the cached version
+        would keep its key. A file is cached only once it has been still for `_RACY_SECONDS`,
+        so any later change moves its times (git's "racily clean" rule).
+        """
         try:
             st = path.stat()
         except OSError:
+            return None
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_SECONDS * 1_000_000_000:
             return None
         return f"{_CACHE_FORMAT}|{path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
 
