@@ -24,6 +24,7 @@ from typing import TypeVar
 __all__ = [
     "HIGHLIGHT_CLOSE",
     "HIGHLIGHT_OPEN",
+    "HYBRID_VECTOR_WEIGHT",
     "MAX_QUERY_TERMS",
     "RANKED_ROW_BUDGET",
     "RRF_K",
@@ -32,6 +33,7 @@ __all__ = [
     "TermPlan",
     "bm25_relevance",
     "content_key",
+    "convex_fuse",
     "extract_highlights",
     "fts_relevance",
     "jaccard",
@@ -51,6 +53,12 @@ MAX_QUERY_TERMS = 32
 RANKED_ROW_BUDGET = 2000
 """Most rows a ranked (BM25) query may match. FTS5 spends 1-5 microseconds scoring each
 matched row, so this bounds the ranked phase near 10 ms whatever the store's size."""
+
+HYBRID_VECTOR_WEIGHT = 0.4
+"""Share of the vector list in `convex_fuse` (the word list gets the rest). Set from the two
+lists' standalone quality, not by search: on LoCoMo conversations 0-4 the vector list alone
+recalls 0.49 of the evidence at 10 and the word list 0.64, so vectors get
+0.49 / (0.49 + 0.64) ~ 0.4 of the weight."""
 
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack et al. 2009); damps the head of each list."""
@@ -232,6 +240,39 @@ def rrf_fuse(rankings: Iterable[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K
     for ranking in rankings:
         for position, key in enumerate(ranking, start=1):
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def convex_fuse(
+    lexical: Sequence[tuple[K, float]],
+    semantic: Sequence[tuple[K, float]],
+    *,
+    semantic_weight: float = HYBRID_VECTOR_WEIGHT,
+) -> list[tuple[K, float]]:
+    """Fuse two scored candidate lists by a convex combination of min-max normalised scores.
+
+    ``score(d) = (1 - w) * lexical'(d) + w * semantic'(d)`` where each list's scores are
+    scaled to 0-1 over that list (best 1, worst 0) and a key absent from a list gets 0 from
+    it, so agreement between the lists lifts a candidate. Bruch et al. (2023, "An Analysis
+    of Fusion Functions for Hybrid Retrieval") find this beats reciprocal rank fusion, which
+    throws the score gaps away; on LoCoMo it does too (RRF with k=60 ranked below the word
+    list alone).
+
+    Returns:
+        ``(key, score)`` best first, scores in 0-1; ties keep first-seen order (lexical
+        first).
+    """
+    weight = min(1.0, max(0.0, semantic_weight))
+    scores: dict[K, float] = {}
+    for items, share in ((lexical, 1.0 - weight), (semantic, weight)):
+        if not items:
+            continue
+        values = [score for _, score in items]
+        low, high = min(values), max(values)
+        span = high - low
+        for key, score in items:
+            scaled = (score - low) / span if span > 0 else 1.0
+            scores[key] = scores.get(key, 0.0) + share * scaled
     return sorted(scores.items(), key=lambda item: -item[1])
 
 

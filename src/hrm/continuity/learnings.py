@@ -1,8 +1,10 @@
 """The learnings repository (003 §2 "Memory Repository"): what a coding assistant remembers.
 
 Learnings live in the home's ``memory.db`` beside every other store. Search is full-text (FTS5,
-BM25, porter stemming) and, when an embedder is present, hybrid: the BM25 list and a cosine list
-over stored MiniLM vectors are merged by reciprocal rank fusion. Writes are scrubbed of secrets
+BM25, porter stemming) on the query's rarer words within a row budget, so its cost does not grow
+with the rows that share a common word; when an embedder is present it is hybrid: the word list
+and a cosine list over stored MiniLM vectors are fused by a weighted sum of their min-max
+normalised scores (`_fts.convex_fuse`). Writes are scrubbed of secrets
 and checked for duplicates first; ``USER_PREFERENCE`` learnings pass the preference truth model
 (001 §12.4), so an inferred preference waits for confirmation instead of becoming canon.
 
@@ -19,7 +21,6 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hrm.continuity import _fts
@@ -89,11 +90,12 @@ AGE_HALF_LIFE_DAYS = 30.0
 ACCESS_SATURATION = 20
 """Accesses at which the access factor of decay reaches one."""
 
-_Hit: TypeAlias = "tuple[int, SearchResult]"
-"""A search hit with the learning's row number (fusion and highlighting key on it)."""
+_Hit: TypeAlias = "tuple[int, float, sqlite3.Row, list[str]]"
+"""A search hit before decoding: row number, relevance, the row, highlights. Only the hits a
+search returns are decoded into `SearchResult` (decoding dominates the cost of a window)."""
 
 _MAX_LIMIT = 100
-_MIN_WINDOW = 40
+_MIN_WINDOW = 20
 _LAZY_EMBED_BATCH = 64
 _IMPORT_CHUNK = 5000
 _SQL_IN_CHUNK = 500
@@ -435,7 +437,10 @@ class LearningsRepository:
                 timed_out, mode = True, "fts"
             else:
                 hits, total = self._fuse(query.text, hits, total, fsql, window)
-        results = [hit for _, hit in hits[: query.limit]]
+        results = [
+            SearchResult(learning=row_to_learning(row), relevance_score=score, highlights=marks)
+            for _, score, row, marks in hits[: query.limit]
+        ]
         self._touch(results, now)
         return SearchResults(
             results=results,
@@ -499,11 +504,8 @@ class LearningsRepository:
             found = marks.get(seq, [])
             matched = len({m.casefold() for m in found})
             relevance = _fts.fts_relevance(float(row["score"]), len(terms), matched=matched)
-            hit = SearchResult(
-                learning=row_to_learning(row), relevance_score=relevance, highlights=found
-            )
-            hits.append((seq, hit))
-        hits.sort(key=lambda h: -h[1].relevance_score)
+            hits.append((seq, relevance, row, found))
+        hits.sort(key=lambda h: -h[1])
         return hits, total, exact
 
     def _newest(
@@ -547,12 +549,13 @@ class LearningsRepository:
     ) -> tuple[list[sqlite3.Row], int, bool]:
         """Rank (and highlight) inside FTS5 first, then filter the window.
 
-        Most rows pass the default filters, so a window of twice the limit nearly always
-        suffices; FTS5 consumes ``ORDER BY rank``, so ``highlight()`` runs only for the
+        Most rows pass the default filters, so a window of `limit` rows nearly always
+        suffices (the caller already asks for more than it returns); FTS5 consumes
+        ``ORDER BY rank``, so ``highlight()`` runs only for the
         window's rows. When the window did not hold every match, the total is FTS5's own
         match count (cheap, but it includes hidden learnings: an upper bound).
         """
-        window = max(limit * 2, _MIN_WINDOW)
+        window = max(limit, _MIN_WINDOW)
         while True:
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, m.score AS score, m.marked AS marked,"
@@ -677,9 +680,9 @@ class LearningsRepository:
                         f"SELECT l.seq FROM learnings l WHERE {fsql.where}", fsql.params
                     )
                 ]
-            candidates = index.top_k(query_vector, window * 2, among=among)
+            candidates = index.top_k(query_vector, window, among=among)
         candidates = [(s, c) for s, c in candidates if c >= MIN_VECTOR_SIMILARITY]
-        by_seq = dict(fts_hits)
+        by_seq = {seq: (row, marks) for seq, _, row, marks in fts_hits}
         missing = [s for s, _ in candidates if s not in by_seq]
         if missing:
             rows = self._db.execute(
@@ -688,18 +691,14 @@ class LearningsRepository:
                 (*fsql.params, *missing),
             )
             for row in rows:
-                by_seq[int(row["seq"])] = SearchResult(
-                    learning=row_to_learning(row), relevance_score=0.0, highlights=[]
-                )
-        vector_ranking = [s for s, _ in candidates if s in by_seq][:window]
-        fts_ranking = [seq for seq, _ in fts_hits]
-        fused = _fts.rrf_fuse([fts_ranking, vector_ranking])
-        best = 2.0 / (_fts.RRF_K + 1)
-        results = [
-            (seq, replace(by_seq[seq], relevance_score=min(1.0, score / best)))
-            for seq, score in fused
+                by_seq[int(row["seq"])] = (row, [])
+        semantic = [(s, c) for s, c in candidates if s in by_seq]
+        lexical = [(seq, score) for seq, score, _, _ in fts_hits]
+        fused = _fts.convex_fuse(lexical, semantic)
+        results: list[_Hit] = [
+            (seq, min(1.0, score), *by_seq[seq]) for seq, score in fused
         ]
-        return results, fts_total + len(set(vector_ranking) - set(fts_ranking))
+        return results, fts_total + len({s for s, _ in semantic} - {s for s, _ in lexical})
 
     # ── lifecycle ──────────────────────────────────────────────────────────
 
