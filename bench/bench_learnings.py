@@ -15,7 +15,8 @@ For each size the same queries run three ways on the same on-disk table:
 Learnings are synthetic but shaped like real ones: templated sentences about fixes, patterns and
 decisions over a Zipf-distributed technical vocabulary plus project identifiers, 1-3 tags, a
 type and a confidence; generation is seeded, so every run sees the same data. Rows are loaded in
-bulk transactions of 20k (about 100 s per million rows). Goal (issue 5): p95 <= 10 ms at 1M, ratio <= 1.5.
+bulk transactions of 20k (about 100 s per million rows). Goal (issue 5): p95 <= 10 ms at 1M,
+ratio <= 1.5.
 
     .venv/bin/python bench/bench_learnings.py [--quick]   # --quick: 10k and 100k only
 """
@@ -182,7 +183,7 @@ NEWEST_SQL = (
 def baseline_statement(repo: LearningsRepository, text: str) -> tuple[str, str]:
     """The bare FTS5 statement our search runs for `text`: same words, same expression."""
     terms = _fts.query_terms(text)
-    plan = repo._plan(terms)  # noqa: SLF001 - the bench mirrors the repository's own plan
+    plan = repo._plan(terms)  # the bench mirrors the repository's own plan
     if plan.all_common:
         ranked = list(plan.ranked)
         return NEWEST_SQL, _fts.match_all(ranked[:2]) if len(ranked) > 1 else _fts.match_any(ranked)
@@ -264,7 +265,8 @@ def main() -> int:
                 f"{size:>9,} learnings  raw p50 {figures['raw_p50_ms']:.2f} ms"
                 f" p95 {figures['raw_p95_ms']:.2f} ms | ours p50 {figures['ours_p50_ms']:.2f} ms"
                 f" p95 {figures['ours_p95_ms']:.2f} ms | ratio p50 {figures['ratio_p50']:.2f}"
-                f" p95 {figures['ratio_p95']:.2f} | unpruned OR p50 {figures['unpruned_p50_ms']:.1f} ms"
+                f" p95 {figures['ratio_p95']:.2f}"
+                f" | unpruned OR p50 {figures['unpruned_p50_ms']:.1f} ms"
                 f" p95 {figures['unpruned_p95_ms']:.1f} ms ({figures['unpruned_queries']} queries)"
                 f"  (loaded in {seconds:.1f} s)",
                 flush=True,
