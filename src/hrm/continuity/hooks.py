@@ -5,13 +5,17 @@
 without a DTO) and returns a `HookResponse`. Turning Claude Code's JSON into those DTOs and a
 response back into JSON is `hook_protocol`'s job; running it as a process is `hook_entry`'s.
 
-Hooks never raise (ARCHITECTURE §5): every collaborator call is guarded, a failure is logged and
-the hook answers with what it has. Slow work (memory search, skill matching, the session-end
-handoff) runs in a daemon worker thread awaited with the configured budget, so an overrun answers
-with what is ready instead of being killed by Claude Code and losing everything.
+Hooks never raise (ARCHITECTURE §5): every collaborator call is guarded, a failure is recorded in
+`HookOrchestrator.failures` (the caller logs it) and the hook answers with what it has. Slow work
+(memory search, skill matching, the session-end handoff) runs on a worker thread awaited with the
+configured budget, so an overrun answers with what is ready instead of being killed by Claude
+Code and losing everything.
 
-Module level imports only the standard library: the collaborators (learnings, skills, handoffs,
-the continuity ledger) are imported inside the handler that needs them, so `hrm hook` starts fast.
+Module level imports only cheap standard-library modules and the record base of `skills`: no
+`typing`, `dataclasses`, `logging` or `threading`, whose imports would cost `hrm hook` more than
+the interpreter's own start-up. The DTOs are hand-written frozen records (`skills._Value`) with
+dataclass semantics. The collaborators (learnings, handoffs, the continuity ledger) are imported
+inside the handler that needs them, so an event pays only for what it uses.
 """
 
 from __future__ import annotations

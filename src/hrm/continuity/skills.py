@@ -15,9 +15,15 @@ a pasted log can be megabytes (running every real ``intentPattern`` over 1 MB ta
 * Keywords are matched as whole token sequences (``hook not firing`` matches those three words
   in a row, case-insensitively; ``PR`` does not match ``prompt``) in one pass over the window's
   tokens, through an index by first token.
-* Patterns were compiled once at load; patterns with nested unbounded quantifiers (``(a+)+``)
-  are rejected there, since Python's ``re`` cannot be interrupted. The deadline is checked
-  between rules; when it passes, matching stops and `SkillMatches.timed_out` is set.
+* Patterns are validated at load; patterns with nested unbounded quantifiers (``(a+)+``) are
+  rejected there, since Python's ``re`` cannot be interrupted. The deadline is checked between
+  rules; when it passes, matching stops and `SkillMatches.timed_out` is set.
+* A pattern runs only when the literals any match must contain occur in the prompt, and is
+  compiled on first use. With a ``cache_dir``, each file's validated form is kept between
+  processes (`_RulesCache`), so a hook loading unchanged rules compiles nothing up front.
+
+This module runs in every `hrm hook` process: its records are hand-written (`_Value`) and it
+imports neither `typing`, `dataclasses` nor `logging`.
 
 Confidence of a match: 0.8 when both a keyword and an intent pattern hit, 0.6 for patterns only,
 0.5 for keywords only, plus 0.05 for every further distinct hit, capped at 1.0 — a pattern
