@@ -468,3 +468,18 @@ def test_records_are_frozen_values() -> None:
         match.skill = "other"  # type: ignore[misc]
     assert pickle.loads(pickle.dumps(match)) == match
     assert copy.deepcopy(match) == match and copy.copy(match) == match
+
+
+def test_cache_file_names_are_stable_across_processes() -> None:
+    """Unlike `hash(str)`, the digest naming a cache file is the same in every process."""
+    import subprocess
+    import sys
+
+    from hrm.continuity.skills import _path_digest
+
+    code = "from pathlib import Path; from hrm.continuity.skills import _path_digest as d; "
+    code += "print(d(Path('/p/é')), d(Path('/p/q')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
+    assert out.stdout.split() == [_path_digest(Path("/p/é")), _path_digest(Path("/p/q"))]
+    assert _path_digest(Path("/p/é")) != _path_digest(Path("/p/q"))
+    assert _path_digest(Path("a")) == "af63dc4c8601ec8c"  # the FNV-1a 64 test vector of "a"

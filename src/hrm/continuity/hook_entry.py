@@ -316,10 +316,9 @@ def _settings_key(home: HRMHome, project: Path) -> str | None:
 
 
 def _settings_cache_file(home: HRMHome, project: Path) -> Path:
-    import zlib  # a stable short name per project; the full key is checked inside
+    from hrm.continuity.skills import _path_digest  # one cache file per project
 
-    digest = zlib.crc32(str(project).encode("utf-8", "surrogateescape"))
-    return home.cache_dir / f"hook-settings-{digest:08x}.json"
+    return home.cache_dir / f"hook-settings-{_path_digest(project)}.json"
 
 
 def _read_cached_settings(home: HRMHome, project: Path, key: str) -> HookSettings | None:

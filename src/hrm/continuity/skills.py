@@ -1017,10 +1017,7 @@ class _RulesCache:
         return f"{_CACHE_FORMAT}|{path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
 
     def _file(self, path: Path) -> Path:
-        import zlib  # a stable short name for the path; the full key is checked inside
-
-        digest = zlib.crc32(str(path).encode("utf-8", "surrogateescape"))
-        return self.directory / f"skill-rules-{digest:08x}.json"
+        return self.directory / f"skill-rules-{_path_digest(path)}.json"
 
     def read(
         self, path: Path, key: str
@@ -1068,6 +1065,17 @@ class _RulesCache:
                 temporary.unlink(missing_ok=True)
             except OSError:
                 return
+
+
+def _path_digest(path: Path) -> str:
+    """A stable short name for a path (64-bit FNV-1a); cache files check the full key inside.
+
+    Not `zlib` or `hashlib`: loading either extension module costs a hook more than this loop.
+    """
+    value = 0xCBF29CE484222325
+    for byte in str(path).encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
 
 
 def _rules_to(rules: dict[str, SkillRule]) -> list[list[Any]]:
