@@ -99,15 +99,6 @@ def test_better_bm25_never_gives_lower_relevance(a: float, b: float, terms: int)
     assert _fts.bm25_relevance(better, terms) >= _fts.bm25_relevance(worse, terms)
 
 
-@given(rankings=st.lists(st.lists(st.integers(0, 30), unique=True, max_size=15), max_size=4))
-def test_rrf_scores_every_key_once_best_first(rankings: list[list[int]]) -> None:
-    fused = _fts.rrf_fuse(rankings)
-    keys = [key for key, _ in fused]
-    assert sorted(keys) == sorted({k for ranking in rankings for k in ranking})
-    scores = [score for _, score in fused]
-    assert scores == sorted(scores, reverse=True)
-
-
 @given(
     age=st.floats(min_value=0, max_value=1e5, allow_nan=False),
     older=st.floats(min_value=0, max_value=1e5, allow_nan=False),

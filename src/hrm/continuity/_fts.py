@@ -17,7 +17,7 @@ import hashlib
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -27,7 +27,6 @@ __all__ = [
     "HYBRID_VECTOR_WEIGHT",
     "MAX_QUERY_TERMS",
     "RANKED_ROW_BUDGET",
-    "RRF_K",
     "STOPWORDS",
     "TermFrequencies",
     "TermPlan",
@@ -41,7 +40,6 @@ __all__ = [
     "match_any",
     "plan_terms",
     "query_terms",
-    "rrf_fuse",
     "token_set",
 ]
 
@@ -59,9 +57,6 @@ HYBRID_VECTOR_WEIGHT = 0.4
 lists' standalone quality, not by search: on LoCoMo conversations 0-4 the vector list alone
 recalls 0.49 of the evidence at 10 and the word list 0.64, so vectors get
 0.49 / (0.49 + 0.64) ~ 0.4 of the weight."""
-
-RRF_K = 60
-"""Reciprocal rank fusion constant (Cormack et al. 2009); damps the head of each list."""
 
 HIGHLIGHT_OPEN = "\x02"
 HIGHLIGHT_CLOSE = "\x03"
@@ -230,19 +225,6 @@ def fts_relevance(rank: float, term_count: int, *, matched: int) -> float:
     return 0.5 * coverage + 0.5 * bm25_relevance(rank, term_count)
 
 
-def rrf_fuse(rankings: Iterable[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K, float]]:
-    """Reciprocal rank fusion: ``score(d) = sum 1/(k + rank)`` over the lists holding `d`.
-
-    Returns:
-        ``(key, score)`` best first; ties keep the order in which keys were first seen.
-    """
-    scores: dict[K, float] = {}
-    for ranking in rankings:
-        for position, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
-    return sorted(scores.items(), key=lambda item: -item[1])
-
-
 def convex_fuse(
     lexical: Sequence[tuple[K, float]],
     semantic: Sequence[tuple[K, float]],
@@ -256,7 +238,7 @@ def convex_fuse(
     it, so agreement between the lists lifts a candidate. Bruch et al. (2023, "An Analysis
     of Fusion Functions for Hybrid Retrieval") find this beats reciprocal rank fusion, which
     throws the score gaps away; on LoCoMo it does too (RRF with k=60 ranked below the word
-    list alone).
+    list alone, this fusion above it).
 
     Returns:
         ``(key, score)`` best first, scores in 0-1; ties keep first-seen order (lexical

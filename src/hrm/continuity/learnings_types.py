@@ -239,9 +239,10 @@ class SearchResults:
     timed_out: bool = False
     """The budget ran out; ``results`` holds what was found by then."""
     total_exact: bool = True
-    """False when ``total_count`` is FTS5's raw match count (an upper bound that may include
-    expired, pruned or pending learnings), used when counting exactly would cost more than
-    the search itself."""
+    """False when ``total_count`` is an estimate, used when counting exactly would cost more
+    than the search itself: FTS5's raw match count (may include expired, pruned or pending
+    learnings), the matches of the rarer words when common ones were left out of ranking, or,
+    when every word is common, a count capped at the ranked-row budget."""
 
     def to_dict(self) -> dict[str, Any]:
         """The 003 "Memory Search Response" JSON shape."""
