@@ -162,10 +162,10 @@ def answer_hook(
 
 
 def _capture_library_warnings(event: HookEvent, home: HRMHome, log: _HookLog) -> Callable[[], None]:
-    """Send hrm's own warnings to the hook log while the hook runs: stderr is not read, stdout
-    is the protocol's. Returns the function that detaches the handler again.
+    """Send hrm's own warnings to the hook log while the hook runs; return how to stop.
 
-    The orchestrator and the skill matcher never use `logging` (they report through
+    Stderr is not read and stdout is the protocol's, so the log is their only place. The
+    orchestrator and the skill matcher never use `logging` (they report through
     `HookOrchestrator.failures`); the collaborators behind the memory database, handoffs and
     ledgers do. A UserPromptSubmit on a home without ``memory.db`` reaches none of them, so it
     skips importing `logging` (~10 ms) unless something already did.
