@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hrm.continuity import _fts
 from hrm.continuity.learnings import LearningsRepository
 from hrm.continuity.learnings_types import LearningInput, SearchFilters, SearchQuery
+from hrm.errors import ErrorCode, HRMError
 from hrm.storage.sqlite import Database
 
 WORDS = st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=4), unique=True, max_size=8)
@@ -72,6 +73,14 @@ def test_term_counts_are_cached_until_the_store_grows() -> None:
     assert calls == ["a", "b", "a"]
 
 
+def test_absent_words_are_never_cached() -> None:
+    calls: list[str] = []
+    cache = _fts.TermFrequencies()
+    for _ in range(2):
+        cache.lookup(["new"], row_count=10, count=lambda t: calls.append(t) or 0)
+    assert calls == ["new", "new"]
+
+
 def test_the_term_count_cache_is_bounded() -> None:
     cache = _fts.TermFrequencies(capacity=3)
     for term in "abcdef":
@@ -122,7 +131,9 @@ def small_budget() -> Iterator[LearningsRepository]:
                           type="WORKING_SOLUTION", session_id="s1" if i % 2 else "s2")
         )
     repo.store_learning(LearningInput(content="service redis eviction tuning", type="ERROR_FIX"))
-    yield repo
+    # A fresh repository: the stores above cached word counts from when the store was small
+    # (stale counts cost time, never results, but these tests pin the large-store paths).
+    yield LearningsRepository(db, ranked_row_budget=3)
     db.close()
 
 
@@ -158,9 +169,39 @@ def test_a_common_word_query_keeps_filters_and_limits(small_budget: LearningsRep
     assert texts == ["service api note 5 about deployment 35", "service api note 3 about deployment 21"]
 
 
+def test_a_near_duplicate_is_found_through_its_rare_words(
+    small_budget: LearningsRepository,
+) -> None:
+    first = small_budget.store_learning(
+        LearningInput(content="service api rollback checklist for the zeppelin deploy pipeline"
+                      " with canary gates and health probes", type="WORKING_SOLUTION")
+    ).id
+    with pytest.raises(HRMError) as caught:
+        small_budget.store_learning(
+            LearningInput(content="Service API rollback checklist for the zeppelin deploy"
+                          " pipeline with canary gates and health probes!", type="ERROR_FIX")
+        )
+    assert caught.value.code is ErrorCode.DUPLICATE_DETECTED
+    with pytest.raises(HRMError) as near:
+        small_budget.store_learning(
+            LearningInput(content="service api rollback checklist for the zeppelin deploy pipeline"
+                          " with canary gates and health probes and retries", type="ERROR_FIX")
+        )
+    assert near.value.context["duplicate_id"] == first
+
+
 def test_a_word_added_after_its_count_was_cached_is_found(
     small_budget: LearningsRepository,
 ) -> None:
     assert contents(small_budget, "zeppelin") == []
     small_budget.store_learning(LearningInput(content="zeppelin mooring", type="ERROR_FIX"))
     assert contents(small_budget, "zeppelin") == ["zeppelin mooring"]
+
+
+def test_a_new_rare_word_beside_common_ones_is_found_after_an_empty_search(
+    small_budget: LearningsRepository,
+) -> None:
+    before = contents(small_budget, "service api zeppelin", limit=3)
+    assert "zeppelin" not in " ".join(before)
+    small_budget.store_learning(LearningInput(content="zeppelin hangar checklist", type="ERROR_FIX"))
+    assert contents(small_budget, "service api zeppelin", limit=3)[0] == "zeppelin hangar checklist"

@@ -166,11 +166,13 @@ def plan_terms(
 class TermFrequencies:
     """Row counts of query words, cached while the store has not grown much.
 
-    Counts steer `plan_terms` only, so a slightly stale count costs time, never a result:
-    words counted as absent are always ranked on, and a common word stays common as rows
-    are added. An entry is reused until the store grew by a tenth (or 50 rows) since it was
-    counted. Thread-safe; the counting itself is injected (the repository runs a capped
-    ``MATCH``), which keeps this class free of I/O.
+    Counts steer `plan_terms` only, so a stale count costs time, never a result: a word once
+    common stays common as rows are added (rows leave the index only when deleted, and
+    nothing is), a rare word that grew common is merely ranked on at a higher cost, and an
+    absent word is never cached, so a row that brings it in is found at once. An entry is
+    reused until the store grew by a tenth (or 50 rows) since it was counted. Thread-safe;
+    the counting itself is injected (the repository runs a capped ``MATCH``), which keeps
+    this class free of I/O.
     """
 
     def __init__(self, *, capacity: int = 8192) -> None:
@@ -194,6 +196,8 @@ class TermFrequencies:
         counted = {term: count(term) for term in missing}
         with self._lock:
             for term, value in counted.items():
+                if value == 0:
+                    continue  # absent words are recounted (one index probe): a new row may hold one
                 if len(self._entries) >= self._capacity:
                     self._entries.pop(next(iter(self._entries)))  # oldest first
                 self._entries[term] = (value, row_count)

@@ -306,12 +306,15 @@ class LearningsRepository:
         searchable = sorted(w for w in words if w.strip("_"))
         if len(searchable) < 4:
             return None  # short texts: only an exact (normalised) match is a duplicate
-        # Below ten words a 0.9 overlap means the same word set, so every word must be present.
-        expr = (
-            _fts.match_all(searchable)
-            if len(searchable) < 10
-            else _fts.match_any(_fts.query_terms(content))
-        )
+        # A near-duplicate shares at least 90% of the words, so it holds the rarest of them:
+        # candidates come from the rare words only (`plan_terms`), which keeps the check's cost
+        # independent of how many rows share the common ones. Below ten words a 0.9 overlap
+        # means the same word set, so every rare word must be present.
+        plan = self._plan(_fts.query_terms(content))
+        if len(searchable) < 10:
+            expr = _fts.match_all(searchable if plan.all_common else plan.ranked)
+        else:
+            expr = _fts.match_any(plan.ranked)  # (all common: every word, a rare slow case)
         rows = self._db.execute(
             "SELECT l.id, l.content FROM learnings_fts CROSS JOIN learnings l"
             " ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ?"
