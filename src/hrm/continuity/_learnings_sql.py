@@ -187,15 +187,20 @@ def parse_ts(value: str | None) -> datetime | None:
     """Read a stored or exported timestamp back (naive input is taken as UTC)."""
     if value is None or value == "":
         return None
-    text = value.replace("Z", "+00:00") if value.endswith("Z") else value
     try:
-        parsed = datetime.fromisoformat(text)
+        parsed = datetime.fromisoformat(value)  # Python 3.11 reads a trailing "Z" as UTC
     except ValueError:
         raise HRMError.validation_failed(
             f"Cannot read timestamp {value!r}; use ISO-8601 like 2026-01-12T10:30:00Z",
             value=value,
         ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo is UTC else parsed.astimezone(UTC)
+
+
+_TYPES = {t.value: t for t in LearningType}
+_CONFIDENCES = {c.value: c for c in ConfidenceLevel}
 
 
 def row_to_learning(row: sqlite3.Row) -> Learning:
@@ -217,9 +222,9 @@ def row_to_learning(row: sqlite3.Row) -> Learning:
         accessed_at=accessed,
         access_count=int(row["access_count"]),
         content=row["content"],
-        type=LearningType(row["type"]),
-        tags=list(json.loads(row["tags"] or "[]")),
-        confidence=ConfidenceLevel(row["confidence"]),
+        type=_TYPES.get(row["type"]) or LearningType(row["type"]),
+        tags=[] if row["tags"] in (None, "", "[]") else list(json.loads(row["tags"])),
+        confidence=_CONFIDENCES.get(row["confidence"]) or ConfidenceLevel(row["confidence"]),
         context=row["context"],
         expires_at=parse_ts(row["expires_at"]),
         metadata=metadata,
