@@ -102,3 +102,19 @@ def test_a_megabyte_scrubs_in_one_pass() -> None:
     text = ("lorem ipsum dolor sit amet " * 40_000) + SECRETS["github_token"]
     out = scrub_text(text)
     assert SECRETS["github_token"] not in out
+
+
+def test_secret_patterns_compile_on_first_use_and_stay_frozen_values() -> None:
+    import re
+
+    from hrm.scrubbing import SecretPattern
+
+    lazy = SecretPattern("demo", r"\bdemo-[a-z]{4}", 0, ("demo-",))
+    eager = SecretPattern("demo", re.compile(r"\bdemo-[a-z]{4}"), 0, ("demo-",))
+    assert lazy == eager and hash(lazy) == hash(eager)
+    assert lazy.regex.pattern == eager.regex.pattern == r"\bdemo-[a-z]{4}"
+    assert lazy.regex is lazy.regex  # compiled once
+    with pytest.raises(AttributeError):
+        lazy.kind = "other"  # type: ignore[misc]
+    flagged = SecretPattern("demo", re.compile("x", re.IGNORECASE))
+    assert flagged.flags & re.IGNORECASE and flagged.regex.search("X")

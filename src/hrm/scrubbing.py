@@ -22,34 +22,70 @@ __all__ = ["SECRET_PATTERNS", "SecretPattern", "contains_secret", "scrub", "scru
 
 
 class SecretPattern:
-    """One kind of credential and how to recognise it; the regex is compiled on first use."""
+    """One kind of credential and how to recognise it.
+
+    A frozen value like the dataclass it replaces (same fields and constructor), except that
+    `regex` may be given as source text and is then compiled on first use.
+    """
 
     __slots__ = ("_regex", "flags", "group", "hints", "kind", "pattern")
+    kind: str
+    pattern: str
+    """The regular expression's source."""
+    group: int
+    """Which group holds the secret itself; 0 replaces the whole match."""
+    hints: tuple[str, ...]
+    """Lower-case substrings every match contains (at least one); the regex runs only when the
+    text contains a hint, which keeps scrubbing of ordinary text to a few substring scans."""
+    flags: int
+    """`re` flags for compiling `pattern` (those of a compiled `regex` when one is given)."""
+    _regex: re.Pattern[str] | None
 
     def __init__(
-        self, kind: str, pattern: str, group: int = 0, hints: tuple[str, ...] = (), flags: int = 0
+        self,
+        kind: str,
+        regex: re.Pattern[str] | str,
+        group: int = 0,
+        hints: tuple[str, ...] = (),
+        flags: int = 0,
     ) -> None:
-        self.kind = kind
-        self.pattern = pattern
-        """The regular expression's source."""
-        self.group = group
-        """Which group holds the secret itself; 0 replaces the whole match."""
-        self.hints = hints
-        """Lower-case substrings every match contains (at least one); the regex runs only when
-        the text contains a hint, which keeps scrubbing of ordinary text to a few substring
-        scans."""
-        self.flags = flags
-        self._regex: re.Pattern[str] | None = None
+        compiled = None if isinstance(regex, str) else regex
+        values = {
+            "kind": kind,
+            "pattern": regex if isinstance(regex, str) else regex.pattern,
+            "group": group,
+            "hints": hints,
+            "flags": flags if compiled is None else compiled.flags & ~re.UNICODE,  # implied
+            "_regex": compiled,
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def regex(self) -> re.Pattern[str]:
         """The compiled pattern (compiled once, when first needed)."""
-        if self._regex is None:
-            self._regex = re.compile(self.pattern, self.flags)
-        return self._regex
+        compiled = self._regex
+        if compiled is None:
+            compiled = re.compile(self.pattern, self.flags)
+            object.__setattr__(self, "_regex", compiled)
+        return compiled
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.kind, self.pattern, self.flags, self.group, self.hints)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen SecretPattern")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SecretPattern):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"SecretPattern(kind={self.kind!r}, pattern={self.pattern!r})"
+        return f"SecretPattern(kind={self.kind!r}, pattern={self.pattern!r}, group={self.group})"
 
 
 def _p(
