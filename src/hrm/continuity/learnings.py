@@ -4,9 +4,9 @@ Learnings live in the home's ``memory.db`` beside every other store. Search is f
 BM25, porter stemming) on the query's rarer words within a row budget, so its cost does not grow
 with the rows that share a common word; when an embedder is present it is hybrid: the word list
 and a cosine list over stored MiniLM vectors are fused by a weighted sum of their min-max
-normalised scores (`_fts.convex_fuse`). Writes are scrubbed of secrets
-and checked for duplicates first; ``USER_PREFERENCE`` learnings pass the preference truth model
-(001 §12.4), so an inferred preference waits for confirmation instead of becoming canon.
+normalised scores (`_fts.convex_fuse`). Writes are scrubbed of secrets and checked for
+duplicates first; ``USER_PREFERENCE`` learnings pass the preference truth model (001 §12.4), so
+an inferred preference waits for confirmation instead of becoming canon.
 
 Nothing is deleted: decay marks low-scoring learnings ``pruned`` (with ``pruned_at``) and
 searches leave them out unless asked. Used by the Claude Code hooks (session start, prompt
@@ -555,9 +555,9 @@ class LearningsRepository:
 
         Most rows pass the default filters, so a window of `limit` rows nearly always
         suffices (the caller already asks for more than it returns); FTS5 consumes
-        ``ORDER BY rank``, so ``highlight()`` runs only for the
-        window's rows. When the window did not hold every match, the total is FTS5's own
-        match count (cheap, but it includes hidden learnings: an upper bound).
+        ``ORDER BY rank``, so ``highlight()`` runs only for the window's rows. When the
+        window did not hold every match, the total is FTS5's own match count (cheap, but it
+        includes hidden learnings: an upper bound).
         """
         window = max(limit, _MIN_WINDOW)
         while True:
