@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from hrm.config import HRMConfig, LLMConfig, PolicySurface, load_config
     from hrm.errors import ErrorCode, HRMError, recover_from_error
     from hrm.home import HRMHome, initialize
+    from hrm.pipeline import HRM
+    from hrm.records import DecisionRecord, TurnResult
     from hrm.types import (
         AltitudeLevel,
         BlastRadius,
@@ -27,10 +29,12 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "HRM",
     "AltitudeLevel",
     "BlastRadius",
     "Complexity",
     "ConflictLevel",
+    "DecisionRecord",
     "ErrorCode",
     "GateType",
     "HRMConfig",
@@ -43,12 +47,16 @@ __all__ = [
     "Stakes",
     "Stance",
     "TurnInput",
+    "TurnResult",
     "initialize",
     "load_config",
     "recover_from_error",
 ]
 
 _LAZY = {
+    "HRM": "hrm.pipeline",
+    "DecisionRecord": "hrm.records",
+    "TurnResult": "hrm.records",
     "HRMConfig": "hrm.config",
     "LLMConfig": "hrm.config",
     "PolicySurface": "hrm.config",

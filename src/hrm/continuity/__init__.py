@@ -7,7 +7,10 @@ Code hook imports through it and must start fast).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ACCESS_SATURATION",

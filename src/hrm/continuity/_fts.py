@@ -13,7 +13,6 @@ rarest words within a row budget and leaves the common ones out of the ranked qu
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 import unicodedata
@@ -277,6 +276,8 @@ def jaccard(left: frozenset[str], right: frozenset[str]) -> float:
 def content_key(text: str) -> str:
     """A key equal for texts that differ only in case, accents form, punctuation or spacing."""
     normal = " ".join(_words(text))
+    import hashlib  # deferred: only the duplicate check hashes, and hooks mostly read
+
     return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:32]
 
 

@@ -19,7 +19,6 @@ import logging
 import math
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -184,15 +183,17 @@ class LearningsRepository:
             embeddings: ``auto`` (hybrid when the extra is installed), ``on`` (hybrid or
                 ImportError naming the extra), ``off`` (never load it; the fast hook path).
         """
-        from hrm.continuity import embeddings as emb
-
         if embeddings not in ("auto", "on", "off"):
             raise HRMError.validation_failed(
                 f"embeddings must be 'auto', 'on' or 'off', got {embeddings!r}", value=embeddings
             )
         embedder: EmbeddingModel | None = None
-        if embeddings == "on" or (embeddings == "auto" and emb.available()):
-            embedder = emb.Embedder.load()
+        if embeddings != "off":
+            # Deferred: the hook opens with embeddings off and must not pay for this import.
+            from hrm.continuity import embeddings as emb
+
+            if embeddings == "on" or emb.available():
+                embedder = emb.Embedder.load()
         repo = cls(Database(home.memory_db), clock=clock, embedder=embedder)
         repo._owns_db = True
         return repo
@@ -252,7 +253,7 @@ class LearningsRepository:
                 tags = _normalise_tags([*tags, "inferred"])
         stamp = format_ts(now or self._clock())
         return {
-            "id": f"lrn-{uuid.uuid4().hex[:20]}",
+            "id": f"lrn-{_uuid_hex()}",
             "session_id": learning.session_id,
             "created_at": stamp,
             "accessed_at": stamp,
@@ -915,7 +916,7 @@ class LearningsRepository:
                     (kind, text, session_id, stamp, path),
                 )
                 return str(row["id"])
-            artifact_id = f"art-{uuid.uuid4().hex[:20]}"
+            artifact_id = f"art-{_uuid_hex()}"
             self._db.execute(
                 "INSERT INTO artifacts (id, path, kind, content, session_id, indexed_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -981,3 +982,9 @@ def _validate_strategy(strategy: DecayStrategy) -> None:
             "age_weight + access_weight must be at most 1.0",
             reason="INVALID_STRATEGY",
         )
+
+
+def _uuid_hex() -> str:
+    import uuid  # deferred: only writes need an id, and the hook's reads must start fast
+
+    return uuid.uuid4().hex[:20]
