@@ -6,10 +6,10 @@ hook (which imports `hrm.continuity…`) starts fast, while `from hrm import HRM
 
 from __future__ import annotations
 
+from hrm._lazy import lazy_exports
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs the hook ~5 ms
 if TYPE_CHECKING:
-    from typing import Any
-
     from hrm.config import HRMConfig, LLMConfig, PolicySurface, load_config
     from hrm.errors import ErrorCode, HRMError, recover_from_error
     from hrm.home import HRMHome, initialize
@@ -78,17 +78,4 @@ _LAZY = {
     "TurnInput": "hrm.types",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrm' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -6,8 +6,7 @@ Code hook imports through it and must start fast).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from hrm._lazy import lazy_exports
 
 __all__ = [
     "CITATION_PATTERNS",
@@ -103,15 +102,4 @@ _LAZY = {
     "urgency_markers_in": "hrm.governance.signals",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrm.governance' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

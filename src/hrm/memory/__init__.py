@@ -11,8 +11,9 @@ share) does not load the stores, SQLite or the ledger.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hrm._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hrm.memory.bus import DEFAULT_PROBLEM_ID, MemoryBus, default_write_gate
@@ -73,15 +74,4 @@ _HOMES = {
     "WriteSignals": "types",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOMES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrm.memory' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"hrm.memory.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -10,8 +10,9 @@ load the whole turn machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hrm._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hrm.stacks.anchors import add_anchor, read_anchors, retire_anchor
@@ -79,13 +80,4 @@ _HOME = {
     "visibility_decision": "visibility",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrm.stacks' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"hrm.stacks.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(globals(), _HOME)

@@ -7,8 +7,9 @@ them, and `Database` is the one handle every store in a home opens on ``memory.d
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hrm._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hrm.storage.ledger import (
@@ -62,16 +63,4 @@ _LAZY = {
     "wrap_sqlite_error": "hrm.storage.sqlite",
 }
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the Claude Code hook needs only storage.sqlite, and must start fast.
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrm.storage' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
