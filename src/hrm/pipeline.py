@@ -18,9 +18,7 @@ import contextlib
 import logging
 import re
 import threading
-import time
 import unicodedata
-import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -302,7 +300,7 @@ class HRM:
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
         self._refresh_state()
         tracer = get_tracer()
-        trace_id = tracer.generate_id("hrm") if tracer.active else _trace_id()
+        trace_id = tracer.generate_id("hrm")
         state = self._state
         number = state.turn_number + 1
         events: list[tuple[str, dict[str, Any]]] = []
@@ -828,10 +826,6 @@ def _with_llm(cfg: HRMConfig, llm: LLMConfig) -> HRMConfig:
     from dataclasses import replace
 
     return replace(cfg, llm=llm)
-
-
-def _trace_id() -> str:
-    return f"hrm_{int(time.time() * 1000)}_{uuid.uuid4().hex[:8]}"
 
 
 def _commitment(commitment: Any) -> dict[str, Any] | None:

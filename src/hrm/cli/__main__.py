@@ -13,7 +13,7 @@ def main() -> None:
     """Run the `hrm` command line."""
     argv = sys.argv[1:]
     if argv[:1] == ["hook"]:
-        from hrm.continuity.hook_entry import run_hook  # type: ignore[import-not-found,unused-ignore]
+        from hrm.continuity.hook_entry import run_hook
 
         raise SystemExit(run_hook(argv[1:]))
     from hrm.cli.app import run

@@ -360,14 +360,12 @@ class _StageRunner:
         return items[:5]
 
     def _learnings_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
-        from hrm.continuity.learnings import LearningsRepository
         from hrm.continuity.learnings_types import SearchQuery
 
         if not text.strip():
             return []
-        repo = LearningsRepository(self.stack.db)
         limit = int(config.get("limit", 5))
-        results = repo.search_memories(
+        results = self.stack.learnings().search_memories(
             SearchQuery(text=text[:2000], limit=limit), budget_ms=int(config.get("budget_ms", 300))
         )
         return [

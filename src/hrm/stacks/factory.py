@@ -66,6 +66,7 @@ class CognitiveStack:
     """Group-commits the stack's ledgers at turn boundaries (see `_group_commit`)."""
     work_order_sink: list[dict[str, Any]] | None = None
     """While a turn runs, work orders recorded in HO1m are also collected here."""
+    _learnings: Any = field(default=None, repr=False)
     _canon_cache: dict[str, Any] | None = field(default=None, repr=False)
     _canon_version: int | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
@@ -123,6 +124,18 @@ class CognitiveStack:
                 canon[key] = self.bus.shared.get(key).value
             self._canon_cache, self._canon_version = canon, stamp
         return dict(self._canon_cache)
+
+    def learnings(self) -> Any:
+        """The home's learnings repository on this stack's database, built once.
+
+        Built on first use (most turns of a fresh home never search learnings) and kept: its
+        migration check and its term-frequency cache are not redone on every turn.
+        """
+        if self._learnings is None:
+            from hrm.continuity.learnings import LearningsRepository
+
+            self._learnings = LearningsRepository(self.db)
+        return self._learnings
 
     def write_preference(
         self,

@@ -90,7 +90,6 @@ def run_plan(
         "execute",
         delivered=run.status == "converged",
         notes=notes,
-        details={"plan_status": run.status, "passes": len(run.history.passes)
-                 if hasattr(run.history, "passes") else None,
+        details={"plan_status": run.status, "passes": len(run.history.passes),
                  "expiration": run.expiration},
     )

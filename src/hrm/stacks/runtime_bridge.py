@@ -37,14 +37,12 @@ def stack_tools(stack: CognitiveStack) -> ToolRegistry:
         return hits[:limit]
 
     def search_learnings(query: str, limit: int) -> Sequence[Mapping[str, Any]]:
-        from hrm.continuity.learnings import LearningsRepository
         from hrm.continuity.learnings_types import SearchQuery
 
         if not query.strip():
             return []
-        repo = LearningsRepository(stack.db)
         query_ = SearchQuery(text=query[:2000], limit=max(1, min(limit, 100)))
-        results = repo.search_memories(query_, budget_ms=500)
+        results = stack.learnings().search_memories(query_, budget_ms=500)
         return [{"id": r.learning.id, "content": r.learning.content,
                  "relevance": r.relevance_score} for r in results.results]
 
