@@ -6,9 +6,9 @@ implementation"). At most ``max_concurrent`` runners (``MAX_CONCURRENT_AGENTS``)
 no agent waits for a hand-off between threads. A serial map is the same with one runner, each
 agent receiving the previous accepted output.
 
-The caller's thread supervises: it sleeps on one condition until the next deadline (runners
-signal it when they start or settle an agent), so a deadline is noticed when it passes, not on
-a poll. A thread cannot be killed, so a timed-out agent is marked ``timed_out``, its late
+The caller's thread supervises: it sleeps on one condition until the next deadline (a runner
+wakes it only when it starts an agent due before that, or settles the last one), so a deadline
+is noticed when it passes, not on a poll, and 32 runners do not keep waking it for nothing. A thread cannot be killed, so a timed-out agent is marked ``timed_out``, its late
 result ignored, and a fresh runner takes its place; the pool is sized for the whole bundle
 (threads start lazily) and shut down without waiting, so the bundle returns on time.
 """
@@ -107,6 +107,7 @@ class MapRun:
         self._settled = 0
         self._emitting = 0  # settled by a runner, record not yet emitted
         self._stopped = False
+        self._wake_at: float | None = None  # when the sleeping supervisor wakes (None: never)
         self.cancel_event = threading.Event()
         self.accepted: list[AgentSlot] = []
         self.deadline_hit = False
@@ -136,9 +137,11 @@ class MapRun:
         )
         stopped: list[AgentSlot] = []
         try:
+            # outside the lock: starting a thread takes ~0.1 ms, and each runner should begin
+            # its first agent as soon as its thread exists, not after the last one is made
+            for _ in range(min(self._limit, len(self.slots))):
+                pool.submit(self._runner)
             with self._cond:
-                for _ in range(min(self._limit, len(self.slots))):
-                    pool.submit(self._runner)
                 stopped = self._supervise(pool)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -166,7 +169,10 @@ class MapRun:
                     if self._waiting:
                         pool.submit(self._runner)  # the stuck thread's place
             if self._settled < len(self.slots):
-                self._cond.wait(timeout=self._next_wake(now))
+                timeout = self._next_wake(now)
+                self._wake_at = None if timeout is None else now + timeout
+                self._cond.wait(timeout=timeout)
+        self._wake_at = 0.0  # from here every change is worth a look
         # a runner's record must land before the bundle returns (callers close the ledger)
         self._cond.wait_for(lambda: self._emitting == 0)
         return settled_here
@@ -191,7 +197,8 @@ class MapRun:
                 slot.deadline = now + slot.timeout_ms / 1000
                 self._running[slot.index] = slot
                 previous = self.accepted[-1].output if self._chain and self.accepted else None
-                self._cond.notify_all()  # the supervisor learns the new deadline
+                if self._wake_at is None or slot.deadline < self._wake_at:
+                    self._cond.notify_all()  # the supervisor must wake sooner
             output, error, dropped = self._execute(slot, previous)
             with self._cond:
                 if slot.state != "running":
@@ -206,13 +213,15 @@ class MapRun:
                     self.accepted.append(slot)
                 self._settle(slot, state, self._clock())
                 self._emitting += 1
-                self._cond.notify_all()
+                if self._settled == len(self.slots):
+                    self._cond.notify_all()  # the last one: the supervisor can finish
             try:
                 self._emit(slot)
             finally:
                 with self._cond:
                     self._emitting -= 1
-                    self._cond.notify_all()
+                    if self._emitting == 0 and self._settled == len(self.slots):
+                        self._cond.notify_all()
 
     def _execute(
         self, slot: AgentSlot, previous: AgentOutput | None

@@ -366,8 +366,8 @@ class AgentRuntime:
         reducer: Reducer,
         started: float,
     ) -> AgentExecutionResult:
-        outputs = [s.output for s in map_run.accepted if s.output is not None]
-        outputs.sort(key=lambda o: agents.index(o.agent_id) if o.agent_id in agents else 0)
+        in_order = sorted(map_run.accepted, key=lambda s: s.index)  # map order, not finish order
+        outputs = [s.output for s in in_order if s.output is not None]
         dropped = [d for s in slots for d in s.dropped]
         for slot in map_run.accepted:
             if slot.output is not None:
