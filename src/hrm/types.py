@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import Enum
 from typing import Any, TypeAlias
+
+from hrm._clock import system_clock
 
 __all__ = [
     "JSON",
@@ -36,11 +38,6 @@ JSONDict: TypeAlias = dict[str, Any]
 
 Clock: TypeAlias = Callable[[], datetime]
 """Returns the current time as an aware UTC datetime; injected so TTLs and decay are testable."""
-
-
-def system_clock() -> datetime:
-    """The real clock: now, in UTC, timezone-aware."""
-    return datetime.now(UTC)
 
 
 class AltitudeLevel(str, Enum):

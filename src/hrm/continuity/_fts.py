@@ -17,8 +17,14 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+
+from hrm._values import Value
+
+TYPE_CHECKING = False  # `hrm hook` searches learnings: no `typing` or `dataclasses` at run time
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    K = TypeVar("K", bound=Hashable)
 
 __all__ = [
     "HIGHLIGHT_CLOSE",
@@ -42,7 +48,6 @@ __all__ = [
     "token_set",
 ]
 
-K = TypeVar("K", bound=Hashable)
 
 MAX_QUERY_TERMS = 32
 """More words add cost but almost never change the top results."""
@@ -113,10 +118,11 @@ def match_all(terms: Sequence[str]) -> str:
     return " AND ".join(_quote(t) for t in terms)
 
 
-@dataclass(frozen=True)
-class TermPlan:
+class TermPlan(Value):
     """Which query words a search ranks on, and how (decided from document frequencies)."""
 
+    _fields = ("ranked", "dropped", "all_common")
+    __slots__ = _fields
     ranked: tuple[str, ...]
     """Words OR-ed into the BM25-ranked query: the rarest, within `RANKED_ROW_BUDGET`, in
     query order; when `all_common`, every word, rarest first."""
@@ -125,6 +131,11 @@ class TermPlan:
     all_common: bool
     """Every word that occurs at all is too common to rank on within the budget: the search
     takes the newest rows holding the two rarest (then any word) instead of BM25-ranking."""
+
+    def __init__(
+        self, *, ranked: tuple[str, ...], dropped: tuple[str, ...], all_common: bool
+    ) -> None:
+        self._init(ranked=ranked, dropped=dropped, all_common=all_common)
 
 
 def plan_terms(

@@ -10,10 +10,9 @@ ISO-8601 UTC text, so string order is time order.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
+from hrm._values import Record
 from hrm.continuity.learnings_types import (
     ConfidenceLevel,
     Learning,
@@ -24,8 +23,10 @@ from hrm.continuity.learnings_types import (
 )
 from hrm.errors import HRMError
 
+TYPE_CHECKING = False  # on the hook's path: no `typing` at run time
 if TYPE_CHECKING:
     import sqlite3
+    from typing import Any
 
 __all__ = [
     "COMPONENT",
@@ -233,14 +234,27 @@ def row_to_learning(row: sqlite3.Row) -> Learning:
     )
 
 
-@dataclass
-class FilterSQL:
+class FilterSQL(Record):
     """A WHERE fragment over alias ``l`` and its bound parameters."""
 
-    clauses: list[str] = field(default_factory=list)
-    params: list[Any] = field(default_factory=list)
-    selective: bool = False
+    _fields = ("clauses", "params", "selective")
+    __slots__ = _fields
+    clauses: list[str]
+    params: list[Any]
+    selective: bool
     """Whether a caller filter (type, tag, session, date, confidence) is present."""
+
+    def __init__(
+        self,
+        clauses: list[str] | None = None,
+        params: list[Any] | None = None,
+        selective: bool = False,
+    ) -> None:
+        self._init(
+            clauses=[] if clauses is None else clauses,
+            params=[] if params is None else params,
+            selective=selective,
+        )
 
     @property
     def where(self) -> str:

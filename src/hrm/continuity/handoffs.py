@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from hrm._atomic import atomic_write
+from hrm._clock import system_clock
 from hrm.continuity import _markdown
 from hrm.continuity.confidence import VerificationStatus
 from hrm.errors import ErrorCode, HRMError
 from hrm.scrubbing import contains_secret, scrub
-from hrm.types import system_clock
 
 if TYPE_CHECKING:
     from hrm.home import HRMHome

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from hrm.continuity.skills import _Value
+from hrm._values import Value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ Register it in Claude Code with `hrm install claude-code`.
 """
 
 
-class HookRun(_Value):
+class HookRun(Value):
     """The result of answering one payload (what `run_hook` prints, and what it left running)."""
 
     _fields = ("output", "event", "abandoned_workers")

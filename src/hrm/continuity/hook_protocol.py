@@ -21,6 +21,7 @@ import os
 from enum import Enum
 from pathlib import Path
 
+from hrm._values import Value
 from hrm.continuity.hooks import (
     MAX_ADDITIONAL_CONTEXT,
     FileInfo,
@@ -32,7 +33,6 @@ from hrm.continuity.hooks import (
     StopSignal,
     UserPrompt,
 )
-from hrm.continuity.skills import _Value
 
 TYPE_CHECKING = False  # this runs on every prompt: no typing or dataclasses at run time
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ _MODES = {
 Payload = SessionContext | UserPrompt | FileInfo | SessionCheckpoint | StopSignal
 
 
-class HookRequest(_Value):
+class HookRequest(Value):
     """One event to handle, with its DTO for the orchestrator."""
 
     _fields = ("event", "payload")
@@ -98,7 +98,7 @@ class HookRequest(_Value):
         self._init(event=event, payload=payload)
 
 
-class ParsedHook(_Value):
+class ParsedHook(Value):
     """What parsing found: a request, or why there is nothing to do (for the log)."""
 
     _fields = ("request", "event", "problem", "notes")

@@ -13,7 +13,7 @@ Code and losing everything.
 
 Module level imports only cheap standard-library modules and the record base of `skills`: no
 `typing`, `dataclasses`, `logging` or `threading`, whose imports would cost `hrm hook` more than
-the interpreter's own start-up. The DTOs are hand-written frozen records (`skills._Value`) with
+the interpreter's own start-up. The DTOs are hand-written frozen records (`hrm._values.Value`) with
 dataclass semantics. The collaborators (learnings, handoffs, the continuity ledger) are imported
 inside the handler that needs them, so an event pays only for what it uses.
 """
@@ -26,7 +26,7 @@ import time
 from enum import Enum
 from pathlib import Path
 
-from hrm.continuity.skills import _Value
+from hrm._values import Value
 
 TYPE_CHECKING = False  # `hrm hook` imports this module: no typing, dataclasses or logging
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class HookAction(str, Enum):
     CONTINUE = "CONTINUE"
 
 
-class SessionContext(_Value):
+class SessionContext(Value):
     """A session that is starting (003 §6 `SessionContext`)."""
 
     _fields = ("session_id", "mode", "project_path", "previous_session_id", "transcript_path")
@@ -102,7 +102,7 @@ class SessionContext(_Value):
         )
 
 
-class UserPrompt(_Value):
+class UserPrompt(Value):
     """A prompt the user submitted, before the assistant sees it (003 §6 `UserPrompt`)."""
 
     _fields = ("text", "session_id", "turn_number", "project_path")
@@ -121,7 +121,7 @@ class UserPrompt(_Value):
         )
 
 
-class FileInfo(_Value):
+class FileInfo(Value):
     """A file the assistant just wrote or edited (003 §6 `FileInfo`)."""
 
     _fields = (
@@ -157,7 +157,7 @@ class FileInfo(_Value):
         )
 
 
-class SessionCheckpoint(_Value):
+class SessionCheckpoint(Value):
     """A moment to save the session as a handoff: before compaction or at session end."""
 
     _fields = (
@@ -193,7 +193,7 @@ class SessionCheckpoint(_Value):
         )
 
 
-class StopSignal(_Value):
+class StopSignal(Value):
     """The assistant finished its turn."""
 
     _fields = ("session_id", "stop_hook_active", "project_path")
@@ -209,7 +209,7 @@ class StopSignal(_Value):
         )
 
 
-class SkillSuggestion(_Value):
+class SkillSuggestion(Value):
     """One skill worth using for this prompt (003 §6 `SkillSuggestion`)."""
 
     _fields = ("skill", "reason", "confidence")
@@ -222,7 +222,7 @@ class SkillSuggestion(_Value):
         self._init(skill=skill, reason=reason, confidence=confidence)
 
 
-class HookResponse(_Value):
+class HookResponse(Value):
     """What a hook answers (003 §6 `HookResponse`, one type for every event)."""
 
     _fields = (
@@ -268,7 +268,7 @@ class HookResponse(_Value):
         )
 
 
-class HookSettings(_Value):
+class HookSettings(Value):
     """The continuity settings hooks use (001 §10 `continuity` section, 003 §6 budgets)."""
 
     _fields = (

@@ -15,13 +15,12 @@ submit, post-write indexing) and by ``hrm memory ...``.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
 
+from hrm._clock import system_clock
 from hrm.continuity import _fts
 from hrm.continuity._learnings_sql import (
     COMPONENT,
@@ -52,15 +51,22 @@ from hrm.continuity.learnings_types import (
 from hrm.errors import ErrorCode, HRMError
 from hrm.scrubbing import scrub_text
 from hrm.storage.sqlite import Database
-from hrm.types import Clock, system_clock
 
+TYPE_CHECKING = False  # `hrm hook` recalls learnings: no `typing` or `logging` at run time
 if TYPE_CHECKING:
+    import logging
     import sqlite3
     from datetime import datetime
+    from typing import Any, TypeAlias
 
     from hrm.continuity._vectors import VectorIndex
     from hrm.continuity.embeddings import EmbeddingModel
     from hrm.home import HRMHome
+    from hrm.types import Clock
+
+    _Hit: TypeAlias = tuple[int, float, sqlite3.Row, list[str]]
+    """A search hit before decoding: row number, relevance, the row, highlights. Only the hits
+    a search returns are decoded into `SearchResult` (decoding dominates a window's cost)."""
 
 __all__ = [
     "ACCESS_SATURATION",
@@ -72,7 +78,14 @@ __all__ = [
     "decay_score",
 ]
 
-logger = logging.getLogger(__name__)
+
+
+def _logger() -> logging.Logger:
+    """The module's logger, imported on first use (see TYPE_CHECKING above)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 ARTIFACT_KINDS = ("handoff", "plan", "ledger")
 """What PostToolUse indexing may store beside learnings (003 Integration 5)."""
@@ -88,10 +101,6 @@ AGE_HALF_LIFE_DAYS = 30.0
 
 ACCESS_SATURATION = 20
 """Accesses at which the access factor of decay reaches one."""
-
-_Hit: TypeAlias = "tuple[int, float, sqlite3.Row, list[str]]"
-"""A search hit before decoding: row number, relevance, the row, highlights. Only the hits a
-search returns are decoded into `SearchResult` (decoding dominates the cost of a window)."""
 
 _MAX_LIMIT = 100
 _MIN_WINDOW = 20
@@ -232,7 +241,7 @@ class LearningsRepository:
             if vector is not None:
                 self._insert_vector(seq, vector)
         stored_at = parse_ts(record["created_at"])
-        logger.debug("stored learning %s (%s)", record["id"], record["type"])
+        _logger().debug("stored learning %s (%s)", record["id"], record["type"])
         return LearningId(id=record["id"], stored_at=stored_at or self._clock())
 
     def _prepare(self, learning: LearningInput, *, now: datetime | None = None) -> dict[str, Any]:
@@ -281,7 +290,9 @@ class LearningsRepository:
                 from hrm.governance.preferences import PreferenceClassifier
             except ImportError:
                 # Fail closed: without the truth model nothing becomes canon unconfirmed.
-                logger.warning("preference classifier unavailable; learning held for confirmation")
+                _logger().warning(
+                    "preference classifier unavailable; learning held for confirmation"
+                )
                 return "pending_confirmation", "INFERRED_CONFIRM_REQUIRED"
             classifier = self._preference_classifier = PreferenceClassifier(PolicySurface())
         verdict = classifier.classify(text, source=source)
@@ -744,7 +755,7 @@ class LearningsRepository:
                 " pruned_at = COALESCE(?3, pruned_at) WHERE seq = ?4",
                 updates,
             )
-        logger.info("decay re-scored %s learnings, pruned %s", len(updates), pruned)
+        _logger().info("decay re-scored %s learnings, pruned %s", len(updates), pruned)
         return DecayResult(
             memories_decayed=len(updates),
             memories_pruned=pruned,

@@ -1,18 +1,24 @@
 """The learnings DTOs of 003 §2 ("Memory Repository", "Memory Schema", "Memory Search Request").
 
-Plain dataclasses with no I/O, shared by the repository, the hooks and the command line. Enum
-parsing accepts the spec's upper-case names and lower-case input (``"working_solution"``), so a
+Plain records with no I/O, shared by the repository, the hooks and the command line. They are
+`hrm._values` records rather than dataclasses because `hrm hook` recalls learnings on every
+prompt in a fresh process, where importing `dataclasses` and generating these classes cost more
+than the search itself; constructors are keyword-only with the defaults of 003. Enum parsing
+accepts the spec's upper-case names and lower-case input (``"working_solution"``), so a
 hook or a person typing a type never has to match case. Timestamps are aware UTC datetimes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
 
+from hrm._values import Record, Value
 from hrm.errors import HRMError
+
+TYPE_CHECKING = False  # on the hook's path: no `typing` at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "LEARNING_STATUSES",
@@ -102,40 +108,68 @@ def parse_confidence(value: ConfidenceLevel | str) -> ConfidenceLevel:
         ) from None
 
 
-@dataclass(frozen=True, kw_only=True)
-class LearningInput:
+class LearningInput(Value):
     """What a caller asks to remember (003 ``LearningInput``)."""
 
+    _fields = (
+        "content", "type", "tags", "confidence", "context", "session_id", "expires_at", "source"
+    )
+    __slots__ = _fields
     content: str
     """The learning text; must not be blank. Secrets are scrubbed before it is stored."""
     type: LearningType | str
     """A `LearningType` or its name in any case."""
-    tags: list[str] = field(default_factory=list)
+    tags: list[str]
     """Free labels; stored lower-cased and de-duplicated."""
-    confidence: ConfidenceLevel | str = ConfidenceLevel.MEDIUM
+    confidence: ConfidenceLevel | str
     """How well established the learning is."""
-    context: str | None = None
+    context: str | None
     """Where it applies (a file, a task); searched with a lower weight than the content."""
-    session_id: str | None = None
+    session_id: str | None
     """The session it came from."""
-    expires_at: datetime | None = None
+    expires_at: datetime | None
     """After this instant it is left out of searches unless ``include_expired`` asks for it."""
-    source: str = "user"
+    source: str
     """Who said it (``user``, ``agent``, ``hook``, ``import``); preference truth uses it."""
 
+    def __init__(
+        self,
+        *,
+        content: str,
+        type: LearningType | str,
+        tags: list[str] | None = None,
+        confidence: ConfidenceLevel | str = ConfidenceLevel.MEDIUM,
+        context: str | None = None,
+        session_id: str | None = None,
+        expires_at: datetime | None = None,
+        source: str = "user",
+    ) -> None:
+        self._init(
+            content=content, type=type, tags=[] if tags is None else tags,
+            confidence=confidence, context=context, session_id=session_id,
+            expires_at=expires_at, source=source,
+        )
 
-@dataclass(frozen=True)
-class LearningId:
+class LearningId(Value):
     """The identity a stored learning got (003 ``LearningId``)."""
 
+    _fields = ("id", "stored_at")
+    __slots__ = _fields
     id: str
     stored_at: datetime
 
+    def __init__(self, id: str, stored_at: datetime) -> None:
+        self._init(id=id, stored_at=stored_at)
 
-@dataclass(kw_only=True)
-class Learning:
+
+class Learning(Record):
     """A stored learning (003 "Memory Schema") plus its lifecycle status."""
 
+    _fields = (
+        "id", "session_id", "created_at", "accessed_at", "access_count", "content", "type",
+        "tags", "confidence", "context", "expires_at", "metadata", "status", "pruned_at",
+    )
+    __slots__ = _fields
     id: str
     session_id: str | None
     created_at: datetime
@@ -149,10 +183,35 @@ class Learning:
     expires_at: datetime | None
     metadata: dict[str, Any]
     """``source`` (where it came from) and ``relevance_score`` (the decayed score, 0-1)."""
-    status: str = "active"
+    status: str
     """``active``, ``pending_confirmation`` (an inferred preference) or ``pruned`` (decayed)."""
-    pruned_at: datetime | None = None
+    pruned_at: datetime | None
     """When decay pruned it; pruned learnings are kept, only hidden from searches."""
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        session_id: str | None,
+        created_at: datetime,
+        accessed_at: datetime,
+        access_count: int,
+        content: str,
+        type: LearningType,
+        tags: list[str],
+        confidence: ConfidenceLevel,
+        context: str | None,
+        expires_at: datetime | None,
+        metadata: dict[str, Any],
+        status: str = "active",
+        pruned_at: datetime | None = None,
+    ) -> None:
+        self._init(
+            id=id, session_id=session_id, created_at=created_at, accessed_at=accessed_at,
+            access_count=access_count, content=content, type=type, tags=tags,
+            confidence=confidence, context=context, expires_at=expires_at, metadata=metadata,
+            status=status, pruned_at=pruned_at,
+        )
 
     def is_expired(self, now: datetime) -> bool:
         """Whether its expiry has passed at `now`."""
@@ -178,45 +237,78 @@ class Learning:
         }
 
 
-@dataclass(kw_only=True)
-class SearchFilters:
+class SearchFilters(Record):
     """Narrow a search (003 ``SearchFilters``); every field left None means "any"."""
 
-    types: list[LearningType | str] | None = None
+    _fields = ("types", "tags", "confidence", "date_range", "session_id", "include_pending")
+    __slots__ = _fields
+    types: list[LearningType | str] | None
     """Keep only these types."""
-    tags: list[str] | None = None
+    tags: list[str] | None
     """Keep learnings carrying at least one of these tags."""
-    confidence: ConfidenceLevel | str | None = None
+    confidence: ConfidenceLevel | str | None
     """Minimum confidence (``MEDIUM`` keeps MEDIUM and HIGH)."""
-    date_range: tuple[datetime | None, datetime | None] | None = None
+    date_range: tuple[datetime | None, datetime | None] | None
     """Created within ``[start, end]`` (both inclusive, either open)."""
-    session_id: str | None = None
+    session_id: str | None
     """Only learnings from this session."""
-    include_pending: bool = False
+    include_pending: bool
     """Also return inferred preferences still waiting for confirmation."""
 
+    def __init__(
+        self,
+        *,
+        types: list[LearningType | str] | None = None,
+        tags: list[str] | None = None,
+        confidence: ConfidenceLevel | str | None = None,
+        date_range: tuple[datetime | None, datetime | None] | None = None,
+        session_id: str | None = None,
+        include_pending: bool = False,
+    ) -> None:
+        self._init(
+            types=types, tags=tags, confidence=confidence, date_range=date_range,
+            session_id=session_id, include_pending=include_pending,
+        )
 
-@dataclass(kw_only=True)
-class SearchQuery:
+
+class SearchQuery(Record):
     """One search (003 ``SearchQuery``). Any user text is a safe query."""
 
+    _fields = ("text", "filters", "limit", "include_expired")
+    __slots__ = _fields
     text: str
-    filters: SearchFilters | None = None
-    limit: int = 10
+    filters: SearchFilters | None
+    limit: int
     """1 to 100."""
-    include_expired: bool = False
+    include_expired: bool
     """Also return expired and decay-pruned learnings."""
 
+    def __init__(
+        self,
+        *,
+        text: str,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+        include_expired: bool = False,
+    ) -> None:
+        self._init(text=text, filters=filters, limit=limit, include_expired=include_expired)
 
-@dataclass(kw_only=True)
-class SearchResult:
+
+class SearchResult(Record):
     """One hit (003 ``SearchResult``)."""
 
+    _fields = ("learning", "relevance_score", "highlights")
+    __slots__ = _fields
     learning: Learning
     relevance_score: float
     """0.0 to 1.0, higher is more relevant."""
     highlights: list[str]
     """The matched words as they appear in the content, in order."""
+
+    def __init__(
+        self, *, learning: Learning, relevance_score: float, highlights: list[str]
+    ) -> None:
+        self._init(learning=learning, relevance_score=relevance_score, highlights=highlights)
 
     def to_dict(self) -> dict[str, Any]:
         """The 003 "Memory Search Response" shape of one result, plus the learning's fields."""
@@ -226,23 +318,39 @@ class SearchResult:
         return data
 
 
-@dataclass(kw_only=True)
-class SearchResults:
+class SearchResults(Record):
     """The answer to a search (003 ``SearchResults``), sorted by relevance, best first."""
 
+    _fields = ("results", "total_count", "query_time_ms", "mode", "timed_out", "total_exact")
+    __slots__ = _fields
     results: list[SearchResult]
     total_count: int
     """Matches before the limit (full-text matches passing the filters)."""
     query_time_ms: int
     mode: str
     """``fts`` (full-text only) or ``hybrid`` (full-text and vectors, fused)."""
-    timed_out: bool = False
+    timed_out: bool
     """The budget ran out; ``results`` holds what was found by then."""
-    total_exact: bool = True
+    total_exact: bool
     """False when ``total_count`` is an estimate, used when counting exactly would cost more
     than the search itself: FTS5's raw match count (may include expired, pruned or pending
     learnings), the matches of the rarer words when common ones were left out of ranking, or,
     when every word is common, a count capped at the ranked-row budget."""
+
+    def __init__(
+        self,
+        *,
+        results: list[SearchResult],
+        total_count: int,
+        query_time_ms: int,
+        mode: str,
+        timed_out: bool = False,
+        total_exact: bool = True,
+    ) -> None:
+        self._init(
+            results=results, total_count=total_count, query_time_ms=query_time_ms, mode=mode,
+            timed_out=timed_out, total_exact=total_exact,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The 003 "Memory Search Response" JSON shape."""
@@ -256,23 +364,36 @@ class SearchResults:
         }
 
 
-@dataclass(frozen=True)
-class DecayStrategy:
+class DecayStrategy(Value):
     """How decay weighs age against use (003 ``DecayStrategy``); weights sum to at most 1."""
 
+    _fields = ("age_weight", "access_weight", "min_score")
+    __slots__ = _fields
     age_weight: float
     access_weight: float
     min_score: float
     """Learnings scoring below this are pruned (marked, never deleted)."""
 
+    def __init__(self, age_weight: float, access_weight: float, min_score: float) -> None:
+        self._init(age_weight=age_weight, access_weight=access_weight, min_score=min_score)
 
-@dataclass(frozen=True)
-class DecayResult:
+
+class DecayResult(Value):
     """What one decay pass did (003 ``DecayResult``)."""
 
+    _fields = ("memories_decayed", "memories_pruned", "average_age_days")
+    __slots__ = _fields
     memories_decayed: int
     memories_pruned: int
     average_age_days: float
+
+    def __init__(
+        self, memories_decayed: int, memories_pruned: int, average_age_days: float
+    ) -> None:
+        self._init(
+            memories_decayed=memories_decayed, memories_pruned=memories_pruned,
+            average_age_days=average_age_days,
+        )
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -22,7 +22,7 @@ a pasted log can be megabytes (running every real ``intentPattern`` over 1 MB ta
   compiled on first use. With a ``cache_dir``, each file's validated form is kept between
   processes (`_RulesCache`), so a hook loading unchanged rules compiles nothing up front.
 
-This module runs in every `hrm hook` process: its records are hand-written (`_Value`) and it
+This module runs in every `hrm hook` process: its records are hand-written (`Value`) and it
 imports neither `typing`, `dataclasses` nor `logging`.
 
 Confidence of a match: 0.8 when both a keyword and an intent pattern hit, 0.6 for patterns only,
@@ -39,6 +39,8 @@ import re
 import time
 from enum import Enum
 from pathlib import Path
+
+from hrm._values import Value
 
 TYPE_CHECKING = False  # `hrm hook` imports this module: no typing, dataclasses or logging
 if TYPE_CHECKING:
@@ -173,57 +175,7 @@ _PRIORITY_SYNONYMS = {
 }
 
 
-class _Value:
-    """Value semantics for the frozen records of the hook path, without `dataclasses`.
-
-    `hrm hook` answers every prompt in a new process; importing `dataclasses` (it pulls in
-    `inspect`) and generating each record class cost it about 20 ms, more than the rest of the
-    work. A subclass lists its fields in ``_fields`` (its ``__slots__`` too) and assigns them in
-    ``__init__`` through `_init`; equality, hashing and ``repr`` follow the fields in that order,
-    as a frozen dataclass's would.
-    """
-
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-    """The fields in declaration order (``__slots__`` holds the same names)."""
-    _uncompared: tuple[str, ...] = ()
-    """Fields left out of equality and hashing (``field(compare=False)``)."""
-    _hidden: tuple[str, ...] = ()
-    """Fields left out of ``repr`` (``field(repr=False)``)."""
-
-    def _init(self, **values: object) -> None:
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-
-    def _key(self) -> tuple[object, ...]:
-        return tuple(getattr(self, n) for n in self._fields if n not in self._uncompared)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r} of a frozen {type(self).__name__}")
-
-    def __setstate__(self, state: object) -> None:
-        """Unpickle and copy through `_init` (the default would hit the frozen `__setattr__`)."""
-        slots = state[1] if isinstance(state, tuple) else state
-        self._init(**(slots if isinstance(slots, dict) else {}))
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        shown = (n for n in self._fields if n not in self._hidden)
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown)
-        return f"{type(self).__name__}({fields})"
-
-
-class TriggerConfig(_Value):
+class TriggerConfig(Value):
     """What makes a rule fire."""
 
     _fields = ("keywords", "intent_patterns", "negative_patterns")
@@ -281,7 +233,7 @@ class _Compiled:
 _NOTHING_COMPILED = _Compiled((), (), ())
 
 
-class SkillRule(_Value):
+class SkillRule(Value):
     """One activation rule (003 §4 SkillRule)."""
 
     _fields = (
@@ -341,7 +293,7 @@ class SkillRule(_Value):
         )
 
 
-class RuleLoadError(_Value):
+class RuleLoadError(Value):
     """A file or rule that could not be loaded; the rest still were."""
 
     _fields = ("file_path", "rule", "message")
@@ -358,7 +310,7 @@ class RuleLoadError(_Value):
         return f"{where}: {self.message}"
 
 
-class ActivationRules(_Value):
+class ActivationRules(Value):
     """Every rule loaded, merged with the project's overriding the global ones."""
 
     _fields = ("skills", "agents", "version", "source_paths", "errors", "warnings")
@@ -391,7 +343,7 @@ class ActivationRules(_Value):
         )
 
 
-class MatchReason(_Value):
+class MatchReason(Value):
     """Why a rule matched."""
 
     _fields = ("matched_keywords", "matched_patterns", "excluded_by")
@@ -411,7 +363,7 @@ class MatchReason(_Value):
         )
 
 
-class SkillMatch(_Value):
+class SkillMatch(Value):
     """A skill the prompt calls for."""
 
     _fields = (
@@ -448,7 +400,7 @@ class SkillMatch(_Value):
         )
 
 
-class SkillMatches(_Value):
+class SkillMatches(Value):
     """The result of matching one prompt."""
 
     _fields = ("matches", "total_checked", "match_time_ms", "timed_out", "excluded")
@@ -479,7 +431,7 @@ class SkillMatches(_Value):
         )
 
 
-class EnforcementAction(_Value):
+class EnforcementAction(Value):
     """What to tell the user and whether to stop (003 §4)."""
 
     _fields = ("action", "skills", "message", "blocking_skills")

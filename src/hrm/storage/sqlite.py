@@ -18,13 +18,16 @@ import sqlite3
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 from hrm.errors import ErrorCode, HRMError
 
-__all__ = ["Database", "wrap_sqlite_error"]
+TYPE_CHECKING = False  # `hrm hook` opens the memory database: no `typing` at run time
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
 
-T = TypeVar("T")
+    T = TypeVar("T")
+
+__all__ = ["Database", "wrap_sqlite_error"]
 
 _BUSY_TIMEOUT_MS = 5000
 
