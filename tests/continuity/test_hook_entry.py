@@ -422,6 +422,32 @@ def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(tmp_path: Path
     assert cache_times[0] == cache_times[1]  # read, not rewritten
 
 
+def test_a_prompt_that_recalls_learnings_still_imports_nothing_heavy(tmp_path: Path) -> None:
+    """Recall from memory is on every prompt of a home in use: it needs SQLite and a thread,
+    but not dataclasses, typing or logging (together ~25 ms of start-up per prompt)."""
+    from hrm.continuity.learnings import LearningsRepository
+    from hrm.continuity.learnings_types import LearningInput
+    from hrm.home import initialize
+
+    home = HRMHome(initialize(tmp_path / "home").path)
+    with LearningsRepository.open(home, embeddings="off") as repo:
+        repo.store_learning(
+            LearningInput(content="Retry the flaky upload with exponential backoff", type="error_fix")
+        )
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s",
+               "prompt": "the upload failed again, add backoff"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_PROBE], input=json.dumps(payload).encode(),
+        capture_output=True, env={"HRM_HOME": str(home.root), "PATH": "/bin"}, check=True,
+        cwd=tmp_path,
+    )
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "exponential backoff" in context
+    modules = set(proc.stderr.decode().split("MODULES ", 1)[1].split())
+    assert "sqlite3" in modules  # the recall did run
+    assert modules & {"dataclasses", "inspect", "typing", "logging", "yaml", "typer"} == set()
+
+
 def test_rule_problems_reach_the_hook_log_not_stderr(tmp_path: Path) -> None:
     """Without `logging` on the prompt path, a broken rule and an overrun are still logged."""
     rules = tmp_path / ".claude" / "skills" / "skill-rules.json"

@@ -48,6 +48,32 @@ def test_nested_transaction_rolls_back_only_the_savepoint(tmp_path: Path) -> Non
     assert [r[0] for r in db.execute("SELECT v FROM t")] == ["outer"]
 
 
+def test_a_failed_transaction_rolls_back_and_frees_the_handle_for_other_threads(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "r.db", timeout_ms=50)
+    db.migrate("test", MIGRATIONS[:1])
+    with pytest.raises(KeyError), db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('lost')")
+        raise KeyError("boom")
+    blocker = sqlite3.connect(tmp_path / "r.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the lock: BEGIN must fail…
+    with pytest.raises(HRMError) as info, db.transaction():
+        pass
+    assert info.value.code is ErrorCode.DB_LOCKED
+    blocker.execute("ROLLBACK")
+    done = threading.Event()
+
+    def write() -> None:  # …and neither failure may leave the handle's lock held
+        with db.transaction():
+            db.execute("INSERT INTO t (v) VALUES ('kept')")
+        done.set()
+
+    threading.Thread(target=write, daemon=True).start()
+    assert done.wait(5)
+    assert [r[0] for r in db.execute("SELECT v FROM t")] == ["kept"]
+
+
 def test_errors_are_mapped(tmp_path: Path) -> None:
     db = Database(tmp_path / "e.db")
     db.migrate("test", MIGRATIONS[:1])

@@ -13,8 +13,8 @@ rarest words within a row budget and leaves the common ones out of the ranked qu
 
 from __future__ import annotations
 
+import _thread  # not `threading`: the hook imports this module and needs only a lock
 import re
-import threading
 import unicodedata
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
@@ -188,7 +188,7 @@ class TermFrequencies:
     def __init__(self, *, capacity: int = 8192) -> None:
         self._capacity = capacity
         self._entries: dict[str, tuple[int, int]] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def lookup(
         self, terms: Sequence[str], *, row_count: int, count: Callable[[str], int]

@@ -154,29 +154,26 @@ def answer_hook(
         log.write("info", parsed.event, note)
     if parsed.request is None:
         return HookRun(None, event=parsed.event.value if parsed.event else None)
-    detach = _capture_library_warnings(parsed.request.event, home, log)
+    detach = _capture_library_warnings(parsed.request.event, log)
     try:
         return _dispatch(parsed, home, log, env, started)
     finally:
         detach()
 
 
-def _capture_library_warnings(event: HookEvent, home: HRMHome, log: _HookLog) -> Callable[[], None]:
+def _capture_library_warnings(event: HookEvent, log: _HookLog) -> Callable[[], None]:
     """Send hrm's own warnings to the hook log while the hook runs; return how to stop.
 
     Stderr is not read and stdout is the protocol's, so the log is their only place. The
-    orchestrator and the skill matcher never use `logging` (they report through
-    `HookOrchestrator.failures`); the collaborators behind the memory database, handoffs and
-    ledgers do. A UserPromptSubmit on a home without ``memory.db`` reaches none of them, so it
-    skips importing `logging` (~10 ms) unless something already did.
+    orchestrator, the skill matcher and the learnings search never use `logging` (they report
+    through `HookOrchestrator.failures`; the learnings repository logs only when it stores,
+    decays or misses its preference classifier); the collaborators behind handoffs and ledgers
+    do. A UserPromptSubmit reaches none of them, so it skips importing `logging` (~9 ms, as
+    much as the interpreter's start) unless something already did.
     """
     from hrm.continuity.hook_protocol import HookEvent
 
-    quiet = (
-        event is HookEvent.USER_PROMPT_SUBMIT
-        and "logging" not in sys.modules
-        and not home.memory_db.exists()
-    )
+    quiet = event is HookEvent.USER_PROMPT_SUBMIT and "logging" not in sys.modules
     if quiet:
         return _nothing
     import logging

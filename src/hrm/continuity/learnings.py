@@ -15,8 +15,8 @@ submit, post-write indexing) and by ``hrm memory ...``.
 
 from __future__ import annotations
 
+import _thread  # not `threading`: the hook imports this module and needs only a lock
 import math
-import threading
 import time
 from collections.abc import Sequence
 
@@ -166,7 +166,7 @@ class LearningsRepository:
         self._clock = clock
         self._embedder = embedder
         self._preference_classifier = preference_classifier
-        self._vector_lock = threading.Lock()
+        self._vector_lock = _thread.allocate_lock()
         self._vectors: VectorIndex | None = None
         self._term_counts = _fts.TermFrequencies()
         self._ranked_row_budget = max(1, ranked_row_budget)

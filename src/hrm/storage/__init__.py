@@ -7,10 +7,9 @@ them, and `Database` is the one handle every store in a home opens on ``memory.d
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from hrm._lazy import lazy_exports
 
+TYPE_CHECKING = False  # `hrm hook` opens the memory database through here: no `typing`
 if TYPE_CHECKING:
     from hrm.storage.ledger import (
         GENESIS_HASH,

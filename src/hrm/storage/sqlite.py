@@ -13,10 +13,9 @@ a change is a new entry at the end of the list.
 
 from __future__ import annotations
 
-import contextlib
+import _thread  # not `threading` (nor `contextlib`): `hrm hook` opens this on every prompt
 import sqlite3
-import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 
 from hrm.errors import ErrorCode, HRMError
@@ -67,7 +66,7 @@ class Database:
 
     def __init__(self, path: str | Path, *, timeout_ms: int = _BUSY_TIMEOUT_MS) -> None:
         self.path = str(path)
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._depth = 0
         self._generation = 0
         """Bumped by every transaction and write through this handle (see `cached`)."""
@@ -152,47 +151,13 @@ class Database:
 
     # ── statements ─────────────────────────────────────────────────────────
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> _Transaction:
         """A write transaction (``BEGIN IMMEDIATE``); nested use becomes a savepoint.
 
         Everything inside commits together or not at all. sqlite3 errors leave as `HRMError`.
+        Use as ``with db.transaction() as conn:``.
         """
-        with self._lock:
-            depth = self._depth
-            self._generation += 1
-            try:
-                if depth == 0:
-                    self._conn.execute("BEGIN IMMEDIATE")
-                else:
-                    self._conn.execute(f"SAVEPOINT sp{depth}")
-            except sqlite3.Error as exc:
-                raise wrap_sqlite_error(exc, self.path) from exc
-            self._depth += 1
-            try:
-                yield self._conn
-            except BaseException:
-                self._depth -= 1
-                self._generation += 1
-                with contextlib.suppress(sqlite3.Error):
-                    if depth == 0:
-                        self._conn.execute("ROLLBACK")
-                    else:
-                        self._conn.execute(f"ROLLBACK TO sp{depth}")
-                        self._conn.execute(f"RELEASE sp{depth}")
-                raise
-            else:
-                self._depth -= 1
-                self._generation += 1
-                try:
-                    if depth == 0:
-                        self._conn.execute("COMMIT")
-                    else:
-                        self._conn.execute(f"RELEASE sp{depth}")
-                except sqlite3.Error as exc:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._conn.execute("ROLLBACK")
-                    raise wrap_sqlite_error(exc, self.path) from exc
+        return _Transaction(self)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
@@ -254,6 +219,69 @@ class Database:
             return True
         except (sqlite3.Error, HRMError):
             return False
+
+
+class _Transaction:
+    """`Database.transaction` as a plain context manager.
+
+    Not a `contextlib.contextmanager` generator: `hrm hook` writes access times through this
+    on every prompt, and `contextlib` is an import it otherwise never needs. The handle's lock
+    is held from ``__enter__`` to ``__exit__``, so one thread's transaction excludes others.
+    """
+
+    __slots__ = ("_db", "_depth")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._depth = 0
+
+    def __enter__(self) -> sqlite3.Connection:
+        db = self._db
+        db._lock.acquire()
+        try:
+            depth = self._depth = db._depth
+            db._generation += 1
+            if depth == 0:
+                db._conn.execute("BEGIN IMMEDIATE")
+            else:
+                db._conn.execute(f"SAVEPOINT sp{depth}")
+        except sqlite3.Error as exc:
+            db._lock.release()
+            raise wrap_sqlite_error(exc, db.path) from exc
+        except BaseException:
+            db._lock.release()
+            raise
+        db._depth += 1
+        return db._conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        db, depth = self._db, self._depth
+        try:
+            db._depth -= 1
+            db._generation += 1
+            if exc_type is not None:
+                try:
+                    if depth == 0:
+                        db._conn.execute("ROLLBACK")
+                    else:
+                        db._conn.execute(f"ROLLBACK TO sp{depth}")
+                        db._conn.execute(f"RELEASE sp{depth}")
+                except sqlite3.Error:
+                    pass  # the original exception is the one worth raising
+                return
+            try:
+                if depth == 0:
+                    db._conn.execute("COMMIT")
+                else:
+                    db._conn.execute(f"RELEASE sp{depth}")
+            except sqlite3.Error as exc:
+                try:  # noqa: SIM105 - contextlib is the import this class avoids
+                    db._conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the commit's error is the one worth raising
+                raise wrap_sqlite_error(exc, db.path) from exc
+        finally:
+            db._lock.release()
 
 
 def _split_sql(script: str) -> list[str]:
