@@ -561,14 +561,20 @@ class HookOrchestrator:
         deadline = started + self.settings.skill_match_budget_ms / 1000
         recall_ms = min(self.settings.prompt_recall_budget_ms, self.settings.skill_match_budget_ms)
         recall_deadline = started + recall_ms / 1000
-        matching = _Budgeted("skill-match", lambda: self._match(prompt, deadline))
         recall: _Budgeted | None = None
         if self.settings.prompt_max_learnings > 0 and self.home.memory_db.exists():
             query = _prompt_query(prompt.text)
             limit = min(self.settings.prompt_max_learnings, 100)
+            # Import here, before any worker exists: an import is pure CPU under the GIL, and
+            # done on the recall thread it contends with matching (each waits out the other's
+            # 5 ms switch interval); the recall thread then spends its time in SQLite, which
+            # releases the GIL, while matching runs. ~2 ms per prompt. Opening the database
+            # (which can wait on a lock) stays on the budgeted thread.
+            self._guard("prompt recall", _import_learnings, None)
             recall = _Budgeted(
                 "prompt-recall", lambda: self._search(query, limit, recall_deadline)
             )
+        matching = _Budgeted("skill-match", lambda: self._match(prompt, deadline))
         outcome = self._collect("skill matching", matching, deadline)
         learnings: list[Any] = []
         if recall is not None:
@@ -686,6 +692,11 @@ class _PromptDecision:
         self.context = context
         self.reason = reason
         self.suggestions = suggestions
+
+
+def _import_learnings() -> None:
+    """Import the learnings repository's module (see `on_user_prompt_submit` for why)."""
+    import hrm.continuity.learnings  # noqa: F401 - imported for its cost, not a name
 
 
 def _default_skill_activator(home: HRMHome) -> Any:

@@ -8,9 +8,10 @@ agent receiving the previous accepted output.
 
 The caller's thread supervises: it sleeps on one condition until the next deadline (a runner
 wakes it only when it starts an agent due before that, or settles the last one), so a deadline
-is noticed when it passes, not on a poll, and 32 runners do not keep waking it for nothing. A thread cannot be killed, so a timed-out agent is marked ``timed_out``, its late
-result ignored, and a fresh runner takes its place; the pool is sized for the whole bundle
-(threads start lazily) and shut down without waiting, so the bundle returns on time.
+is noticed when it passes, not on a poll, and 32 runners do not keep waking it for nothing. A
+thread cannot be killed, so a timed-out agent is marked ``timed_out``, its late result ignored,
+and a fresh runner takes its place; the pool is sized for the whole bundle (threads start
+lazily) and shut down without waiting, so the bundle returns on time.
 """
 
 from __future__ import annotations
