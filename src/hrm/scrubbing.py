@@ -11,6 +11,7 @@ writing one log line) never compile any.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -149,10 +150,31 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 )
 
 
+_CACHED_MAX_LEN = 256
+"""Texts up to this length are memoised: keys, kinds, ids and labels repeat in every record."""
+
+
 def scrub_text(text: str) -> str:
-    """Return `text` with every credential replaced by ``[REDACTED:<kind>]``."""
+    """Return `text` with every credential replaced by ``[REDACTED:<kind>]``.
+
+    Every layer scrubs what it writes (a turn's input reaches the episodic store, the learning
+    outcome and the ledgers), so the same short strings come back many times per turn: they are
+    memoised. Text holding none of a pattern's hints skips that pattern's regex (substring
+    scans are ~10x faster than even one case-insensitive alternation of every hint).
+    """
     if not text:
         return text
+    if len(text) <= _CACHED_MAX_LEN:
+        return _scrub_short(text)
+    return _scrub(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _scrub_short(text: str) -> str:
+    return _scrub(text)
+
+
+def _scrub(text: str) -> str:
     lower = text.lower()
     for pattern in SECRET_PATTERNS:
         if not any(hint in lower for hint in pattern.hints):

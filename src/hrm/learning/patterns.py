@@ -202,10 +202,13 @@ class PatternStore:
         pattern = self._patterns().get(pattern_id)
         return _copy(pattern) if pattern else None
 
-    def all_patterns(self) -> list[Pattern]:
-        """Copies of every pattern this store sees, oldest first."""
+    def all_patterns(self, limit: int | None = None) -> list[Pattern]:
+        """Copies of every pattern this store sees (the first `limit`), oldest first.
+
+        Only the returned patterns are copied: the attention pipeline asks for a few every turn.
+        """
         ordered = sorted(self._patterns().values(), key=lambda p: (p.created_at, p.id))
-        return [_copy(pattern) for pattern in ordered]
+        return [_copy(pattern) for pattern in ordered[:limit]]
 
     def refresh(self) -> None:
         """Drop the in-memory copy; the next read loads from the database.

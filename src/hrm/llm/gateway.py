@@ -21,7 +21,6 @@ text the caller already showed.
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 import threading
@@ -510,20 +509,15 @@ class LLMGateway:
             data["purpose"] = order.purpose
         if self._record is not None:
             # Only these fields can hold caller- or provider-supplied text; the rest are ids,
-            # numbers and fixed words. They repeat call after call, so their scrub is cached.
+            # numbers and fixed words (scrub_text memoises short texts like these).
             for key in ("provider", "model", "agent_class", "purpose"):
                 if isinstance(data.get(key), str):
-                    data[key] = _scrub_cached(data[key])
+                    data[key] = scrub_text(data[key])
             self._record(_WORK_ORDER, data)
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         if self._record is not None:
             self._record(kind, scrub(data))
-
-
-@functools.lru_cache(maxsize=1024)
-def _scrub_cached(text: str) -> str:
-    return scrub_text(text)
 
 
 def _stream_finish(final: StreamChunk | None, outcome: str) -> str:

@@ -7,6 +7,7 @@ no I/O, so any layer may import them without pulling in a provider SDK.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -202,6 +203,12 @@ _WORD = re.compile(r"\w+")
 _SYMBOL = re.compile(r"[^\w\s]")
 
 
+_MEMO_MAX_LEN = 16_384
+"""Texts up to this length have their estimate memoised: the system prompt, the assembled
+context and its items are estimated by the attention budget, the gateway and the adapter,
+turn after turn, mostly unchanged."""
+
+
 def estimate_tokens(text: str) -> int:
     """A provider-independent token estimate: ``ceil(words * 4 / 3) + punctuation marks``.
 
@@ -209,6 +216,17 @@ def estimate_tokens(text: str) -> int:
     the estimate is cheap (no network, no tokenizer file) and deterministic, which is what
     budgets and rate limits need before a call. Providers' own counts replace it afterwards.
     """
+    if len(text) <= _MEMO_MAX_LEN:
+        return _estimate_memo(text)
+    return _estimate(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate_memo(text: str) -> int:
+    return _estimate(text)
+
+
+def _estimate(text: str) -> int:
     words = len(_WORD.findall(text))
     symbols = len(_SYMBOL.findall(text))
     return math.ceil(words * 4 / 3) + symbols

@@ -17,6 +17,7 @@ token budget and records what was retrieved, excluded, and why (``attention_stat
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -351,13 +352,13 @@ class _StageRunner:
 
     def _patterns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         items: list[ContextItem] = []
-        for pattern in self.stack.patterns.all_patterns()[:20]:
+        for pattern in self.stack.patterns.all_patterns(limit=5):
             desc = (
                 f"inputs like {pattern.input_signature} went well with strategy "
                 f"{pattern.strategy} (confidence {pattern.confidence:.2f})"
             )
             items.append(ContextItem("pattern", pattern.id, desc, 0.35))
-        return items[:5]
+        return items
 
     def _learnings_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         from hrm.continuity.learnings_types import SearchQuery
@@ -412,10 +413,19 @@ def _read_registry(path: Path) -> list[dict[str, str]]:
 
 
 def _inside(root: Path, name: str) -> Path | None:
-    """`root / name` if it stays inside `root` (no traversal, no symlink escape)."""
+    """`root / name` if it stays inside `root` (no traversal, no symlink escape).
+
+    The candidate is resolved every time (a link inside may change); the root, a directory of
+    the home, is resolved once per process.
+    """
     candidate = (root / name).resolve()
     try:
-        candidate.relative_to(root.resolve())
+        candidate.relative_to(_resolved(root))
     except ValueError:
         return None
     return candidate
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: Path) -> Path:
+    return root.resolve()

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import hashlib
 import json
 import logging
@@ -82,7 +81,6 @@ _TS_TAIL = len('2026-01-02T03:04:05.000000Z"}\n')  # bytes after the ts key's op
 _ANCHOR_SIZE = 256
 _READ_CHUNK = 1 << 16
 _MAX_KIND = 200
-_SCRUB_CACHE_MAX_LEN = 256
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
@@ -922,20 +920,10 @@ def _check_anchor_after_scan(
 # ── data preparation ────────────────────────────────────────────────────────
 
 
-@functools.lru_cache(maxsize=8192)
-def _scrub_cached(text: str) -> str:
-    return scrub_text(text)
-
-
-def _scrub_str(text: str) -> str:
-    # Keys, kinds and ids repeat in every record; scrubbing is a pure function of the text.
-    return _scrub_cached(text) if len(text) <= _SCRUB_CACHE_MAX_LEN else scrub_text(text)
-
-
 def _prepare(value: Any) -> Any:
     """Scrub `value` like `hrm.scrubbing.scrub` and check it is JSON, in one walk."""
     if isinstance(value, str):
-        return _scrub_str(value)
+        return scrub_text(value)
     if value is None or isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -948,7 +936,7 @@ def _prepare(value: Any) -> Any:
             if not isinstance(key, str):
                 raise _BadValue(f"has a non-string key {key!r}; JSON object keys are strings")
             try:
-                out[_scrub_str(key)] = _prepare(item)
+                out[scrub_text(key)] = _prepare(item)
             except _BadValue as bad:
                 bad.path.append(f"[{key!r}]")
                 raise
@@ -983,7 +971,7 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
         raise HRMError.validation_failed(
             f"Cannot append '{kind}' record: {key} {bad.reason}", key=key, kind=kind
         ) from None
-    return _scrub_str(kind), prepared, _ENCODER.encode(prepared)
+    return scrub_text(kind), prepared, _ENCODER.encode(prepared)
 
 
 # ── small helpers ───────────────────────────────────────────────────────────
