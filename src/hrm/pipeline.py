@@ -42,6 +42,11 @@ SESSION_IDLE_MINUTES = 30
 
 RECENT_TURNS = 6
 """Turns of history kept in `HRMContext` and offered to context assembly."""
+RECENT_CLIP = 500
+"""Characters of each recent input and answer the context shows."""
+_STATE_TAIL = 200
+"""Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
+about a dozen, so this spans the last RECENT_TURNS turns with room to spare)."""
 
 MAX_STORED_TEXT = 2000
 """Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
@@ -78,6 +83,9 @@ class _TurnState:
     last_routing: dict[str, Any] | None = None
     pending_preference: dict[str, Any] | None = None
     recent: list[dict[str, str]] = field(default_factory=list)
+    """The last `RECENT_TURNS` exchanges, clipped for the context. Not persisted in the state:
+    each ``turn`` record already holds its input and response, so recovery rebuilds them
+    (`_recent_from`); copying them into every record tripled its size."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,16 +97,45 @@ class _TurnState:
             "last_signal": self.last_signal,
             "last_routing": self.last_routing,
             "pending_preference": self.pending_preference,
-            "recent": self.recent[-RECENT_TURNS:],
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> _TurnState:
         state = cls()
-        for key in state.to_dict():
+        for key in (*state.to_dict(), "recent"):  # "recent": records written before 2026-11
             if key in data:
                 setattr(state, key, data[key])
         return state
+
+
+def _recent_exchange(text: str, text_length: int, response: str, response_length: int) -> dict[
+    str, str
+]:
+    """One exchange as the context shows it, from full or stored (clipped) texts alike."""
+    return {
+        "input": _clip_known(text, text_length, RECENT_CLIP),
+        "output": _clip_known(response, response_length, RECENT_CLIP),
+    }
+
+
+def _clip_known(text: str, length: int, limit: int) -> str:
+    """`_clip` of a text whose full length is known (`text` may be a longer clip of it)."""
+    return text if length <= limit else text[:limit] + f"… [{length - limit} more chars]"
+
+
+def _recent_from(records: list[Any]) -> list[dict[str, str]]:
+    """The last exchanges, rebuilt from ``turn`` records (oldest first)."""
+    turns = [r.data for r in records if r.kind == "turn"][-RECENT_TURNS:]
+    recent = []
+    for data in turns:
+        text, response = str(data.get("input", "")), str(data.get("response", ""))
+        recent.append(
+            _recent_exchange(
+                text, int(data.get("input_length", len(text))),
+                response, int(data.get("response_length", len(response))),
+            )
+        )
+    return recent
 
 
 def _clean(text: str) -> str:
@@ -351,9 +388,8 @@ class HRM:
         self.stack.work_order_sink = None
         state.turn_number = number
         state.last_at = self._clock().isoformat()
-        state.recent = [*state.recent, {"input": _clip(text, 500), "output": _clip(response, 500)}][
-            -RECENT_TURNS:
-        ]
+        exchange = _recent_exchange(text, len(text), response, len(response))
+        state.recent = [*state.recent, exchange][-RECENT_TURNS:]
         turn_record = {
             **self.stack.ho2m_fields(
                 work_orders=work_orders,
@@ -366,6 +402,7 @@ class HRM:
             "input": _clip(text),
             "input_length": len(text),
             "response": _clip(response),
+            "response_length": len(response),
             "action": action,
             "asked": asked,
             "decision": record.to_dict(),
@@ -744,16 +781,15 @@ class HRM:
             state = _TurnState(altitude=self.config.altitude_default_level.value)
         else:
             self._seen_seq = last.seq
-            turn = (
-                last
-                if last.kind == "turn"
-                else next((r for r in reversed(self.decisions.tail(400)) if r.kind == "turn"), None)
-            )
+            tail = self.decisions.tail(_STATE_TAIL)
+            turn = next((r for r in reversed(tail) if r.kind == "turn"), None)
             state = (
                 _TurnState.from_dict(turn.data.get("state", {}))
                 if turn is not None
                 else _TurnState(altitude=self.config.altitude_default_level.value)
             )
+            if turn is not None and "recent" not in turn.data.get("state", {}):
+                state.recent = _recent_from(tail)
         self.altitude.current_level = AltitudeLevel(state.altitude)
         self.evaluator.failure_streak = state.failure_streak
         return state

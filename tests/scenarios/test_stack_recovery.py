@@ -62,3 +62,24 @@ def test_a_new_session_after_exit_reads_prior_state_and_starts_fresh(home: HRMHo
     with Ledger(home.decision_ledger(DPJ)) as ledger:
         started = [r.data for r in ledger.records() if r.kind == "session_started"]
     assert started[-1]["previous_session_id"] == child_session
+
+
+def test_a_reopened_stack_shows_the_same_recent_exchanges_as_a_running_one(
+    home: HRMHome,
+) -> None:
+    """The context's recent turns are rebuilt from the turn records, clipped identically."""
+    long_input = "Please review this design note. " + "The closet needs shelves. " * 120
+    with HRM.open(home, DPJ, "offline") as stack:
+        for text in ["Let us work on the closet design", long_input, *[f"step {i}" for i in range(6)]]:
+            stack.turn(text)
+        running = [dict(t) for t in stack._state.recent]
+    with HRM.open(home, DPJ, "offline") as stack:
+        assert stack._state.recent == running
+    assert len(running) == 6 and running[0]["input"] == "step 0"
+    with HRM.open(home, DPJ, "offline") as stack:
+        stack.turn(long_input)
+        clipped = stack._state.recent[-1]["input"]
+    assert clipped.startswith(long_input[:500])
+    assert clipped.endswith(f"… [{len(long_input) - 500} more chars]")
+    with HRM.open(home, DPJ, "offline") as stack:
+        assert stack._state.recent[-1]["input"] == clipped
