@@ -9,8 +9,22 @@ from typing import Any
 __all__ = ["DecisionRecord", "TurnResult", "jsonable"]
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def jsonable(value: Any) -> Any:
-    """A JSON-ready copy of dataclasses, enums, datetimes and containers."""
+    """A JSON-ready copy of dataclasses, enums, datetimes and containers.
+
+    Every turn converts its whole decision record (hundreds of values), so plain scalars, dicts
+    and lists are recognised by exact type before the general checks.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): jsonable(v) for k, v in value.items()}
+    if kind is list:
+        return [jsonable(v) for v in value]
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
         return {name: jsonable(getattr(value, name)) for name in fields}
