@@ -182,21 +182,24 @@ class FeedbackLoop:
         strategy = _text(routing.get("strategy"))
         signature = _signature(signal)
         now = self._clock()
-        evidence_id = self.episodic_log(
-            {
-                "event_type": "learning_outcome",
-                "session_id": session,
-                "signal": signal,
-                "routing": routing,
-                "outcome": outcome,
-                "success": success,
-                "timestamp": now.isoformat(),
-            }
-        )
         events: list[LearningEvent] = []
         db = self.store.db
         try:
+            # One transaction for the evidence's index rows and the outcome: one commit a turn.
+            # Should the outcome fail, the evidence line stays in the trace (the index catches
+            # up from the ledger) and no outcome row claims it.
             with db.transaction():
+                evidence_id = self.episodic_log(
+                    {
+                        "event_type": "learning_outcome",
+                        "session_id": session,
+                        "signal": signal,
+                        "routing": routing,
+                        "outcome": outcome,
+                        "success": success,
+                        "timestamp": now.isoformat(),
+                    }
+                )
                 db.execute(
                     "INSERT INTO learning_outcomes (id, scope, session_id, turn_number,"
                     " signature_key, strategy, success, signal, routing, outcome, recorded_at)"

@@ -170,7 +170,9 @@ class EpisodicTraceStore:
         ids = [str(data["id"]) for data in prepared]
         if len(set(ids)) != len(ids):
             raise HRMError.validation_failed("Duplicate entry ids in one append", ids=ids)
-        self._check_new_ids(ids)
+        # Ids this store generated (64 random bits) cannot already be in the trace; only
+        # caller-chosen ones need the lookup (one query a turn saved for the learning outcome).
+        self._check_new_ids([i for e, i in zip(entries, ids, strict=True) if e.id])
         records = self.ledger.append_many([(EPISODE_KIND, data) for data in prepared])
         self._index(records)
         return ids
