@@ -500,11 +500,26 @@ class PatternStore:
 def _copy(pattern: Pattern) -> Pattern:
     return replace(
         pattern,
-        input_signature=json.loads(_dump(pattern.input_signature)),
-        recommended_action=json.loads(_dump(pattern.recommended_action)),
+        input_signature=_clone(pattern.input_signature),
+        recommended_action=_clone(pattern.recommended_action),
         evidence_ids=list(pattern.evidence_ids),
         weaken_reasons=list(pattern.weaken_reasons),
     )
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of JSON data as the database would give it back (tuples become lists).
+
+    Callers get copies so they cannot change the cache; a JSON round trip did the same at
+    several times the cost, every turn.
+    """
+    if isinstance(value, dict):
+        return {str(k): _clone(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clone(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.loads(_dump(value))
 
 
 def _dump(value: Any) -> str:

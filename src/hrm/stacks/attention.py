@@ -154,6 +154,10 @@ class AttentionPipeline:
     budget_tokens: int
     stack: CognitiveStack | None = None
     last_failures: list[str] = field(default_factory=list)
+    _stages: tuple[list[int], list[dict[str, Any]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The merged stages and the templates they came from: merged once, not every turn."""
 
     @classmethod
     def bind(cls, home: HRMHome, agent_class: str, config: HRMConfig) -> AttentionPipeline:
@@ -169,7 +173,12 @@ class AttentionPipeline:
         return [t.template_id for t in self.templates]
 
     def stages(self) -> list[dict[str, Any]]:
-        """The bound templates' stages in order, identical stages once."""
+        """The bound templates' stages in order, identical stages once (copies)."""
+        if self._stages is None or self._stages[0] != [id(t) for t in self.templates]:
+            self._stages = ([id(t) for t in self.templates], self._merge_stages())
+        return [dict(stage) for stage in self._stages[1]]
+
+    def _merge_stages(self) -> list[dict[str, Any]]:
         seen: set[str] = set()
         out: list[dict[str, Any]] = []
         for template in self.templates:
