@@ -11,9 +11,9 @@ Hooks never raise (ARCHITECTURE §5): every collaborator call is guarded, a fail
 configured budget, so an overrun answers with what is ready instead of being killed by Claude
 Code and losing everything.
 
-Module level imports only cheap standard-library modules and the record base of `skills`: no
+Module level imports only cheap standard-library modules and the record base `hrm._values`: no
 `typing`, `dataclasses`, `logging` or `threading`, whose imports would cost `hrm hook` more than
-the interpreter's own start-up. The DTOs are hand-written frozen records (`hrm._values.Value`) with
+the interpreter's own start-up (D21). The DTOs are hand-written frozen records (`Value`) with
 dataclass semantics. The collaborators (learnings, handoffs, the continuity ledger) are imported
 inside the handler that needs them, so an event pays only for what it uses.
 """

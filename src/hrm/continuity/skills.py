@@ -22,7 +22,7 @@ a pasted log can be megabytes (running every real ``intentPattern`` over 1 MB ta
   compiled on first use. With a ``cache_dir``, each file's validated form is kept between
   processes (`_RulesCache`), so a hook loading unchanged rules compiles nothing up front.
 
-This module runs in every `hrm hook` process: its records are hand-written (`Value`) and it
+This module runs in every `hrm hook` process: its records are hand-written (`hrm._values`) and it
 imports neither `typing`, `dataclasses` nor `logging`.
 
 Confidence of a match: 0.8 when both a keyword and an intent pattern hit, 0.6 for patterns only,
