@@ -18,8 +18,6 @@ import contextlib
 import logging
 import re
 import threading
-import unicodedata
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,15 @@ from hrm.records import DecisionRecord, TurnResult, jsonable
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
+from hrm.turn_state import (
+    RECENT_TURNS,
+    STATE_TAIL,
+    TurnState,
+    clean_text,
+    clip,
+    recent_exchange,
+    recent_from,
+)
 from hrm.types import AltitudeLevel, Clock, HRMContext, Stance, TurnInput, system_clock
 
 __all__ = ["HRM", "SESSION_IDLE_MINUTES"]
@@ -40,18 +47,6 @@ logger = logging.getLogger(__name__)
 SESSION_IDLE_MINUTES = 30
 """A stack's session continues across processes until it has been idle this long."""
 
-RECENT_TURNS = 6
-"""Turns of history kept in `HRMContext` and offered to context assembly."""
-RECENT_CLIP = 500
-"""Characters of each recent input and answer the context shows."""
-_STATE_TAIL = 200
-"""Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
-about a dozen, so this spans the last RECENT_TURNS turns with room to spare)."""
-
-MAX_STORED_TEXT = 2000
-"""Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _AFFIRM = re.compile(
     r"^\s*(yes|yep|yeah|sure|correct|confirm(ed)?|that'?s right|right|exactly|please do|do it)\b",
     re.IGNORECASE,
@@ -68,87 +63,6 @@ _COMMIT_TO = re.compile(
     r"\s+(.{3,80})",
     re.IGNORECASE,
 )
-
-
-@dataclass
-class _TurnState:
-    """What the stack carries from turn to turn, persisted in each ``turn`` record."""
-
-    turn_number: int = 0
-    session_id: str = ""
-    last_at: str | None = None
-    altitude: str = AltitudeLevel.L2_OPERATIONS.value
-    failure_streak: int = 0
-    last_signal: dict[str, Any] | None = None
-    last_routing: dict[str, Any] | None = None
-    pending_preference: dict[str, Any] | None = None
-    recent: list[dict[str, str]] = field(default_factory=list)
-    """The last `RECENT_TURNS` exchanges, clipped for the context. Not persisted in the state:
-    each ``turn`` record already holds its input and response, so recovery rebuilds them
-    (`_recent_from`); copying them into every record tripled its size."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "turn_number": self.turn_number,
-            "session_id": self.session_id,
-            "last_at": self.last_at,
-            "altitude": self.altitude,
-            "failure_streak": self.failure_streak,
-            "last_signal": self.last_signal,
-            "last_routing": self.last_routing,
-            "pending_preference": self.pending_preference,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> _TurnState:
-        state = cls()
-        for key in (*state.to_dict(), "recent"):  # "recent": records written before 2026-11
-            if key in data:
-                setattr(state, key, data[key])
-        return state
-
-
-def _recent_exchange(text: str, text_length: int, response: str, response_length: int) -> dict[
-    str, str
-]:
-    """One exchange as the context shows it, from full or stored (clipped) texts alike."""
-    return {
-        "input": _clip_known(text, text_length, RECENT_CLIP),
-        "output": _clip_known(response, response_length, RECENT_CLIP),
-    }
-
-
-def _clip_known(text: str, length: int, limit: int) -> str:
-    """`_clip` of a text whose full length is known (`text` may be a longer clip of it)."""
-    return text if length <= limit else text[:limit] + f"… [{length - limit} more chars]"
-
-
-def _recent_from(records: list[Any]) -> list[dict[str, str]]:
-    """The last exchanges, rebuilt from ``turn`` records (oldest first)."""
-    turns = [r.data for r in records if r.kind == "turn"][-RECENT_TURNS:]
-    recent = []
-    for data in turns:
-        text, response = str(data.get("input", "")), str(data.get("response", ""))
-        recent.append(
-            _recent_exchange(
-                text, int(data.get("input_length", len(text))),
-                response, int(data.get("response_length", len(response))),
-            )
-        )
-    return recent
-
-
-def _clean(text: str) -> str:
-    """Drop control characters (keep newlines and tabs) and normalise Unicode."""
-    if not isinstance(text, str):
-        raise HRMError.validation_failed(
-            f"turn text must be a string, got {type(text).__name__}", field="text"
-        )
-    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
-
-
-def _clip(text: str, limit: int = MAX_STORED_TEXT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
 
 
 def _slug(text: str, limit: int = 48) -> str:
@@ -332,7 +246,7 @@ class HRM:
         records, and a failure inside a step is recorded and answered with a fallback.
         """
         with self._lock:
-            return self._turn(_clean(text), source, priority, metadata or {})
+            return self._turn(clean_text(text), source, priority, metadata or {})
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
         self._refresh_state()
@@ -348,7 +262,7 @@ class HRM:
             session_id=state.session_id,
             agent_class=self.agent_class,
             trace_id=trace_id,
-            input_summary=_clip(text, 200),
+            input_summary=clip(text, 200),
         )
 
         def event(kind: str, /, **payload: Any) -> None:
@@ -363,7 +277,7 @@ class HRM:
             priority=priority,
             metadata=metadata,
         )
-        event("turn_started", text=_clip(text), length=len(text), source=source)
+        event("turn_started", text=clip(text), length=len(text), source=source)
         with tracer.span("pipeline", "turn", "HRM", input_data=text[:200]) as span:
             try:
                 response, action, asked = self._run(turn_input, record, event)
@@ -388,7 +302,7 @@ class HRM:
         self.stack.work_order_sink = None
         state.turn_number = number
         state.last_at = self._clock().isoformat()
-        exchange = _recent_exchange(text, len(text), response, len(response))
+        exchange = recent_exchange(text, len(text), response, len(response))
         state.recent = [*state.recent, exchange][-RECENT_TURNS:]
         turn_record = {
             **self.stack.ho2m_fields(
@@ -399,9 +313,9 @@ class HRM:
                 meta_episodes=self._meta_episodes(record),
             ),
             "turn": number,
-            "input": _clip(text),
+            "input": clip(text),
             "input_length": len(text),
-            "response": _clip(response),
+            "response": clip(response),
             "response_length": len(response),
             "action": action,
             "asked": asked,
@@ -772,24 +686,24 @@ class HRM:
             agent_class=self.agent_class,
         )
 
-    def _load_state(self) -> _TurnState:
+    def _load_state(self) -> TurnState:
         """Rebuild the turn state from the decision ledger (004 §8 recovery: read, not recall)."""
         self._seen_seq = 0
         self._seen_size = self._ledger_size()
         last = self.decisions.last()
         if last is None:
-            state = _TurnState(altitude=self.config.altitude_default_level.value)
+            state = TurnState(altitude=self.config.altitude_default_level.value)
         else:
             self._seen_seq = last.seq
-            tail = self.decisions.tail(_STATE_TAIL)
+            tail = self.decisions.tail(STATE_TAIL)
             turn = next((r for r in reversed(tail) if r.kind == "turn"), None)
             state = (
-                _TurnState.from_dict(turn.data.get("state", {}))
+                TurnState.from_dict(turn.data.get("state", {}))
                 if turn is not None
-                else _TurnState(altitude=self.config.altitude_default_level.value)
+                else TurnState(altitude=self.config.altitude_default_level.value)
             )
             if turn is not None and "recent" not in turn.data.get("state", {}):
-                state.recent = _recent_from(tail)
+                state.recent = recent_from(tail)
         self.altitude.current_level = AltitudeLevel(state.altitude)
         self.evaluator.failure_streak = state.failure_streak
         return state

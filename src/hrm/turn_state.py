@@ -1,0 +1,123 @@
+"""What a stack carries from turn to turn, and how turn text is cleaned and clipped.
+
+The turn state is persisted as the ``state`` of each ``turn`` record in the stack's decision
+ledger (`pipeline.HRM` reads the last one back); the recent exchanges are rebuilt from the turn
+records themselves. Kept apart from the turn loop so the record format has one home.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from hrm.errors import HRMError
+from hrm.types import AltitudeLevel
+
+__all__ = [
+    "MAX_STORED_TEXT",
+    "RECENT_CLIP",
+    "RECENT_TURNS",
+    "STATE_TAIL",
+    "TurnState",
+    "clean_text",
+    "clip",
+    "recent_exchange",
+    "recent_from",
+]
+
+RECENT_TURNS = 6
+"""Turns of history kept in `HRMContext` and offered to context assembly."""
+RECENT_CLIP = 500
+"""Characters of each recent input and answer the context shows."""
+STATE_TAIL = 200
+"""Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
+about a dozen, so this spans the last RECENT_TURNS turns with room to spare)."""
+
+MAX_STORED_TEXT = 2000
+"""Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass
+class TurnState:
+    """What the stack carries from turn to turn, persisted in each ``turn`` record."""
+
+    turn_number: int = 0
+    session_id: str = ""
+    last_at: str | None = None
+    altitude: str = AltitudeLevel.L2_OPERATIONS.value
+    failure_streak: int = 0
+    last_signal: dict[str, Any] | None = None
+    last_routing: dict[str, Any] | None = None
+    pending_preference: dict[str, Any] | None = None
+    recent: list[dict[str, str]] = field(default_factory=list)
+    """The last `RECENT_TURNS` exchanges, clipped for the context. Not persisted in the state:
+    each ``turn`` record already holds its input and response, so recovery rebuilds them
+    (`recent_from`); copying them into every record tripled its size."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "turn_number": self.turn_number,
+            "session_id": self.session_id,
+            "last_at": self.last_at,
+            "altitude": self.altitude,
+            "failure_streak": self.failure_streak,
+            "last_signal": self.last_signal,
+            "last_routing": self.last_routing,
+            "pending_preference": self.pending_preference,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnState:
+        state = cls()
+        for key in (*state.to_dict(), "recent"):  # "recent": records written before 2026-11
+            if key in data:
+                setattr(state, key, data[key])
+        return state
+
+
+def recent_exchange(text: str, text_length: int, response: str, response_length: int) -> dict[
+    str, str
+]:
+    """One exchange as the context shows it, from full or stored (clipped) texts alike."""
+    return {
+        "input": _clip_known(text, text_length, RECENT_CLIP),
+        "output": _clip_known(response, response_length, RECENT_CLIP),
+    }
+
+
+def _clip_known(text: str, length: int, limit: int) -> str:
+    """`clip` of a text whose full length is known (`text` may be a longer clip of it)."""
+    return text if length <= limit else text[:limit] + f"… [{length - limit} more chars]"
+
+
+def recent_from(records: list[Any]) -> list[dict[str, str]]:
+    """The last exchanges, rebuilt from ``turn`` records (oldest first)."""
+    turns = [r.data for r in records if r.kind == "turn"][-RECENT_TURNS:]
+    recent = []
+    for data in turns:
+        text, response = str(data.get("input", "")), str(data.get("response", ""))
+        recent.append(
+            recent_exchange(
+                text, int(data.get("input_length", len(text))),
+                response, int(data.get("response_length", len(response))),
+            )
+        )
+    return recent
+
+
+def clean_text(text: str) -> str:
+    """Drop control characters (keep newlines and tabs) and normalise Unicode."""
+    if not isinstance(text, str):
+        raise HRMError.validation_failed(
+            f"turn text must be a string, got {type(text).__name__}", field="text"
+        )
+    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
+
+
+def clip(text: str, limit: int = MAX_STORED_TEXT) -> str:
+    """`text` cut to `limit` characters, saying how many were left out."""
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
