@@ -203,10 +203,11 @@ _WORD = re.compile(r"\w+")
 _SYMBOL = re.compile(r"[^\w\s]")
 
 
-_MEMO_MAX_LEN = 16_384
+_MEMO_MAX_LEN = 8192
 """Texts up to this length have their estimate memoised: the system prompt, the assembled
 context and its items are estimated by the attention budget, the gateway and the adapter,
-turn after turn, mostly unchanged."""
+turn after turn, mostly unchanged. With `_estimate_memo`'s 1,024 entries the memo holds at
+most ~8 MB of text."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -221,7 +222,7 @@ def estimate_tokens(text: str) -> int:
     return _estimate(text)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _estimate_memo(text: str) -> int:
     return _estimate(text)
 
