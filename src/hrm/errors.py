@@ -270,6 +270,17 @@ class HRMError(Exception):
         return cls(ErrorCode.PARSE_ERROR, where + message, recoverable=False, context=context)
 
     @classmethod
+    def path_exists(cls, path: str | Path, what: str = "", *, hint: str = "") -> HRMError:
+        """A file that must not be overwritten is already there (never recoverable by retry)."""
+        message = f"{what} '{path}' already exists" if what else f"'{path}' already exists"
+        return cls(
+            ErrorCode.PATH_EXISTS,
+            message + (f"; {hint}" if hint else ""),
+            recoverable=False,
+            context={"path": str(path)},
+        )
+
+    @classmethod
     def permission_denied(
         cls, path: str | Path, fallback_path: str | Path | None = None
     ) -> HRMError:

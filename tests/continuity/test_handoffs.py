@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.handoffs import (
     Blocker,
     ContextInfo,
@@ -15,7 +16,6 @@ from hrm.continuity.handoffs import (
     HandoffData,
     HandoffFormat,
     HandoffLearning,
-    HandoffStore,
     ResumeInstructions,
     SessionMetadata,
     TaskInfo,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hrm.continuity.handoffs import HandoffStore
+from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.hook_entry import MAX_INPUT_BYTES, answer_hook, read_input
 from hrm.home import HRMHome
 

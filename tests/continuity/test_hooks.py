@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.handoffs import (
     ContextInfo,
     HandoffData,
-    HandoffStore,
     ResumeInstructions,
     SessionMetadata,
     TaskInfo,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hrm.continuity.handoffs import HandoffStore, TaskStatus
+from hrm.continuity.handoff_store import HandoffStore
+from hrm.continuity.handoffs import TaskStatus
 from hrm.continuity.migration import DataType, detect_layout, migrate_legacy_data
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome

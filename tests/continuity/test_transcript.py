@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.continuity.handoffs import HandoffStore, TaskStatus, deserialize
+from hrm.continuity.handoff_store import HandoffStore
+from hrm.continuity.handoffs import TaskStatus, deserialize
 from hrm.continuity.hooks import SessionCheckpoint
 from hrm.continuity.transcript import (
     TranscriptSummary,

@@ -47,11 +47,11 @@ def create(
     json_output: JsonOption = False,
 ) -> None:
     """Write a handoff for the current work into the home."""
+    from hrm.continuity.handoff_store import HandoffStore
     from hrm.continuity.handoffs import (
         ContextInfo,
         HandoffData,
         HandoffFormat,
-        HandoffStore,
         ResumeInstructions,
         SessionMetadata,
         TaskInfo,
@@ -89,7 +89,8 @@ def show(
     json_output: JsonOption = False,
 ) -> None:
     """Print one handoff."""
-    from hrm.continuity.handoffs import HandoffStore, handoff_to_dict, resume_brief
+    from hrm.continuity.handoff_store import HandoffStore
+    from hrm.continuity.handoffs import handoff_to_dict, resume_brief
     from hrm.home import HRMHome
 
     with handle_errors():
@@ -115,7 +116,7 @@ def list_handoffs(
     """List stored handoffs, newest first."""
     from rich.table import Table
 
-    from hrm.continuity.handoffs import HandoffStore
+    from hrm.continuity.handoff_store import HandoffStore
     from hrm.home import HRMHome
 
     with handle_errors():
@@ -152,7 +153,8 @@ def resume(
     json_output: JsonOption = False,
 ) -> None:
     """Print the resume brief of the latest (or the given) handoff."""
-    from hrm.continuity.handoffs import HandoffStore, handoff_to_dict, resume_brief
+    from hrm.continuity.handoff_store import HandoffStore
+    from hrm.continuity.handoffs import handoff_to_dict, resume_brief
     from hrm.home import HRMHome
 
     with handle_errors():

@@ -177,7 +177,7 @@ _LAZY = {
     "HandoffFormat": "hrm.continuity.handoffs",
     "HandoffLearning": "hrm.continuity.handoffs",
     "HandoffMigrationResult": "hrm.continuity.handoffs",
-    "HandoffStore": "hrm.continuity.handoffs",
+    "HandoffStore": "hrm.continuity.handoff_store",
     "HandoffSummary": "hrm.continuity.handoffs",
     "HookAction": "hrm.continuity.hooks",
     "HookChanges": "hrm.continuity.install",

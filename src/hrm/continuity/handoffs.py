@@ -8,8 +8,7 @@ Ring and Continuous-Claude v1 write Markdown with (or without) front matter, fie
 between versions — so every field we cannot map is kept in ``extra`` and written back unchanged.
 Only `validate_schema` is strict, and `serialize` refuses what it rejects.
 
-`HandoffStore` keeps handoffs in the home as ``handoffs/<session>/<timestamp>.yaml``, written
-atomically and scrubbed of secrets.
+`hrm.continuity.handoff_store.HandoffStore` keeps them in the home.
 """
 
 from __future__ import annotations
@@ -17,25 +16,19 @@ from __future__ import annotations
 import builtins
 import hashlib
 import logging
-import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 
 from hrm._atomic import atomic_write
-from hrm._clock import system_clock
 from hrm.continuity import _markdown
 from hrm.continuity.confidence import VerificationStatus
 from hrm.errors import ErrorCode, HRMError
 from hrm.scrubbing import contains_secret, scrub
-
-if TYPE_CHECKING:
-    from hrm.home import HRMHome
-    from hrm.types import Clock
 
 __all__ = [
     "HANDOFF_SCHEMA",
@@ -50,7 +43,6 @@ __all__ = [
     "HandoffFormat",
     "HandoffLearning",
     "HandoffMigrationResult",
-    "HandoffStore",
     "HandoffSummary",
     "ResumeInstructions",
     "SerializedHandoff",
@@ -862,12 +854,7 @@ def migrate(source_path: Path, destination: Path | None = None) -> HandoffMigrat
         suffix = ".hrm.yaml" if source.suffix in (".yaml", ".yml") else ".yaml"
         destination = source.with_name(source.stem + suffix)
     if destination.exists():
-        raise HRMError(
-            ErrorCode.PATH_EXISTS,
-            f"'{destination}' already exists; choose another destination with --dest",
-            recoverable=False,
-            context={"path": str(destination)},
-        )
+        raise HRMError.path_exists(destination, hint="choose another destination with --dest")
     content = _dump(scrub(handoff_to_dict(handoff)))
     try:
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -917,155 +904,3 @@ def resume_brief(handoff: HandoffData, *, max_chars: int = 4000) -> str:
         lines.append(f"Verify with: {test.strip().splitlines()[-1]}")
     text = "\n".join(lines)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-
-
-# ── the store ────────────────────────────────────────────────────────────────
-
-_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _session_dirname(session_id: str) -> str:
-    slug = _SLUG.sub("-", session_id).strip("-.")[:64]
-    return slug or "general"
-
-
-class HandoffStore:
-    """Handoffs in the home: ``handoffs/<session>/<timestamp>.yaml`` (ARCHITECTURE §4).
-
-    Writes are atomic and scrubbed of secrets; a file is never overwritten. Listing reads every
-    file (skipping, with a log line, any that cannot be read), newest first. Safe to use from
-    several processes: names carry microseconds and a counter on collision.
-    """
-
-    def __init__(self, home: HRMHome, *, clock: Clock = system_clock) -> None:
-        self.home = home
-        self._clock = clock
-
-    @property
-    def root(self) -> Path:
-        """The handoffs directory of the home."""
-        return self.home.handoffs_dir
-
-    def write(
-        self,
-        handoff: HandoffData,
-        *,
-        format: HandoffFormat = HandoffFormat.YAML,
-        filename: str | None = None,
-    ) -> Path:
-        """Validate, scrub and write a handoff; return its path.
-
-        Args:
-            handoff: The handoff to store.
-            format: YAML (``.yaml``) or Markdown (``.md``).
-            filename: A name to use instead of the timestamp (migration keeps legacy names).
-
-        Raises:
-            HRMError: ``VALIDATION_FAILED`` (see `serialize`); ``PATH_EXISTS`` when `filename`
-                is taken; ``PERMISSION_DENIED`` when the home cannot be written.
-        """
-        clean = handoff_from_dict(scrub(handoff_to_dict(handoff)))
-        content = serialize(clean, format).content
-        folder = self.root / _session_dirname(handoff.session.id)
-        suffix = ".yaml" if format is HandoffFormat.YAML else ".md"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if filename is not None:
-                stem = re.sub(r"\.(ya?ml|md)$", "", Path(filename).name)
-                target = folder / (stem + suffix)
-                if target.exists():
-                    raise HRMError(
-                        ErrorCode.PATH_EXISTS,
-                        f"Handoff '{target}' already exists",
-                        recoverable=False,
-                        context={"path": str(target)},
-                    )
-            else:
-                stamp = self._clock().astimezone(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
-                target = folder / f"{stamp}{suffix}"
-                counter = 1
-                while target.exists():
-                    target = folder / f"{stamp}-{counter}{suffix}"
-                    counter += 1
-            atomic_write(target, content)
-        except PermissionError as exc:
-            raise HRMError.permission_denied(folder) from exc
-        logger.debug("wrote handoff %s", target)
-        return target
-
-    def _files(self) -> builtins.list[Path]:
-        if not self.root.is_dir():
-            return []
-        found = [p for p in self.root.glob("*/*") if p.suffix in (".yaml", ".yml", ".md")]
-        return [p for p in found if p.is_file() and not p.name.startswith(".")]
-
-    def list(
-        self, *, project_path: str | None = None, limit: int | None = None
-    ) -> builtins.list[HandoffSummary]:
-        """Stored handoffs, newest first, optionally only those of one project."""
-        wanted = _normal_project(project_path) if project_path else None
-        summaries: builtins.list[HandoffSummary] = []
-        for path in self._files():
-            try:
-                handoff = deserialize(path.read_text(encoding="utf-8"), path=str(path))
-            except (HRMError, OSError, UnicodeDecodeError) as exc:
-                logger.warning("skipping unreadable handoff %s: %s", path, exc)
-                continue
-            if wanted is not None and _normal_project(handoff.context.project_path) != wanted:
-                continue
-            created = handoff.session.ended_at or handoff.session.started_at
-            if created is None:
-                created = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            summaries.append(
-                HandoffSummary(
-                    path=path,
-                    session_id=handoff.session.id,
-                    created_at=created,
-                    status=_value(handoff.task.status),
-                    description=handoff.task.description,
-                    project_path=handoff.context.project_path,
-                )
-            )
-        summaries.sort(key=lambda s: (s.created_at, s.path.name), reverse=True)
-        return summaries if limit is None else summaries[: max(limit, 0)]
-
-    def latest(self, *, project_path: str | None = None) -> tuple[Path, HandoffData] | None:
-        """The newest handoff (of one project, if given), or None when there is none."""
-        newest = self.list(project_path=project_path, limit=1)
-        if not newest:
-            return None
-        return newest[0].path, self.load(newest[0].path)
-
-    def load(self, path_or_id: str | Path) -> HandoffData:
-        """Read a handoff by path, by ``<session>/<name>`` under the store, or by unique file stem.
-
-        Raises:
-            HRMError: ``NOT_FOUND`` (also when a stem is ambiguous), or a `deserialize` error.
-        """
-        path = Path(path_or_id)
-        if not path.is_file():
-            path = self._resolve_id(str(path_or_id))
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise HRMError.not_found("handoff", str(path_or_id), str(exc)) from exc
-        return deserialize(text, path=str(path))
-
-    def _resolve_id(self, key: str) -> Path:
-        for candidate in (self.root / key, *(self.root / f"{key}{s}" for s in (".yaml", ".md"))):
-            if candidate.is_file() and self.root in candidate.resolve().parents:
-                return candidate
-        matches = [p for p in self._files() if key in (p.stem, p.name)]
-        if len(matches) == 1:
-            return matches[0]
-        hint = "ambiguous: give <session>/<name>" if matches else "see `hrm handoff list`"
-        raise HRMError.not_found("handoff", key, hint)
-
-
-def _normal_project(path: str | None) -> str:
-    if not path:
-        return ""
-    try:
-        return str(Path(path).expanduser().resolve())
-    except (OSError, RuntimeError):
-        return path.rstrip("/")

@@ -443,7 +443,7 @@ class HookOrchestrator:
         return LearningsRepository.open(self.home, embeddings=self.settings.embeddings)
 
     def _open_handoff_store(self) -> Any:
-        from hrm.continuity.handoffs import HandoffStore
+        from hrm.continuity.handoff_store import HandoffStore
 
         return HandoffStore(self.home)
 

@@ -30,11 +30,11 @@ import yaml
 
 from hrm._atomic import atomic_write
 from hrm.continuity.continuity_ledger import find_ledgers, parse_ledger
+from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.handoffs import (
     ContextInfo,
     Decision,
     HandoffData,
-    HandoffStore,
     ResumeInstructions,
     SessionMetadata,
     TaskInfo,
