@@ -48,7 +48,6 @@ __all__ = [
     "token_set",
 ]
 
-
 MAX_QUERY_TERMS = 32
 """More words add cost but almost never change the top results."""
 

@@ -79,7 +79,6 @@ __all__ = [
 ]
 
 
-
 def _logger() -> logging.Logger:
     """The module's logger, imported on first use (see TYPE_CHECKING above)."""
     import logging
