@@ -223,6 +223,15 @@ def test_text_without_words_finds_nothing(repo: LearningsRepository, corpus: dic
     assert search(repo, "*** ( ) -") == []
 
 
+def test_an_empty_store_answers_empty_and_still_validates(repo: LearningsRepository) -> None:
+    found = repo.search_memories(SearchQuery(text="retry backoff"))
+    assert (found.results, found.total_count, found.total_exact) == ([], 0, True)
+    with pytest.raises(HRMError):  # validation still comes first
+        repo.search_memories(SearchQuery(text="x", limit=0))
+    first = learn(repo, "Retry with backoff when the upload fails")
+    assert search(repo, "retry backoff") == [first]  # the first learning is found at once
+
+
 def test_stopword_only_query_still_searches(repo: LearningsRepository) -> None:
     learning_id = learn(repo, "The who is a band")
     assert search(repo, "the who") == [learning_id]

@@ -441,6 +441,13 @@ class LearningsRepository:
         fsql = build_filters(query.filters, include_expired=query.include_expired, now=now)
         terms = _fts.query_terms(query.text)
         mode = "hybrid" if self._embedder is not None else "fts"
+        if self._db.one("SELECT 1 FROM learnings LIMIT 1") is None:
+            # Nothing stored: skip planning, ranking and the query embedding. A stack's store
+            # is empty until something is learned, and attention searches it every turn.
+            return SearchResults(
+                results=[], total_count=0, mode=mode,
+                query_time_ms=int((time.perf_counter() - started) * 1000),
+            )
         # Rank a window larger than the limit: coverage re-orders it (see fts_relevance).
         window = max(query.limit * 3, 30) if mode == "hybrid" else max(query.limit * 2, 20)
         hits, total, exact = self._fts_hits(terms, fsql, window) if terms else ([], 0, True)
