@@ -490,49 +490,53 @@ class HRM:
             span.set_output("ok" if outcome.result.success else "failed")
         record.execution = outcome.to_record()
         notes += outcome.notes
-        if outcome.delivered:
-            change = self.focus.record_delivery(complete=True)
-            for ev in change.events:
-                event(ev["event_type"], **ev["payload"])
+        # 7b-8. What the work changed commits together: one transaction for the delivery,
+        # the evaluation's consequences and the learning outcome (after the model call, so
+        # no write lock is held while a model answers).
+        with self.db.transaction():
+            if outcome.delivered:
+                change = self.focus.record_delivery(complete=True)
+                for ev in change.events:
+                    event(ev["event_type"], **ev["payload"])
 
-        # 8. Evaluation and learning (001 §2.3, §5).
-        with tracer.span("altitude", "evaluate_result", "AltitudeEvaluator"):
-            evaluation = self.evaluator.evaluate_result(outcome.result, outcome.plan)
-        record.evaluation = jsonable(evaluation)
-        new_level = self.evaluator.should_transition(evaluation, self.altitude.current_level)
-        if new_level is not None and new_level is not self.altitude.current_level:
-            from_level = self.altitude.current_level
-            if self.altitude.transition(new_level, "evaluation of the result"):
-                event(
-                    "altitude_transition",
-                    **{
-                        "from": from_level.value,
-                        "to": new_level.value,
-                        "reason": "evaluation of the result",
-                    },
-                )
-        state.failure_streak = self.evaluator.failure_streak
-        state.altitude = self.altitude.current_level.value
-        signal = {**reasoning.classification.signature(), "session_id": state.session_id}
-        routing = {
-            "strategy": reasoning.strategy.strategy,
-            "pattern_match": reasoning.routing.pattern_match,
-            "action": action.action_type,
-        }
-        if action.action_type in ("respond", "execute", "delegate"):
-            outcome_record = {
-                "success": evaluation.success,
-                "turn": record.turn,
-                "quality": evaluation.quality_score,
+            # 8. Evaluation and learning (001 §2.3, §5).
+            with tracer.span("altitude", "evaluate_result", "AltitudeEvaluator"):
+                evaluation = self.evaluator.evaluate_result(outcome.result, outcome.plan)
+            record.evaluation = jsonable(evaluation)
+            new_level = self.evaluator.should_transition(evaluation, self.altitude.current_level)
+            if new_level is not None and new_level is not self.altitude.current_level:
+                from_level = self.altitude.current_level
+                if self.altitude.transition(new_level, "evaluation of the result"):
+                    event(
+                        "altitude_transition",
+                        **{
+                            "from": from_level.value,
+                            "to": new_level.value,
+                            "reason": "evaluation of the result",
+                        },
+                    )
+            state.failure_streak = self.evaluator.failure_streak
+            state.altitude = self.altitude.current_level.value
+            signal = {**reasoning.classification.signature(), "session_id": state.session_id}
+            routing = {
+                "strategy": reasoning.strategy.strategy,
+                "pattern_match": reasoning.routing.pattern_match,
+                "action": action.action_type,
             }
-            with tracer.span("learning", "record_outcome", "FeedbackLoop"):
-                self.feedback.record_outcome(
-                    signal, routing, outcome_record, session_id=state.session_id
-                )
-            for le in self.feedback.last_events:
-                record.learning.append({"event_type": le.event_type, **le.payload})
-                event(le.event_type, **le.payload)
-            state.last_signal, state.last_routing = signal, routing
+            if action.action_type in ("respond", "execute", "delegate"):
+                outcome_record = {
+                    "success": evaluation.success,
+                    "turn": record.turn,
+                    "quality": evaluation.quality_score,
+                }
+                with tracer.span("learning", "record_outcome", "FeedbackLoop"):
+                    self.feedback.record_outcome(
+                        signal, routing, outcome_record, session_id=state.session_id
+                    )
+                for le in self.feedback.last_events:
+                    record.learning.append({"event_type": le.event_type, **le.payload})
+                    event(le.event_type, **le.payload)
+                state.last_signal, state.last_routing = signal, routing
         stance_after = self.stance
         record.stance_after = stance_after.value
         record.commitment_after = _commitment(self.focus.commitments.get_active())
