@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.storage.sqlite import Database, wrap_sqlite_error
@@ -130,3 +132,67 @@ def test_cached_reads_see_own_writes_other_connections_and_rollbacks(tmp_path: P
         assert db.cached("n", count) == 3  # inside a transaction: never cached
         raise ValueError
     assert db.cached("n", count) == 2  # the rolled-back read did not linger
+
+
+def test_a_table_scoped_cache_survives_writes_to_other_tables_only(tmp_path: Path) -> None:
+    db = Database(tmp_path / "s.db")
+    other = Database(tmp_path / "s.db")
+    db.migrate("test", [MIGRATIONS[0], "CREATE TABLE u (id INTEGER PRIMARY KEY, v TEXT);"])
+    loads: list[int] = []
+
+    def count() -> int:
+        loads.append(1)
+        return int(db.one("SELECT count(*) FROM t")[0])
+
+    def cached() -> int:
+        return db.cached("t", count, table="t")
+
+    assert cached() == 0
+    with db.transaction():
+        db.execute("INSERT INTO u (v) VALUES ('x')")
+        db.executemany("UPDATE u SET v = ? WHERE id = ?", [("y", 1)])
+    assert cached() == 0 and len(loads) == 1  # writes to u do not touch t's reads
+    for write in (
+        lambda: db.execute("INSERT INTO t (v) VALUES ('a')"),
+        lambda: db.executemany("INSERT OR REPLACE INTO t (id, v) VALUES (?, ?)", [(9, "b")]),
+        lambda: db.one("DELETE FROM t WHERE v = 'a' RETURNING id"),
+        lambda: db.execute("WITH w AS (SELECT 1) INSERT INTO t (v) SELECT 'c' FROM w"),  # not parsed
+    ):
+        cached()
+        reads = len(loads)
+        with db.transaction():
+            write()
+        assert cached() == int(db.one("SELECT count(*) FROM t")[0])
+        assert len(loads) == reads + 1  # every kind of write to t was noticed
+    reads = len(loads)
+    assert cached() == cached() and len(loads) == reads
+    with other.transaction():  # another connection's commit, to any table
+        other.execute("INSERT INTO t (v) VALUES ('d')")
+    assert cached() == int(db.one("SELECT count(*) FROM t")[0]) and len(loads) == reads + 1
+    with pytest.raises(ValueError), db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('rolled back')")
+        raise ValueError
+    assert cached() == int(db.one("SELECT count(*) FROM t")[0])
+    db.migrate("more", ["INSERT INTO t (v) VALUES ('from a migration');"])
+    assert cached() == int(db.one("SELECT count(*) FROM t")[0])
+
+
+@given(
+    verb=st.sampled_from(
+        ["INSERT INTO", "insert or replace into", "REPLACE INTO", "UPDATE", "update or ignore",
+         "DELETE FROM"]
+    ),
+    name=st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True),
+    quote=st.sampled_from(["", '"', "`"]),
+    space=st.sampled_from([" ", "  ", "\n\t"]),
+    rest=st.sampled_from([" (a) VALUES (?)", "(a) VALUES (?)", " SET a = 1", " WHERE 1", ""]),
+)
+def test_the_written_table_is_read_from_any_plain_write(
+    verb: str, name: str, quote: str, space: str, rest: str
+) -> None:
+    from hrm.storage.sqlite import _written_table
+
+    sql = f"{space}{verb}{space}{quote}{name}{quote}{rest}"
+    assert _written_table(sql) == name.lower()
+    assert _written_table(f"SELECT * FROM {name}") is None
+    assert _written_table(f"UPDATE main.{name} SET a = 1") is None  # qualified: not guessed

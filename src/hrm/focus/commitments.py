@@ -183,7 +183,9 @@ class CommitmentManager:
 
     def get_active(self) -> Commitment | None:
         """The active commitment, or None."""
-        return self._db.cached(("focus.commitment", self.agent_class), self._read_active)
+        return self._db.cached(
+            ("focus.commitment", self.agent_class), self._read_active, table="commitments"
+        )
 
     def _read_active(self) -> Commitment | None:
         row = self._db.one(

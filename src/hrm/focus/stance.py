@@ -260,7 +260,9 @@ class StanceMachine:
 
     def state(self) -> StanceState:
         """Stance, turns spent in it, and when it was entered (new-session stance if unset)."""
-        return self._db.cached(("focus.stance", self.agent_class), self._read_state)
+        return self._db.cached(
+            ("focus.stance", self.agent_class), self._read_state, table="focus_stance"
+        )
 
     def _read_state(self) -> StanceState:
         row = self._db.one(

@@ -374,7 +374,9 @@ class ProblemRegistry:
 
     def get_active(self) -> Problem | None:
         """The active problem, or None."""
-        return self._db.cached(("governance.problem", self.agent_class), self._read_active)
+        return self._db.cached(
+            ("governance.problem", self.agent_class), self._read_active, table="problems"
+        )
 
     def _read_active(self) -> Problem | None:
         row = self._db.one(

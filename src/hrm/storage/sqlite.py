@@ -14,6 +14,8 @@ a change is a new entry at the end of the list.
 from __future__ import annotations
 
 import _thread  # not `threading` (nor `contextlib`): `hrm hook` opens this on every prompt
+import functools
+import re
 import sqlite3
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
@@ -70,7 +72,11 @@ class Database:
         self._depth = 0
         self._generation = 0
         """Bumped by every transaction and write through this handle (see `cached`)."""
-        self._cache: dict[Hashable, tuple[int, int, Any]] = {}
+        self._table_generation: dict[str, int] = {}
+        """Per table: bumped by every write to it through this handle (see `cached(table=)`)."""
+        self._epoch = 0
+        """Bumped by writes whose table is not known (schema changes, unusual statements)."""
+        self._cache: dict[Hashable, tuple[int, tuple[int, ...], Any]] = {}
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -138,6 +144,7 @@ class Database:
                             (component, version),
                         ).fetchone():
                             continue
+                        self._epoch += 1  # a migration may reshape or fill any table
                         for statement in _split_sql(script):
                             self._conn.execute(statement)
                         self._conn.execute(
@@ -162,8 +169,8 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
         with self._lock:
-            if not sql.lstrip()[:6].upper().startswith(("SELECT", "PRAGMA")):
-                self._generation += 1
+            if not _is_read(sql):
+                self._note_write(sql)
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
@@ -172,6 +179,7 @@ class Database:
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for many parameter rows (call inside `transaction`)."""
         with self._lock:
+            self._note_write(sql)
             try:
                 self._conn.executemany(sql, rows)
             except sqlite3.Error as exc:
@@ -180,18 +188,23 @@ class Database:
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         """The first row of a query, or None."""
         with self._lock:
+            if not _is_read(sql):
+                self._note_write(sql)
             try:
                 row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
                 return row
             except sqlite3.Error as exc:
                 raise wrap_sqlite_error(exc, self.path) from exc
 
-    def cached(self, key: Hashable, load: Callable[[], T]) -> T:
-        """`load()`'s result, reused until this database changes.
+    def cached(self, key: Hashable, load: Callable[[], T], *, table: str | None = None) -> T:
+        """`load()`'s result, reused until the data it was read from changes.
 
-        The value is reloaded after any write or transaction through this handle and after any
-        commit by another connection (``PRAGMA data_version``); inside a transaction it is never
-        cached, so a rolled-back read cannot linger. Return only immutable values.
+        The value is reloaded after any commit by another connection (``PRAGMA data_version``)
+        and after any write through this handle — or, when `table` names the one table `load`
+        reads (no joins, no trigger writing into it), only after a write to that table, so a
+        turn's many unrelated writes stop invalidating its stance, commitment and problem
+        reads. Inside a transaction nothing is cached, so a rolled-back read cannot linger.
+        Return only immutable values.
         """
         with self._lock:
             if self._depth:
@@ -200,13 +213,27 @@ class Database:
                 version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
             except sqlite3.Error as exc:
                 raise wrap_sqlite_error(exc, self.path) from exc
+            stamp = (
+                (self._generation,)
+                if table is None
+                else (self._epoch, self._table_generation.get(table, 0))
+            )
             entry = self._cache.get(key)
-            if entry is not None and entry[0] == version and entry[1] == self._generation:
+            if entry is not None and entry[0] == version and entry[1] == stamp:
                 value: T = entry[2]
                 return value
             value = load()
-            self._cache[key] = (version, self._generation, value)
+            self._cache[key] = (version, stamp, value)
             return value
+
+    def _note_write(self, sql: str) -> None:
+        """Invalidate what a write statement may change (caller holds the lock)."""
+        self._generation += 1
+        table = _written_table(sql)
+        if table is None:
+            self._epoch += 1
+        else:
+            self._table_generation[table] = self._table_generation.get(table, 0) + 1
 
     def has_fts5(self) -> bool:
         """Whether this SQLite build has FTS5 (declared capability, never a silent no-op)."""
@@ -219,6 +246,28 @@ class Database:
             return True
         except (sqlite3.Error, HRMError):
             return False
+
+
+_WRITE_TARGET = re.compile(
+    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
+    r"\s+[\"`\[]?(\w+)[\"`\]]?(?=[\s(;]|$)",
+    re.IGNORECASE,
+)
+
+
+def _is_read(sql: str) -> bool:
+    return sql.lstrip()[:6].upper().startswith(("SELECT", "PRAGMA"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _written_table(sql: str) -> str | None:
+    """The table a plain INSERT/REPLACE/UPDATE/DELETE writes; None for anything else.
+
+    Memoised per statement text (the stores reuse a few dozen statements). A qualified name
+    (``main.t``) or a CTE is not recognised, which only costs a wider invalidation.
+    """
+    match = _WRITE_TARGET.match(sql)
+    return match.group(1).lower() if match else None
 
 
 class _Transaction:
