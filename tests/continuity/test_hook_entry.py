@@ -377,12 +377,9 @@ def test_concurrent_hook_processes_share_one_home(tmp_path: Path) -> None:
 
 _IMPORTS_PROBE = """
 import sys
-sys.argv = ["hrm", "hook", "user-prompt-submit"]
-from hrm.cli.__main__ import main
-try:
-    main()
-except SystemExit:
-    pass
+import hrm.cli.__main__  # what the console script imports before dispatching
+from hrm.continuity.hook_entry import run_hook
+run_hook(["user-prompt-submit"])  # as `main` runs it, but without ending the process
 sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
 """
 

@@ -15,7 +15,7 @@ def main() -> None:
     if argv[:1] == ["hook"]:
         from hrm.continuity.hook_entry import run_hook
 
-        raise SystemExit(run_hook(argv[1:]))
+        raise SystemExit(run_hook(argv[1:], exit_process=True))
     from hrm.cli.app import run
 
     run()
