@@ -18,6 +18,7 @@ import contextlib
 import logging
 import re
 import threading
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -490,10 +491,8 @@ class HRM:
             span.set_output("ok" if outcome.result.success else "failed")
         record.execution = outcome.to_record()
         notes += outcome.notes
-        # 7b-8. What the work changed commits together: one transaction for the delivery,
-        # the evaluation's consequences and the learning outcome (after the model call, so
-        # no write lock is held while a model answers).
-        with self.db.transaction():
+        # 7b-8. What the work changed commits together (see `_consequences`).
+        with self._consequences():
             if outcome.delivered:
                 change = self.focus.record_delivery(complete=True)
                 for ev in change.events:
@@ -547,6 +546,21 @@ class HRM:
         return response, action.action_type, action.action_type == "ask"
 
     # ── steps ──────────────────────────────────────────────────────────────
+
+    @contextlib.contextmanager
+    def _consequences(self) -> Iterator[None]:
+        """One transaction for the delivery, the evaluation's consequences and the learning.
+
+        They land together or not at all, in one commit, and after the model call, so no
+        write lock is held while a model answers. A rollback may undo pattern changes the
+        pattern store already cached, so its cache is dropped then.
+        """
+        try:
+            with self.db.transaction():
+                yield
+        except BaseException:
+            self.feedback.store.refresh()
+            raise
 
     def _feedback_on_previous(self, text: str, record: DecisionRecord, event: Any) -> None:
         state = self._state

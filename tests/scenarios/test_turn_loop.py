@@ -202,3 +202,39 @@ def test_invalid_agent_class_is_refused(home: HRMHome) -> None:
     with pytest.raises(HRMError) as info:
         HRM.open(home, "RESIDENT:../ADMIN", "offline")
     assert info.value.code.value == "validation_failed"
+
+
+def test_a_failure_after_learning_rolls_back_the_outcome_and_its_pattern_change(
+    hrm: HRM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Delivery, evaluation and learning commit together: a failure after the outcome was
+    recorded leaves neither the outcome row nor a strengthened pattern, in the database or in
+    the pattern store's cache, and the turn still answers (degraded, and recorded)."""
+    for _ in range(6):  # enough successes for a pattern, then a turn that strengthens it
+        hrm.turn("How do I rename a git branch?")
+    store, db = hrm.feedback.store, hrm.db
+    assert store.all_patterns(), "the scenario needs a learned pattern"
+
+    def snapshot() -> tuple[int, list[tuple[str, float, int]]]:
+        outcomes = int(db.one("SELECT count(*) FROM learning_outcomes")[0])
+        return outcomes, sorted((p.id, p.confidence, p.match_count) for p in store.all_patterns())
+
+    before = snapshot()
+    real = hrm.feedback.record_outcome
+
+    class _Boom:
+        def __iter__(self) -> Iterator[object]:
+            raise RuntimeError("failure after the outcome was recorded")
+
+    def record_then_fail(*args: object, **kwargs: object) -> str:
+        evidence = real(*args, **kwargs)  # type: ignore[arg-type]
+        assert snapshot() != before  # written, inside the turn's transaction
+        hrm.feedback.last_events = _Boom()  # type: ignore[assignment]
+        return evidence
+
+    monkeypatch.setattr(hrm.feedback, "record_outcome", record_then_fail)
+    result = hrm.turn("How do I rename a git branch?")
+    assert result.action == "degraded" and "degraded" in " ".join(result.decision.notes)
+    assert snapshot() == before
+    store.refresh()
+    assert snapshot() == before  # and the database agrees with what the cache said
