@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hrm.scrubbing import scrub
-from hrm.storage.ledger import Ledger, _prepare, verify_ledger
+from hrm.storage._ledger_format import _prepare
+from hrm.storage.ledger import Ledger, verify_ledger
 
 RECORDS = 5
 SETTINGS = settings(

@@ -36,21 +36,34 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import logging
-import math
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from hrm.errors import ErrorCode, HRMError
-from hrm.scrubbing import scrub_text
+from hrm.storage._ledger_format import (
+    GENESIS_HASH,
+    LedgerRecord,
+    VerifyError,
+    _Anchor,
+    _check_anchor_after_scan,
+    _check_line,
+    _Corrupt,
+    _diagnose,
+    _encode_line,
+    _format_ts,
+    _parse_record,
+    _prepare_item,
+    _scan,
+    canonical_json,
+    record_hash,
+)
 from hrm.storage._lock import exclusive
 from hrm.types import Clock, system_clock
 
@@ -69,21 +82,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-GENESIS_HASH = "0" * 64
-"""The ``prev`` of a ledger's first record."""
-
-_FIELDS = ("data", "hash", "kind", "prev", "seq", "ts")
-_HASH_KEY = b',"hash":"'
-_PREV_KEY = b',"prev":"'
-_SEQ_KEY = b',"seq":'
-_TS_KEY = b',"ts":'
-_TS_TAIL = len('2026-01-02T03:04:05.000000Z"}\n')  # bytes after the ts key's opening quote
 _ANCHOR_SIZE = 256
 _READ_CHUNK = 1 << 16
-_MAX_KIND = 200
-_ENCODER = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
 _OPEN_FLAGS = os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 _sync_data = getattr(os, "fdatasync", os.fsync)
 
@@ -96,46 +96,6 @@ class Durability(str, Enum):
     GROUP = "group"
     """Appends reach the OS at once (other processes see them); `Ledger.commit` makes them durable
     at a boundary such as the end of a turn. A power loss can lose records since the last commit."""
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerRecord:
-    """One record of a ledger, as stored (a value: never mutated)."""
-
-    seq: int
-    """Position in the ledger, from 1."""
-    ts: str
-    """When it was appended: ISO-8601 UTC ending in ``Z``."""
-    kind: str
-    """What kind of record this is (e.g. ``"turn"``, ``"work_order"``)."""
-    data: dict[str, Any]
-    """The payload, scrubbed of secrets."""
-    prev: str
-    """Hash of the previous record (`GENESIS_HASH` for the first)."""
-    hash: str
-    """SHA-256 over the canonical JSON of seq, ts, kind, data and prev."""
-    line: int
-    """1-based line number in the file (not hashed)."""
-    offset: int = 0
-    """Byte offset of the line in the file (not hashed); `Ledger.read_at` takes it."""
-
-    @property
-    def timestamp(self) -> datetime:
-        """`ts` as an aware UTC datetime."""
-        return datetime.fromisoformat(self.ts).astimezone(UTC)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored fields plus line and offset, JSON-ready."""
-        return {
-            "seq": self.seq,
-            "ts": self.ts,
-            "kind": self.kind,
-            "data": self.data,
-            "prev": self.prev,
-            "hash": self.hash,
-            "line": self.line,
-            "offset": self.offset,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,21 +121,6 @@ class TornTail:
             f"{self.path}:{self.line}: torn final line {action}: {self.length} bytes at offset "
             f"{self.offset} left by an interrupted append"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyError:
-    """Where a ledger first goes wrong and why."""
-
-    line: int
-    seq: int | None
-    """The sequence number expected at that line."""
-    reason: str
-    offset: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {"line": self.line, "seq": self.seq, "reason": self.reason, "offset": self.offset}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,41 +160,6 @@ class VerifyReport:
             "repaired": self.repaired.describe() if self.repaired else None,
             "anchor_seq": self.anchor_seq,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class _Anchor:
-    seq: int
-    hash: str
-    end: int
-
-
-class _Corrupt(Exception):
-    """A bad line found while scanning (internal; becomes a VerifyError or HRMError)."""
-
-    def __init__(self, line: int, seq: int | None, reason: str, offset: int) -> None:
-        super().__init__(reason)
-        self.error = VerifyError(line=line, seq=seq, reason=reason, offset=offset)
-
-
-class _BadValue(Exception):
-    """Data that cannot be stored; `path` is filled in while unwinding."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.path: list[str] = []
-
-
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text hrm hashes: sorted keys, no spaces, UTF-8 characters kept."""
-    return _ENCODER.encode(value)
-
-
-def record_hash(*, seq: int, ts: str, kind: str, data: Mapping[str, Any], prev: str) -> str:
-    """SHA-256 (hex) of a record: the hash any independent tool can recompute."""
-    body = canonical_json({"data": data, "kind": kind, "prev": prev, "seq": seq, "ts": ts})
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
 def verify_ledger(path: str | Path) -> VerifyReport:
@@ -735,250 +645,6 @@ class Ledger:
             raise _os_error(exc, self.path) from exc
 
 
-# ── line format ─────────────────────────────────────────────────────────────
-
-
-def _encode_line(
-    seq: int, ts: str, kind: str, prev: str, data_json: str, *, path: Path
-) -> tuple[str, bytes]:
-    """Hash and stored line of one record; identical to canonical JSON of all six fields."""
-    head = '{"data":' + data_json
-    tail = f',"kind":{_ENCODER.encode(kind)},"prev":"{prev}","seq":{seq},"ts":"{ts}"}}'
-    try:
-        head_b, tail_b = head.encode("utf-8"), tail.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise HRMError.validation_failed(
-            f"Ledger data for '{path}' holds a string that is not valid Unicode "
-            f"(a lone surrogate): {exc.reason}",
-            path=str(path),
-        ) from None
-    digest = hashlib.sha256(head_b + tail_b).hexdigest()
-    return digest, b"".join((head_b, b',"hash":"', digest.encode(), b'"', tail_b, b"\n"))
-
-
-def _check_line(raw: bytes) -> tuple[int, str, str]:
-    """Seq, hash and prev of one stored line whose own hash verifies; ValueError otherwise."""
-    seq, digest, prev = _check_fast(raw)
-    return seq, digest.decode(), prev.decode()
-
-
-def _check_fast(raw: bytes) -> tuple[int, bytes, bytes]:
-    body = raw[:-1] if raw.endswith(b"\n") else raw
-    i = body.rfind(_HASH_KEY)
-    digest = body[i + 9 : i + 73]
-    if i < 0 or body[i + 73 : i + 74] != b'"':
-        raise ValueError("no hash")
-    if hashlib.sha256(body[:i] + body[i + 74 :]).hexdigest().encode() != digest:
-        raise ValueError("hash mismatch")
-    # The hash held, so these are the writer's bytes: the markers are unambiguous because
-    # quotes inside JSON strings are always escaped.
-    p = body.find(_PREV_KEY, i + 74)
-    s = body.find(_SEQ_KEY, p + 73)
-    t = body.find(_TS_KEY, s + 7)
-    if p < 0 or s < 0 or t < 0:
-        raise ValueError("not in canonical form")
-    return int(body[s + 7 : t]), digest, body[p + 9 : p + 73]
-
-
-def _scan(
-    fh: BinaryIO, offset: int, end: int, seq: int, prev: bytes
-) -> Iterator[tuple[int, bytes, int, bytes]]:
-    """Yield (offset, raw line, seq, hash) of verified records from `offset` up to `end`.
-
-    Raises `_Corrupt` at the first line whose hash, seq or link to its predecessor is wrong.
-    """
-    fh.seek(offset)
-    sha256 = hashlib.sha256
-    for raw in fh:
-        if offset >= end:
-            return
-        n = len(raw)
-        if offset + n > end or raw[-1:] != b"\n":
-            raise _Corrupt(seq, seq, "incomplete final line", offset)
-        i = raw.rfind(_HASH_KEY)
-        digest = raw[i + 9 : i + 73]
-        if (
-            i < 0
-            or raw[i + 73 : i + 74] != b'"'  # the closing quote is not hashed: check it here
-            or sha256(raw[:i] + raw[i + 74 : -1]).hexdigest().encode() != digest
-        ):
-            raise _Corrupt(seq, seq, _diagnose(raw), offset)
-        # Fast path: hrm writes ts at a fixed width, so seq and prev sit at known places.
-        marker = b'","seq":%d,"ts":"' % seq
-        m = n - _TS_TAIL - len(marker)
-        if (
-            raw[m : m + len(marker)] != marker
-            or raw[m - 64 : m] != prev
-            or raw[m - 73 : m - 64] != _PREV_KEY
-        ):
-            _check_links(raw, i, seq, prev, offset)
-        yield offset, raw, seq, digest
-        prev = digest
-        seq += 1
-        offset += n
-
-
-def _check_links(raw: bytes, i: int, seq: int, prev: bytes, offset: int) -> None:
-    """Slow path of `_scan`: find seq and prev wherever they are; raise `_Corrupt` if wrong."""
-    p = raw.find(_PREV_KEY, i + 74)
-    s = raw.find(_SEQ_KEY, p + 73)
-    t = raw.find(_TS_KEY, s + 7)
-    try:
-        found = int(raw[s + 7 : t]) if p > 0 and s > 0 and t > 0 else -1
-    except ValueError:
-        found = -1
-    if found != seq:
-        raise _Corrupt(seq, seq, _seq_reason(seq, found), offset)
-    if raw[p + 9 : p + 73] != prev:
-        reason = (
-            f"chain broken: prev does not match the hash of record {seq - 1}"
-            if seq > 1
-            else "chain broken: the first record's prev is not the genesis hash"
-        )
-        raise _Corrupt(seq, seq, reason, offset)
-
-
-def _seq_reason(expected: int, found: int) -> str:
-    if found < 0:
-        return "not in canonical form: no readable seq"
-    if found < expected:
-        return f"seq {found} where {expected} was expected: a duplicated or reordered record"
-    return f"seq {found} where {expected} was expected: records are missing or reordered"
-
-
-def _diagnose(raw: bytes) -> str:
-    """Why a line failed its hash check, in words (slow path: only for bad lines)."""
-    text = raw.rstrip(b"\n")
-    if not text.strip():
-        return "empty line"
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return "not valid JSON (or not UTF-8)"
-    if not isinstance(obj, dict):
-        return "not a ledger record: not a JSON object"
-    missing = [name for name in _FIELDS if name not in obj]
-    if missing:
-        return f"not a ledger record: missing {', '.join(missing)}"
-    try:
-        expected = record_hash(
-            seq=obj["seq"], ts=obj["ts"], kind=obj["kind"], data=obj["data"], prev=obj["prev"]
-        )
-    except (TypeError, ValueError):
-        return "not a ledger record: a field has the wrong type"
-    if obj["hash"] != expected:
-        return "hash mismatch: the record's content was altered"
-    return "not in canonical form: the line was rewritten after it was appended"
-
-
-def _parse_record(raw: bytes, *, line: int, offset: int, path: Path) -> LedgerRecord:
-    try:
-        obj = json.loads(raw)
-        return LedgerRecord(
-            seq=obj["seq"],
-            ts=obj["ts"],
-            kind=obj["kind"],
-            data=obj["data"],
-            prev=obj["prev"],
-            hash=obj["hash"],
-            line=line,
-            offset=offset,
-        )
-    except (ValueError, KeyError, TypeError):
-        raise HRMError.ledger_corrupt(path, line, line, _diagnose(raw)) from None
-
-
-def _check_anchor_after_scan(
-    anchor: _Anchor | None,
-    last_seq: int,
-    last_hash: bytes,
-    hash_at: Callable[[int], tuple[int, bytes] | None],
-) -> None:
-    """Raise `_Corrupt` if the records read end before the anchor or contradict it."""
-    if anchor is None:
-        return
-    if last_seq < anchor.seq:
-        raise _Corrupt(
-            last_seq + 1, last_seq + 1,
-            f"the ledger ends at seq {last_seq} but its anchor vouches for seq {anchor.seq}: "
-            "committed records were cut from the end",
-            0,
-        )
-    found = last_hash if last_seq == anchor.seq else None
-    if found is None:
-        at = hash_at(anchor.end)
-        found = at[1] if at is not None and at[0] == anchor.seq else None
-    if found != anchor.hash.encode():
-        raise _Corrupt(
-            anchor.seq, anchor.seq,
-            f"record {anchor.seq} does not match the hash its anchor recorded: the ledger was "
-            "rewritten",
-            anchor.end,
-        )
-
-
-# ── data preparation ────────────────────────────────────────────────────────
-
-
-def _prepare(value: Any) -> Any:
-    """Scrub `value` like `hrm.scrubbing.scrub` and check it is JSON, in one walk.
-
-    Ordered by cost: concrete types first, the `Mapping` ABC check (slower than scrubbing a
-    memoised string) only for what is not a plain dict. A turn's records hold hundreds of values.
-    """
-    if isinstance(value, str):
-        return scrub_text(value)
-    if value is None or isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        raise _BadValue(f"is {value!r}; ledger numbers must be finite")
-    if isinstance(value, list | tuple):
-        items: list[Any] = []
-        for index, item in enumerate(value):
-            try:
-                items.append(scrub_text(item) if type(item) is str else _prepare(item))
-            except _BadValue as bad:
-                bad.path.append(f"[{index}]")
-                raise
-        return items
-    if isinstance(value, (dict, Mapping)):  # dict first: the Mapping ABC check is slow
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str and not isinstance(key, str):
-                raise _BadValue(f"has a non-string key {key!r}; JSON object keys are strings")
-            try:
-                # strings (most values) inline: a call less for each
-                out[scrub_text(key)] = scrub_text(item) if type(item) is str else _prepare(item)
-            except _BadValue as bad:
-                bad.path.append(f"[{key!r}]")
-                raise
-        return out
-    raise _BadValue(f"is a {type(value).__name__}, which JSON cannot hold; convert it first")
-
-
-def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
-    if not isinstance(kind, str) or not kind or len(kind) > _MAX_KIND:
-        raise HRMError.validation_failed(
-            f"Ledger record kind must be a non-empty string of at most {_MAX_KIND} characters, "
-            f"got {kind!r}",
-            kind=repr(kind)[:100],
-        )
-    if not isinstance(data, Mapping):
-        raise HRMError.validation_failed(
-            f"Ledger record data must be a dict, got {type(data).__name__}", kind=kind
-        )
-    try:
-        prepared = _prepare(data)
-    except _BadValue as bad:
-        key = "data" + "".join(reversed(bad.path))
-        raise HRMError.validation_failed(
-            f"Cannot append '{kind}' record: {key} {bad.reason}", key=key, kind=kind
-        ) from None
-    return scrub_text(kind), prepared, _ENCODER.encode(prepared)
-
-
 # ── small helpers ───────────────────────────────────────────────────────────
 
 
@@ -990,12 +656,6 @@ def _parse_durability(value: Durability | str) -> Durability:
         raise HRMError.validation_failed(
             f"Unknown ledger durability {value!r}: use one of {choices}", durability=str(value)
         ) from None
-
-
-def _format_ts(moment: datetime) -> str:
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    # isoformat is several times faster than strftime; microseconds keep the width fixed.
-    return aware.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def _fstat_size(fd: int, path: Path) -> int:
