@@ -340,9 +340,14 @@ def _prepare(value: Any) -> Any:
         for key, item in value.items():
             if type(key) is not str and not isinstance(key, str):
                 raise _BadValue(f"has a non-string key {key!r}; JSON object keys are strings")
+            kind = type(item)
             try:
-                # strings (most values) inline: a call less for each
-                out[scrub_text(key)] = scrub_text(item) if type(item) is str else _prepare(item)
+                # strings, ints and None (most values) inline: a call less for each
+                out[scrub_text(key)] = (
+                    scrub_text(item) if kind is str
+                    else item if kind is int or item is None
+                    else _prepare(item)
+                )
             except _BadValue as bad:
                 bad.path.append(f"[{key!r}]")
                 raise
@@ -372,6 +377,8 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
 
 
 def _format_ts(moment: datetime) -> str:
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
     # isoformat is several times faster than strftime; microseconds keep the width fixed.
+    if moment.tzinfo is UTC:  # the system clock's own times: no conversion to pay for
+        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
     return aware.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

@@ -64,7 +64,7 @@ from hrm.storage._ledger_format import (
     canonical_json,
     record_hash,
 )
-from hrm.storage._lock import exclusive
+from hrm.storage._lock import exclusive, lock_exclusive, unlock
 from hrm.types import Clock, system_clock
 
 __all__ = [
@@ -255,7 +255,8 @@ class Ledger:
             return []
         with self._mutex:
             fd = self._require_fd(create=True)
-            with exclusive(fd, path=str(self.path)):
+            lock_exclusive(fd, path=str(self.path))  # not `exclusive`: a hot path
+            try:
                 self._sync_tail(fd)
                 start = self._size
                 seq, prev = self._last_seq, self._last_hash
@@ -277,6 +278,8 @@ class Ledger:
                 if self.durability is Durability.FSYNC:
                     # Under the lock no anchor can be ahead of this tail: write without reading.
                     self._sync_and_anchor(fd, _Anchor(seq, prev, offset), locked=True)
+            finally:
+                unlock(fd)
         return records
 
     def commit(self) -> None:
