@@ -144,7 +144,7 @@ __all__ = [
 _LAZY = {
     "ACCESS_SATURATION": "hrm.continuity.learnings",
     "AGE_HALF_LIFE_DAYS": "hrm.continuity.learnings",
-    "ARTIFACT_KINDS": "hrm.continuity.learnings",
+    "ARTIFACT_KINDS": "hrm.continuity.artifacts",
     "ActivationAction": "hrm.continuity.skills",
     "ActivationRules": "hrm.continuity.skills",
     "ArtifactReferences": "hrm.continuity.handoffs",

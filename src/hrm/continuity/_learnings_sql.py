@@ -38,6 +38,7 @@ __all__ = [
     "build_filters",
     "format_ts",
     "learning_params",
+    "new_id",
     "parse_ts",
     "row_to_learning",
 ]
@@ -172,6 +173,13 @@ def learning_params(record: dict[str, Any]) -> tuple[Any, ...]:
         record["preference_class"],
         record["content_key"],
     )
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id: ``<prefix>-`` and 20 hex characters of a uuid4."""
+    import uuid  # deferred: only writes need an id, and the hook's reads must start fast
+
+    return f"{prefix}-{uuid.uuid4().hex[:20]}"
 
 
 def format_ts(value: datetime) -> str:

@@ -31,9 +31,11 @@ from hrm.continuity._learnings_sql import (
     build_filters,
     format_ts,
     learning_params,
+    new_id,
     parse_ts,
     row_to_learning,
 )
+from hrm.continuity.artifacts import ARTIFACT_KINDS, ArtifactIndex
 from hrm.continuity.learnings_types import (
     ConfidenceLevel,
     DecayResult,
@@ -85,9 +87,6 @@ def _logger() -> logging.Logger:
 
     return logging.getLogger(__name__)
 
-
-ARTIFACT_KINDS = ("handoff", "plan", "ledger")
-"""What PostToolUse indexing may store beside learnings (003 Integration 5)."""
 
 NEAR_DUPLICATE_JACCARD = 0.9
 """Word-set overlap at which a new learning counts as a near-duplicate of a stored one."""
@@ -168,6 +167,8 @@ class LearningsRepository:
         self._vector_lock = _thread.allocate_lock()
         self._vectors: VectorIndex | None = None
         self._term_counts = _fts.TermFrequencies()
+        self.artifacts = ArtifactIndex(db, clock=clock)
+        """Handoffs, plans and ledgers indexed for search, in the same database."""
         self._ranked_row_budget = max(1, ranked_row_budget)
         self._owns_db = False
 
@@ -261,7 +262,7 @@ class LearningsRepository:
                 tags = _normalise_tags([*tags, "inferred"])
         stamp = format_ts(now or self._clock())
         return {
-            "id": f"lrn-{_uuid_hex()}",
+            "id": new_id("lrn"),
             "session_id": learning.session_id,
             "created_at": stamp,
             "accessed_at": stamp,
@@ -907,64 +908,12 @@ class LearningsRepository:
     def index_artifact(
         self, path: str, kind: str, content: str, *, session_id: str | None = None
     ) -> str:
-        """Index a handoff, plan or ledger file for search; re-indexing a path replaces it.
-
-        Returns:
-            The artifact id (stable across re-indexing of the same path).
-
-        Raises:
-            HRMError: ``VALIDATION_FAILED`` for an unknown kind or an empty path.
-        """
-        if kind not in ARTIFACT_KINDS:
-            raise HRMError.validation_failed(
-                f"Unknown artifact kind {kind!r}; use one of {', '.join(ARTIFACT_KINDS)}",
-                field="kind",
-            )
-        if not path.strip():
-            raise HRMError.validation_failed("Artifact path is empty", field="path")
-        text = scrub_text(content)
-        stamp = format_ts(self._clock())
-        with self._db.transaction():
-            row = self._db.one("SELECT id FROM artifacts WHERE path = ?", (path,))
-            if row is not None:
-                self._db.execute(
-                    "UPDATE artifacts SET kind = ?, content = ?, session_id = ?, indexed_at = ?"
-                    " WHERE path = ?",
-                    (kind, text, session_id, stamp, path),
-                )
-                return str(row["id"])
-            artifact_id = f"art-{_uuid_hex()}"
-            self._db.execute(
-                "INSERT INTO artifacts (id, path, kind, content, session_id, indexed_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (artifact_id, path, kind, text, session_id, stamp),
-            )
-            return artifact_id
+        """Index a handoff, plan or ledger file for search (see `ArtifactIndex.index`)."""
+        return self.artifacts.index(path, kind, content, session_id=session_id)
 
     def search_artifacts(self, text: str, limit: int = 5) -> list[dict[str, Any]]:
-        """Indexed artifacts matching `text`, best first (any text is a safe query)."""
-        terms = _fts.query_terms(text)
-        if not terms or limit <= 0:
-            return []
-        rows = self._db.execute(
-            "SELECT a.id, a.path, a.kind, a.session_id, a.indexed_at, artifacts_fts.rank AS score,"
-            " snippet(artifacts_fts, 1, '', '', '…', 16) AS snippet"
-            " FROM artifacts_fts CROSS JOIN artifacts a ON a.seq = artifacts_fts.rowid"
-            " WHERE artifacts_fts MATCH ? ORDER BY artifacts_fts.rank LIMIT ?",
-            (_fts.match_any(terms), min(limit, _MAX_LIMIT)),
-        )
-        return [
-            {
-                "id": r["id"],
-                "path": r["path"],
-                "kind": r["kind"],
-                "session_id": r["session_id"],
-                "indexed_at": r["indexed_at"],
-                "relevance_score": _fts.bm25_relevance(float(r["score"]), len(terms)),
-                "snippet": r["snippet"],
-            }
-            for r in rows
-        ]
+        """Indexed artifacts matching `text`, best first (see `ArtifactIndex.search`)."""
+        return self.artifacts.search(text, limit)
 
 
 def _normalise_tags(tags: Sequence[str]) -> list[str]:
@@ -999,9 +948,3 @@ def _validate_strategy(strategy: DecayStrategy) -> None:
             "age_weight + access_weight must be at most 1.0",
             reason="INVALID_STRATEGY",
         )
-
-
-def _uuid_hex() -> str:
-    import uuid  # deferred: only writes need an id, and the hook's reads must start fast
-
-    return uuid.uuid4().hex[:20]
