@@ -561,6 +561,8 @@ def _source_of_file(path: Path, r: ResolvedConfig) -> ConfigSource:
 def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
+    from hrm import _yaml
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -568,7 +570,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise HRMError.parse_error("config file is not UTF-8 text", path=path) from exc
     try:
-        data = yaml.safe_load(text)
+        data = _yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -654,8 +656,10 @@ def _env_key(var: str) -> str | None:
 def _parse_env_value(raw: str) -> Any:
     import yaml
 
+    from hrm import _yaml
+
     try:
-        return yaml.safe_load(raw)
+        return _yaml.safe_load(raw)
     except yaml.YAMLError:
         return raw
 

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from hrm import _yaml
 from hrm._atomic import atomic_write
 from hrm.continuity import _markdown
 from hrm.continuity.confidence import VerificationStatus
@@ -748,7 +749,7 @@ def _is_native(doc: dict[str, Any]) -> bool:
 
 def _load_yaml(text: str, path: str | None, *, first_line: int) -> Any:
     try:
-        return yaml.safe_load(text)
+        return _yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = first_line + mark.line if mark is not None else None

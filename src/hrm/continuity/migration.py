@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from hrm import _yaml
 from hrm._atomic import atomic_write
 from hrm.continuity.continuity_ledger import find_ledgers, parse_ledger
 from hrm.continuity.handoff_store import HandoffStore
@@ -276,7 +277,7 @@ def _copy_state(path: Path, source: Path, destination: Path) -> bool:
             content = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
         else:
             content = yaml.safe_dump(
-                scrub(yaml.safe_load(text)), sort_keys=False, allow_unicode=True
+                scrub(_yaml.safe_load(text)), sort_keys=False, allow_unicode=True
             )
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise HRMError.parse_error(f"not valid {path.suffix[1:]}: {exc}", path=path) from exc

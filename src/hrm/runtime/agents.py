@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from hrm import _yaml
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 from hrm.runtime.tools import BUILTIN_TOOL_CAPABILITIES
@@ -341,7 +342,7 @@ def _parse_text(
     text: str, source: str, origin: str, errors: list[AgentLoadError]
 ) -> AgentDefinition | None:
     try:
-        data = yaml.safe_load(text)
+        data = _yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(file)"
