@@ -442,7 +442,8 @@ class LearningsRepository:
         fsql = build_filters(query.filters, include_expired=query.include_expired, now=now)
         terms = _fts.query_terms(query.text)
         mode = "hybrid" if self._embedder is not None else "fts"
-        if self._db.one("SELECT 1 FROM learnings LIMIT 1") is None:
+        row_count = self._row_count()
+        if row_count == 0:
             # Nothing stored: skip planning, ranking and the query embedding. A stack's store
             # is empty until something is learned, and attention searches it every turn.
             return SearchResults(
@@ -451,7 +452,9 @@ class LearningsRepository:
             )
         # Rank a window larger than the limit: coverage re-orders it (see fts_relevance).
         window = max(query.limit * 3, 30) if mode == "hybrid" else max(query.limit * 2, 20)
-        hits, total, exact = self._fts_hits(terms, fsql, window) if terms else ([], 0, True)
+        hits, total, exact = (
+            self._fts_hits(terms, fsql, window, row_count) if terms else ([], 0, True)
+        )
         timed_out = False
         if mode == "hybrid":
             elapsed_ms = (time.perf_counter() - started) * 1000
@@ -474,10 +477,15 @@ class LearningsRepository:
             total_exact=exact,
         )
 
-    def _plan(self, terms: list[str]) -> _fts.TermPlan:
-        """Decide which words to rank on from their (cached, capped) row counts."""
+    def _row_count(self) -> int:
+        """Rows ever stored (the highest row number; nothing is deleted, only marked)."""
         row = self._db.one("SELECT max(seq) AS n FROM learnings")
-        row_count = 0 if row is None or row["n"] is None else int(row["n"])
+        return 0 if row is None or row["n"] is None else int(row["n"])
+
+    def _plan(self, terms: list[str], row_count: int | None = None) -> _fts.TermPlan:
+        """Decide which words to rank on from their (cached, capped) row counts."""
+        if row_count is None:
+            row_count = self._row_count()
         cap = self._ranked_row_budget + 1
 
         def count(term: str) -> int:
@@ -492,7 +500,7 @@ class LearningsRepository:
         return _fts.plan_terms(terms, counts, budget=self._ranked_row_budget)
 
     def _fts_hits(
-        self, terms: list[str], fsql: FilterSQL, limit: int
+        self, terms: list[str], fsql: FilterSQL, limit: int, row_count: int
     ) -> tuple[list[_Hit], int, bool]:
         """The best `limit` full-text hits, re-ranked by coverage, and the match total.
 
@@ -500,7 +508,7 @@ class LearningsRepository:
         for holding them, but they stay in the coverage denominator, so a row answering only
         the rare part of the question is not scored as a full answer.
         """
-        plan = self._plan(terms)
+        plan = self._plan(terms, row_count)
         if plan.all_common:
             rows, total, exact = self._newest(list(plan.ranked), fsql, limit)
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
