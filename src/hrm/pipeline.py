@@ -117,6 +117,7 @@ class HRM:
             set_tracer(Tracer.from_config(config, home, clock=clock))
         self._state = self._load_state()
         self._start_session(force=new_session)
+        self._allocate_budget()
 
     # ── opening ────────────────────────────────────────────────────────────
 
@@ -740,6 +741,7 @@ class HRM:
         last = self.decisions.last()
         if last is not None and last.seq != self._seen_seq:
             self._state = self._load_state()
+            self._allocate_budget()
 
     def _start_session(self, *, force: bool) -> None:
         state = self._state
@@ -758,6 +760,7 @@ class HRM:
 
             recover(self.stack)  # a new session of this class reads what came before (004 §8)
         state.session_id = self.stack.session_id
+        state.session_tokens_base = self.stack.tokens_spent_total
         reset = self.focus.stance.start_session("new session")
         self.decisions.append_many(
             [
@@ -776,6 +779,14 @@ class HRM:
         self.decisions.commit()
         self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]
         self._seen_size = self._ledger_size()
+
+    def _allocate_budget(self) -> None:
+        """The stack's token ceiling bounds one session, not the stack's whole life (D23)."""
+        state = self._state
+        if state.session_tokens_base is None:  # a session begun before budgets were per session
+            state.session_tokens_base = self.stack.tokens_spent
+        spent = self.stack.tokens_spent - state.session_tokens_base
+        self.stack.allocate_session_budget(spent)
 
     def _meta_episodes(self, record: DecisionRecord) -> list[dict[str, Any]]:
         """Higher-order observations about the session (004 §4 meta_episodes)."""

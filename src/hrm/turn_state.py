@@ -53,6 +53,9 @@ class TurnState:
     last_signal: dict[str, Any] | None = None
     last_routing: dict[str, Any] | None = None
     pending_preference: dict[str, Any] | None = None
+    session_tokens_base: int | None = None
+    """The stack's lifetime token count when the session began: the session's budget is the
+    ceiling minus what it spent since (D23). ``None`` in records written before 2026-11-23."""
     recent: list[dict[str, str]] = field(default_factory=list)
     """The last `RECENT_TURNS` exchanges, clipped for the context. Not persisted in the state:
     each ``turn`` record already holds its input and response, so recovery rebuilds them
@@ -68,6 +71,7 @@ class TurnState:
             "last_signal": self.last_signal,
             "last_routing": self.last_routing,
             "pending_preference": self.pending_preference,
+            "session_tokens_base": self.session_tokens_base,
         }
 
     @classmethod

@@ -110,6 +110,35 @@ def test_second_process_continues_stance_commitment_and_problems(home: HRMHome) 
         h.close()
 
 
+def _budget_outcomes(h: HRM, turns: int) -> list[str]:
+    codes = []
+    for i in range(turns):
+        error = h.turn(f"How do I rename git branch number {i}?").decision.execution.get("error")
+        codes.append(error["code"] if error else "ok")
+    return codes
+
+
+def test_the_token_ceiling_bounds_a_session_and_a_new_session_gets_a_fresh_one(
+    home: HRMHome,
+) -> None:
+    from dataclasses import replace
+
+    from hrm.config import load_config
+
+    HRM.open(home, "ADMIN", "offline").close()
+    config = replace(load_config(home).config, stack_token_budget=4000)
+    with HRM.open(home, "ADMIN", "offline", config=config) as h:
+        first = _budget_outcomes(h, 8)
+    assert first[0] == "ok" and first[-1] == "budget_exhausted"
+    # A second process continuing the same session inherits what the session spent...
+    with HRM.open(home, "ADMIN", "offline", config=config) as h:
+        assert _budget_outcomes(h, 1) == ["budget_exhausted"]
+    # ...and a new session is allocated the whole ceiling again, however much came before.
+    with HRM.open(home, "ADMIN", "offline", config=config, new_session=True) as h:
+        assert _budget_outcomes(h, 2) == ["ok", "ok"]
+        assert h.stack.tokens_spent_total > config.stack_token_budget
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -62,6 +62,8 @@ class CognitiveStack:
     attention: Any
     budget_ceiling: int
     governance_ledger: Ledger
+    tokens_spent: int = 0
+    """Tokens the stack's earlier instances spent (summed from HO1m when this one was created)."""
     committer: Any = None
     """Group-commits the stack's ledgers at turn boundaries (see `_group_commit`)."""
     work_order_sink: list[dict[str, Any]] | None = None
@@ -203,6 +205,23 @@ class CognitiveStack:
             action, turn_input, assembled, reasoning, classification, event
         )
 
+    # ── budget ─────────────────────────────────────────────────────────────
+
+    @property
+    def tokens_spent_total(self) -> int:
+        """Tokens this agent class has spent over its whole history, this instance included."""
+        return int(self.tokens_spent) + int(getattr(self.gateway, "tokens_used", 0))
+
+    def allocate_session_budget(self, spent_in_session: int) -> None:
+        """Give the gateway what the ceiling leaves the current session (D23).
+
+        ``spent_in_session`` counts the session's tokens spent before this instance existed
+        (an earlier process continuing the same session); this instance's own calls are
+        already counted by the gateway.
+        """
+        remaining = max(0, self.budget_ceiling - max(0, spent_in_session))
+        self.gateway.budget_tokens = remaining + int(getattr(self.gateway, "tokens_used", 0))
+
     # ── lifecycle ──────────────────────────────────────────────────────────
 
     def end_turn(self) -> None:
@@ -319,9 +338,14 @@ def create_stack(
 
     adapter = llm if llm is not None else LLMAdapterFactory.create(config.llm)
     used = _tokens_used(db, agent_class, execution_ledger)
-    budget = max(0, config.stack_token_budget - used)
+    # HO3 allocates the ceiling at stack creation (004 §3); the turn loop narrows it to what
+    # the current session has left (D23), so a long-lived stack is never spent for good.
     gateway = LLMGateway.from_config(
-        adapter, config.llm, budget_tokens=budget, record=record, agent_class=agent_class
+        adapter,
+        config.llm,
+        budget_tokens=config.stack_token_budget,
+        record=record,
+        agent_class=agent_class,
     )
     real_model = adapter.provider != "offline"
     altitude = AltitudeGovernor(config, clock=clock)
@@ -362,6 +386,7 @@ def create_stack(
         attention=attention,
         budget_ceiling=config.stack_token_budget,
         governance_ledger=governance_ledger,
+        tokens_spent=used,
     )
     stack_holder.append(stack)
     from hrm.stacks._group_commit import GroupCommitter
