@@ -40,18 +40,30 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run_turns(home: Path, n: int) -> tuple[list[float], list[list[tuple[str, dict]]], str]:
+    from dataclasses import replace
+
+    from hrm.config import load_config
+    from hrm.home import HRMHome
     from hrm.pipeline import HRM
 
-    hrm = HRM.open(home, "ADMIN", "offline")
+    # One session of n turns spends ~600 tokens a turn: raise the session's token ceiling so
+    # every measured turn is a real model call, not a refusal by the budget.
+    config = replace(load_config(HRMHome.resolve(home)).config, stack_token_budget=10**9)
+    hrm = HRM.open(home, "ADMIN", "offline", config=config)
     for text in INPUTS * 3:  # warm caches, create the problem and patterns
         hrm.turn(text)
     start_seq = {name: (ledger.last().seq if ledger.last() else 0)
                  for name, ledger in _ledgers(hrm).items()}
     times: list[float] = []
+    failed = 0
     for i in range(n):
         t0 = time.perf_counter()
-        hrm.turn(INPUTS[i % len(INPUTS)])
+        result = hrm.turn(INPUTS[i % len(INPUTS)])
         times.append((time.perf_counter() - t0) * 1000)
+        failed += result.decision.evaluation.get("success") is not True
+    if failed:
+        raise SystemExit(f"{failed} of {n} measured turns failed: the figures would not be "
+                         "those of real turns")
     system = hrm.stack.assemble_context(INPUTS[0], hrm._context(1), None).system
     hrm.close()
     # The records the turns wrote, per ledger, to replay in the baseline.

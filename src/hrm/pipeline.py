@@ -228,8 +228,7 @@ class HRM:
         """The decision record of the last turn, read from the ledger."""
         for record in reversed(self.decisions.tail(200)):
             if record.kind == "turn":
-                decision: dict[str, Any] | None = record.data.get("decision")
-                return decision
+                return decision_of(record.data)
         return None
 
     # ── the turn ───────────────────────────────────────────────────────────
@@ -321,7 +320,8 @@ class HRM:
             "response_length": len(response),
             "action": action,
             "asked": asked,
-            "decision": record.to_dict(),
+            # attention_state and arbitration are stored once, as the HO2m fields (D24).
+            "decision": record.to_dict(omit=_STORED_ONCE),
             "state": state.to_dict(),
         }
         items = [
@@ -799,6 +799,27 @@ class HRM:
         if any(le.get("event_type") == "pattern_created" for le in record.learning):
             episodes.append({"observation": "a routing pattern was learned", "turn": record.turn})
         return episodes
+
+
+_STORED_ONCE = frozenset({"attention_state", "arbitration"})
+
+
+def decision_of(turn: dict[str, Any]) -> dict[str, Any] | None:
+    """The whole decision record of a stored ``turn`` record.
+
+    The fields a turn record also carries as HO2m fields are stored only there (D24); records
+    written before that carry them in both places, and either reads back the same.
+    """
+    decision = turn.get("decision")
+    if not isinstance(decision, dict):
+        return None
+    whole = dict(decision)
+    if "attention_state" not in whole:
+        whole["attention_state"] = turn.get("attention_state") or {}
+    if "arbitration" not in whole:
+        outcomes = turn.get("arbitration_outcomes") or []
+        whole["arbitration"] = outcomes[0] if outcomes and isinstance(outcomes[0], dict) else {}
+    return whole
 
 
 def _with_llm(cfg: HRMConfig, llm: LLMConfig) -> HRMConfig:

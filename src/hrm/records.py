@@ -76,9 +76,13 @@ class DecisionRecord:
     notes: list[str] = field(default_factory=list)
     """Degradations and fallbacks, in words (never silent)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = jsonable(self)
-        return out
+    def to_dict(self, *, omit: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The record as JSON data, without the fields named in `omit`."""
+        return {
+            name: jsonable(getattr(self, name))
+            for name in self.__dataclass_fields__
+            if name not in omit
+        }
 
 
 @dataclass

@@ -184,3 +184,31 @@ def test_search_answers_are_copies(db: Database, clock: Any) -> None:
     store.add_pattern(new_pattern(clock))
     store.search(SIG)[0].match_confidence = 0.0
     assert store.search(SIG)[0].match_confidence == pytest.approx(0.8)
+
+
+def test_summaries_follow_every_change_and_are_copies(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    first = store.add_pattern(new_pattern(clock))
+    second = store.add_pattern(new_pattern(clock, dict(SIG, stakes="high"), confidence=0.5))
+    summaries = store.summaries()
+    assert [(s.id, s.strategy, s.confidence, s.evidence_count) for s in summaries] == [
+        (first, "quick_answer", 0.8, 3), (second, "quick_answer", 0.5, 3)
+    ]
+    summaries[0].input_signature["stakes"] = "changed"
+    store.strengthen(first, "ep_9")
+    after = store.summaries(limit=1)
+    assert after[0].input_signature == SIG
+    assert (after[0].confidence, after[0].evidence_count) == (pytest.approx(0.84), 4)
+    store.weaken(second, "wrong")
+    peeked = store.peek(second)
+    assert peeked is not None and peeked.confidence == pytest.approx(0.4)
+    assert store.peek("missing") is None
+
+
+def test_linking_the_same_evidence_twice_adds_it_once(db: Database, clock: Any) -> None:
+    store = PatternStore(db, clock=clock)
+    pid = store.add_pattern(new_pattern(clock))
+    store.strengthen(pid, "ep_1")
+    pattern = store.get_pattern(pid)
+    assert pattern is not None and pattern.evidence_ids == ["ep_1", "ep_2", "ep_3"]
+    assert pattern.match_count == 1

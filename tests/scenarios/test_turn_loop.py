@@ -73,6 +73,18 @@ def test_turn_returns_answer_and_full_decision_record(hrm: HRM) -> None:
     json.dumps(d)  # the record is JSON-ready
 
 
+def test_the_stored_decision_reads_back_whole_and_stores_ho2m_fields_once(
+    hrm: HRM, home: HRMHome
+) -> None:
+    result = hrm.turn("How do I add a column to a SQLite table?")
+    assert hrm.last_decision() == json.loads(json.dumps(result.decision.to_dict()))
+    with Ledger(home.decision_ledger("ADMIN")) as ledger:
+        stored = [r.data for r in ledger.records() if r.kind == "turn"][-1]
+    assert "attention_state" not in stored["decision"] and "arbitration" not in stored["decision"]
+    assert stored["attention_state"] == result.decision.attention_state
+    assert stored["arbitration_outcomes"] == [result.decision.arbitration]
+
+
 def test_work_orders_are_in_the_execution_ledger(hrm: HRM, home: HRMHome) -> None:
     hrm.turn("What is a WAL in SQLite?")
     hrm.close()

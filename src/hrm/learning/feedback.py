@@ -308,7 +308,7 @@ class FeedbackLoop:
         success: bool,
     ) -> tuple[str, str, JSONDict] | None:
         used = _text(routing.get("pattern_match")) or _text(routing.get("pattern_id"))
-        pattern = self.store.get_pattern(used) if used else None
+        pattern: Any = self.store.peek(used) if used else None
         if pattern is None and strategy:
             pattern = self.store.find(signature, strategy)
         if pattern is not None:
@@ -319,7 +319,7 @@ class FeedbackLoop:
                 reason = _text(outcome.get("reason")) or f"failed outcome {evidence_id}"
                 self.store.weaken(pattern.id, reason)
                 kind = "weakened"
-            after = self.store.get_pattern(pattern.id)
+            after = self.store.peek(pattern.id)
             confidence = after.confidence if after else pattern.confidence
             return kind, pattern.id, {"pattern_id": pattern.id, "confidence": confidence}
         if not success or not strategy:

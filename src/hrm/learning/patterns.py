@@ -23,7 +23,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hrm.errors import HRMError
 from hrm.reasoning.types import PatternMatch
@@ -41,6 +41,7 @@ __all__ = [
     "SHARED_SCOPE",
     "Pattern",
     "PatternStore",
+    "PatternSummary",
     "signature_key",
     "signature_similarity",
 ]
@@ -125,6 +126,16 @@ class Pattern:
         return value if isinstance(value, str) else ""
 
 
+class PatternSummary(NamedTuple):
+    """What a reader that only shows or scores a pattern needs: no evidence list is copied."""
+
+    id: str
+    input_signature: dict[str, Any]
+    strategy: str
+    confidence: float
+    evidence_count: int
+
+
 def signature_key(signature: dict[str, Any]) -> str:
     """A canonical string for an exact signature (fields of `InputClassification.signature`)."""
     normal = {
@@ -194,6 +205,7 @@ class PatternStore:
         self._data_version: int | None = None
         self._prepared: dict[str, _Features] = {}
         self._memo: dict[str, list[PatternMatch]] = {}
+        self._summaries: list[PatternSummary] | None = None
 
     # ── reads ─────────────────────────────────────────────────────────────
 
@@ -209,6 +221,24 @@ class PatternStore:
         """
         ordered = sorted(self._patterns().values(), key=lambda p: (p.created_at, p.id))
         return [_copy(pattern) for pattern in ordered[:limit]]
+
+    def summaries(self, limit: int | None = None) -> list[PatternSummary]:
+        """Summaries of the first `limit` patterns, oldest first (read every turn: kept until
+        the patterns change, and no evidence lists are copied)."""
+        patterns = self._patterns()
+        if self._summaries is None:
+            ordered = sorted(patterns.values(), key=lambda p: (p.created_at, p.id))
+            self._summaries = [_summary(p) for p in ordered]
+        return [s._replace(input_signature=_clone(s.input_signature))
+                for s in self._summaries[:limit]]
+
+    def peek(self, pattern_id: str) -> PatternSummary | None:
+        """The summary of one pattern, or None (cheaper than `get_pattern`'s full copy)."""
+        pattern = self._patterns().get(pattern_id)
+        if pattern is None:
+            return None
+        summary = _summary(pattern)
+        return summary._replace(input_signature=_clone(summary.input_signature))
 
     def refresh(self) -> None:
         """Drop the in-memory copy; the next read loads from the database.
@@ -342,7 +372,7 @@ class PatternStore:
         if added:
             cached.evidence_ids.append(evidence_id)
         self._prepared.pop(pattern_id, None)
-        self._memo.clear()
+        self._changed()
 
     def weaken(self, pattern_id: str, reason: str) -> None:
         """Multiply confidence by 0.8 and keep the reason (the pattern is never deleted)."""
@@ -388,7 +418,7 @@ class PatternStore:
         if self._cache is not None:
             self._cache.pop(pattern_id, None)
         self._prepared.pop(pattern_id, None)
-        self._memo.clear()
+        self._changed()
 
     def replace_pattern(self, pattern: Pattern) -> None:
         """Overwrite a stored pattern's content (the Generalizer's merge result keeps an id)."""
@@ -437,14 +467,12 @@ class PatternStore:
 
     def _link(self, pattern_id: str, evidence_ids: list[str]) -> bool:
         """Link evidence (kept in order, each once); True if anything new was linked."""
-        before = self.db.one("SELECT total_changes()")
-        self.db.executemany(
+        added = self.db.executemany(
             "INSERT OR IGNORE INTO learning_pattern_evidence (pattern_id, evidence_id)"
             " VALUES (?, ?)",
             [(pattern_id, evidence_id) for evidence_id in evidence_ids],
         )
-        after = self.db.one("SELECT total_changes()")
-        return bool(before is not None and after is not None and after[0] != before[0])
+        return added > 0
 
     def _fill_evidence(self, patterns: dict[str, Pattern]) -> None:
         if not patterns:
@@ -470,14 +498,18 @@ class PatternStore:
         if self._cache is not None:
             self._cache[pattern.id] = _copy(pattern)
         self._prepared.pop(pattern.id, None)
-        self._memo.clear()
+        self._changed()
         # Our own commits leave data_version alone; another connection's commits since the
         # last load still change it, so the next read reloads them.
 
     def _forget(self) -> None:
         self._cache = None
         self._prepared.clear()
+        self._changed()
+
+    def _changed(self) -> None:
         self._memo.clear()
+        self._summaries = None
 
     def _current_version(self) -> int:
         row = self.db.one("PRAGMA data_version")
@@ -495,6 +527,16 @@ class PatternStore:
             self._data_version = version
             logger.debug("pattern cache loaded: %s patterns", len(self._cache))
         return self._cache
+
+
+def _summary(pattern: Pattern) -> PatternSummary:
+    return PatternSummary(
+        pattern.id,
+        pattern.input_signature,
+        pattern.strategy,
+        pattern.confidence,
+        len(pattern.evidence_ids),
+    )
 
 
 def _copy(pattern: Pattern) -> Pattern:

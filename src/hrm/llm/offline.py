@@ -29,6 +29,7 @@ Neutral values are deliberate: the offline model has no judgement, so model-assi
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -64,6 +65,7 @@ _TEMPLATE = re.compile(r"\{[^{}]*\"[A-Za-z_]\w*\"\s*:[^{}]*\}")
 _TEMPLATE_ITEM = re.compile(r"\"([A-Za-z_]\w*)\"\s*:\s*(\"[^\"]*\"|\[[^\]]*\]|[^,}\s][^,}]*)")
 _WORD = re.compile(r"[a-z0-9]+")
 _CLAUSE_SPLIT = re.compile(r"(?:\n+|(?<=[.!?;])\s+|,?\s+then\s+|,?\s+and then\s+)", re.I)
+_CANON_LINE = re.compile(r"\bcanon\b|\bprefer", re.IGNORECASE)
 _NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
 _STOPWORDS_TEXT = (
     "the a an and or but of to in on at for with from by is are was were be been it its this "
@@ -82,7 +84,8 @@ def wants_json(system: str, messages: list[Message], config: LLMCallConfig | Non
     if config is not None and config.json_mode:
         return True
     texts = [system] + [m.content for m in messages[-1:]]
-    return any(_JSON_REQUEST.search(text) for text in texts)
+    # Every request names JSON: a substring scan spares the regex on most prompts.
+    return any("json" in text.casefold() and _JSON_REQUEST.search(text) for text in texts)
 
 
 class OfflineAdapter:
@@ -162,9 +165,22 @@ class OfflineAdapter:
         return " ".join(words), FINISH_LENGTH
 
 
-def _words(text: str) -> set[str]:
+def _words(text: str) -> frozenset[str]:
     """Content words, cut to a four-letter stem so "store" meets "storage"."""
-    return {w[:4] for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS}
+    if len(text) <= _MEMO_MAX_LEN:
+        return _line_words(text)
+    return _stems(text)
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(
+        w[:4] for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS
+    )
+
+
+_MEMO_MAX_LEN = 1000
+_line_words = functools.lru_cache(maxsize=4096)(_stems)
+"""Context lines (registry rows, canon, patterns) come back every turn: their stems are kept."""
 
 
 def _last_user(messages: list[Message]) -> str:
@@ -178,10 +194,12 @@ def _context_lines(system: str, messages: list[Message]) -> list[str]:
     earlier = messages[:-1] if messages and messages[-1].role == "user" else messages
     texts = [system, *(m.content for m in earlier)]
     lines: list[str] = []
+    seen: set[str] = set()
     for text in texts:
         for raw in text.splitlines():
             line = _NUMBERING.sub("", raw).strip()
-            if len(line) > 3 and line not in lines:
+            if len(line) > 3 and line not in seen:
+                seen.add(line)
                 lines.append(line)
     return lines
 
@@ -202,7 +220,7 @@ def text_answer(system: str, messages: list[Message]) -> str:
     canon = [
         line
         for line in lines
-        if re.search(r"\bcanon\b|\bprefer", line, re.IGNORECASE) and line not in relevant
+        if _CANON_LINE.search(line) and line not in relevant
     ][:_MAX_CANON]
     topic = f' "{_shorten(question)}"' if question.strip() else " this"
     if relevant:

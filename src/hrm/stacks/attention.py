@@ -20,6 +20,8 @@ import csv
 import functools
 import json
 import logging
+import os
+import stat as stat_module
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,18 +260,10 @@ class _StageRunner:
         if "hot" not in self.tiers:
             return []
         target = str(config.get("target", "frameworks_registry.csv"))
-        path = _inside(self.stack.home.registries_dir, target)
-        if path is None or not path.is_file():
+        found = _registry_file(self.stack.home.registries_dir, target)
+        if found is None:
             return [ContextItem("registry", target, f"Registry {target}: not found", 0.6)]
-        rows = _read_registry(path)
-        limit = int(config.get("limit", 50))
-        items = [
-            ContextItem(
-                "registry", f"{target}#{i}", ", ".join(f"{k}={v}" for k, v in row.items() if v), 0.7
-            )
-            for i, row in enumerate(rows[:limit])
-        ]
-        return items
+        return list(_registry_items(*found, target, int(config.get("limit", 50))))
 
     def _horizontal_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         """Recent episodes and open loops of THIS stack (HO2m)."""
@@ -361,7 +355,7 @@ class _StageRunner:
 
     def _patterns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         items: list[ContextItem] = []
-        for pattern in self.stack.patterns.all_patterns(limit=5):
+        for pattern in self.stack.patterns.summaries(limit=5):
             desc = (
                 f"inputs like {pattern.input_signature} went well with strategy "
                 f"{pattern.strategy} (confidence {pattern.confidence:.2f})"
@@ -405,20 +399,57 @@ class _StageRunner:
         return items
 
 
-_REGISTRY_CACHE: dict[Path, tuple[tuple[int, int], list[dict[str, str]]]] = {}
+_REGISTRY_CACHE: dict[tuple[Path, str, int], tuple[tuple[int, int], tuple[ContextItem, ...]]] = {}
 
 
-def _read_registry(path: Path) -> list[dict[str, str]]:
-    """A registry's rows, re-read only when the file changes (size or mtime)."""
-    stat = path.stat()
+def _registry_items(
+    path: Path, stat: os.stat_result, target: str, limit: int
+) -> tuple[ContextItem, ...]:
+    """A registry's first rows as context items, re-read only when the file changes.
+
+    Keyed by the file's size and mtime; the items are frozen, so every turn shares them.
+    """
     stamp = (stat.st_size, stat.st_mtime_ns)
-    cached = _REGISTRY_CACHE.get(path)
+    key = (path, target, limit)
+    cached = _REGISTRY_CACHE.get(key)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     with path.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    _REGISTRY_CACHE[path] = (stamp, rows)
-    return rows
+    items = tuple(
+        ContextItem(
+            "registry", f"{target}#{i}", ", ".join(f"{k}={v}" for k, v in row.items() if v), 0.7
+        )
+        for i, row in enumerate(rows[:limit])
+    )
+    _REGISTRY_CACHE[key] = (stamp, items)
+    return items
+
+
+def _registry_file(root: Path, name: str) -> tuple[Path, os.stat_result] | None:
+    """The registry file `name` inside `root` and its status, or None when there is none.
+
+    A plain file named directly in `root` cannot lead outside it, and one ``lstat`` shows that
+    it is one: the common case costs one system call a turn instead of resolving the whole path.
+    Anything else (a subpath, a symbolic link) is resolved and checked by `_inside`.
+    """
+    if name not in ("", ".", "..") and "/" not in name and os.sep not in name:
+        try:
+            info = os.lstat(root / name)
+        except OSError:
+            return None
+        if stat_module.S_ISREG(info.st_mode):
+            return root / name, info
+        if not stat_module.S_ISLNK(info.st_mode):
+            return None
+    path = _inside(root, name)
+    if path is None:
+        return None
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (path, info) if stat_module.S_ISREG(info.st_mode) else None
 
 
 def _inside(root: Path, name: str) -> Path | None:

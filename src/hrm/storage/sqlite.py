@@ -176,12 +176,15 @@ class Database:
             except sqlite3.Error as exc:
                 raise wrap_sqlite_error(exc, self.path) from exc
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Run one statement for many parameter rows (call inside `transaction`)."""
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Run one statement for many parameter rows (call inside `transaction`).
+
+        Returns how many rows it inserted, updated or deleted (an ignored conflict is none).
+        """
         with self._lock:
             self._note_write(sql)
             try:
-                self._conn.executemany(sql, rows)
+                return max(0, self._conn.executemany(sql, rows).rowcount)
             except sqlite3.Error as exc:
                 raise wrap_sqlite_error(exc, self.path) from exc
 
