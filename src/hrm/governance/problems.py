@@ -387,13 +387,27 @@ class ProblemRegistry:
 
     def list(self, status: ProblemStatus | None = None) -> list[Problem]:
         """Problems of this agent class, by priority (high first) then most recent progress."""
-        sql = "SELECT * FROM problems WHERE agent_class = ?"
-        params: tuple[str, ...] = (self.agent_class,)
-        if status is not None:
-            sql += " AND status = ?"
-            params = (self.agent_class, status.value)
-        rows = self._db.execute(sql + " ORDER BY priority DESC, last_progress_at DESC", params)
-        return [_row_to_problem(row) for row in rows]
+        return [p for p, _ in self._everything() if status is None or p.status is status]
+
+    def _everything(self) -> tuple[tuple[Problem, frozenset[str]], ...]:
+        """Every problem of the class in `list` order, with its keyword set.
+
+        Arbitration reads the whole registry twice a turn (named and similar problems): one
+        load serves both until the problems table changes (problems are frozen values).
+        """
+        return self._db.cached(
+            ("governance.problems", self.agent_class), self._read_everything, table="problems"
+        )
+
+    def _read_everything(self) -> tuple[tuple[Problem, frozenset[str]], ...]:
+        rows = self._db.execute(
+            "SELECT * FROM problems WHERE agent_class = ?"
+            " ORDER BY priority DESC, last_progress_at DESC",
+            (self.agent_class,),
+        )
+        return tuple(
+            (problem, frozenset(problem.keywords)) for problem in map(_row_to_problem, rows)
+        )
 
     def find_similar(
         self,
@@ -410,14 +424,13 @@ class ProblemRegistry:
         words = frozenset(extract_keywords(text))
         if not words:
             return []
-        sql = "SELECT * FROM problems WHERE agent_class = ?"
-        if not include_resolved:
-            sql += " AND status != 'resolved'"
         matches: builtins.list[ProblemMatch] = []
-        for row in self._db.execute(sql, (self.agent_class,)):
-            score = keyword_similarity(words, frozenset(row["keywords"].split()))
+        for problem, keywords in self._everything():
+            if problem.status is ProblemStatus.RESOLVED and not include_resolved:
+                continue
+            score = keyword_similarity(words, keywords)
             if score >= threshold:
-                matches.append(ProblemMatch(_row_to_problem(row), score))
+                matches.append(ProblemMatch(problem, score))
         matches.sort(
             key=lambda m: (m.score, m.problem.priority, m.problem.last_progress_at), reverse=True
         )

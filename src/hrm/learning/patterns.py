@@ -267,7 +267,10 @@ class PatternStore:
         if known is None:
             known = self._scan(patterns, _features(input_signature))
             self._memo[key] = known
-        return [replace(match) for match in known]
+        return [
+            PatternMatch(m.pattern_id, m.match_confidence, m.recommended_strategy, m.evidence_count)
+            for m in known
+        ]
 
     def _scan(self, patterns: dict[str, Pattern], wanted: _Features) -> list[PatternMatch]:
         matches: list[PatternMatch] = []
