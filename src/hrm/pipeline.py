@@ -246,7 +246,7 @@ class HRM:
         Never leaves half-written state: each store writes atomically, ledgers append whole
         records, and a failure inside a step is recorded and answered with a fallback.
         """
-        with self._lock:
+        with self._lock, self.db.pinned():
             return self._turn(clean_text(text), source, priority, metadata or {})
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:

@@ -134,6 +134,34 @@ def test_cached_reads_see_own_writes_other_connections_and_rollbacks(tmp_path: P
     assert db.cached("n", count) == 2  # the rolled-back read did not linger
 
 
+def test_a_pinned_block_checks_other_connections_once_and_transactions_stay_live(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "p.db")
+    other = Database(tmp_path / "p.db")
+    db.migrate("test", MIGRATIONS[:1])
+
+    def count() -> int:
+        return int(db.one("SELECT count(*) FROM t")[0])
+
+    with db.pinned():
+        assert db.cached("n", count) == 0
+        with other.transaction():
+            other.execute("INSERT INTO t (v) VALUES ('b')")
+        assert db.cached("n", count) == 0  # the view the block began with
+        with db.pinned():  # nested: the outer pin stands
+            assert db.cached("n", count) == 0
+        with db.transaction():
+            assert db.cached("n", count) == 1  # a transaction always reads live
+            db.execute("INSERT INTO t (v) VALUES ('a')")
+        assert db.cached("n", count) == 2  # its own write invalidates, as always
+        with other.transaction():
+            other.execute("INSERT INTO t (v) VALUES ('c')")
+        pinned_version = db.data_version()
+    assert db.data_version() != pinned_version  # outside, the other commit is seen
+    assert db.cached("n", count) == 3
+
+
 def test_a_table_scoped_cache_survives_writes_to_other_tables_only(tmp_path: Path) -> None:
     db = Database(tmp_path / "s.db")
     other = Database(tmp_path / "s.db")

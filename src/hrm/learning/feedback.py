@@ -200,10 +200,17 @@ class FeedbackLoop:
                         "timestamp": now.isoformat(),
                     }
                 )
+                # A known pattern learns first, so the outcome row is written once, with its
+                # effect; a new pattern is counted from the outcome rows, this one included.
+                pattern = self._pattern_for(signature, strategy, routing)
+                effect = (
+                    None if pattern is None
+                    else self._apply(pattern, evidence_id, success=success, outcome=outcome)
+                )
                 db.execute(
                     "INSERT INTO learning_outcomes (id, scope, session_id, turn_number,"
-                    " signature_key, strategy, success, signal, routing, outcome, recorded_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " signature_key, strategy, success, signal, routing, outcome, recorded_at,"
+                    " effect, pattern_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         evidence_id,
                         self.store.scope,
@@ -216,22 +223,19 @@ class FeedbackLoop:
                         _dump(routing),
                         _dump(outcome),
                         now.isoformat(),
+                        "recorded" if effect is None else effect[0],
+                        None if effect is None else effect[1],
                     ),
                 )
-                effect = self._learn(
-                    evidence_id,
-                    signature=signature,
-                    strategy=strategy,
-                    routing=routing,
-                    outcome=outcome,
-                    success=success,
-                )
+                if pattern is None and success and strategy:
+                    effect = self._maybe_create(signature, strategy)
+                    if effect is not None:
+                        db.execute(
+                            "UPDATE learning_outcomes SET effect = ?, pattern_id = ? WHERE id = ?",
+                            (effect[0], effect[1], evidence_id),
+                        )
                 if effect is not None:
-                    kind, pattern_id, payload = effect
-                    db.execute(
-                        "UPDATE learning_outcomes SET effect = ?, pattern_id = ? WHERE id = ?",
-                        (kind, pattern_id, evidence_id),
-                    )
+                    kind, _, payload = effect
                     events.append(LearningEvent(f"pattern_{kind}", payload))
         except BaseException:
             self.store.refresh()
@@ -297,34 +301,30 @@ class FeedbackLoop:
 
     # ── learning ──────────────────────────────────────────────────────────
 
-    def _learn(
-        self,
-        evidence_id: str,
-        *,
-        signature: JSONDict,
-        strategy: str | None,
-        routing: JSONDict,
-        outcome: JSONDict,
-        success: bool,
-    ) -> tuple[str, str, JSONDict] | None:
+    def _pattern_for(
+        self, signature: JSONDict, strategy: str | None, routing: JSONDict
+    ) -> Any:
+        """The pattern this outcome speaks to: the one that routed it, else the exact one."""
         used = _text(routing.get("pattern_match")) or _text(routing.get("pattern_id"))
         pattern: Any = self.store.peek(used) if used else None
         if pattern is None and strategy:
             pattern = self.store.find(signature, strategy)
-        if pattern is not None:
-            if success:
-                self.store.strengthen(pattern.id, evidence_id)
-                kind = "strengthened"
-            else:
-                reason = _text(outcome.get("reason")) or f"failed outcome {evidence_id}"
-                self.store.weaken(pattern.id, reason)
-                kind = "weakened"
-            after = self.store.peek(pattern.id)
-            confidence = after.confidence if after else pattern.confidence
-            return kind, pattern.id, {"pattern_id": pattern.id, "confidence": confidence}
-        if not success or not strategy:
-            return None
-        return self._maybe_create(signature, strategy)
+        return pattern
+
+    def _apply(
+        self, pattern: Any, evidence_id: str, *, success: bool, outcome: JSONDict
+    ) -> tuple[str, str, JSONDict]:
+        """Strengthen or weaken `pattern` with this outcome; returns the effect."""
+        if success:
+            self.store.strengthen(pattern.id, evidence_id)
+            kind = "strengthened"
+        else:
+            reason = _text(outcome.get("reason")) or f"failed outcome {evidence_id}"
+            self.store.weaken(pattern.id, reason)
+            kind = "weakened"
+        after = self.store.peek(pattern.id)
+        confidence = after.confidence if after else pattern.confidence
+        return kind, pattern.id, {"pattern_id": pattern.id, "confidence": confidence}
 
     def _maybe_create(self, signature: JSONDict, strategy: str) -> tuple[str, str, JSONDict] | None:
         rows = self.store.db.execute(

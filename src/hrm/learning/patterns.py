@@ -515,8 +515,7 @@ class PatternStore:
         self._summaries = None
 
     def _current_version(self) -> int:
-        row = self.db.one("PRAGMA data_version")
-        return int(row[0]) if row else 0
+        return self.db.data_version()
 
     def _patterns(self) -> dict[str, Pattern]:
         version = self._current_version()

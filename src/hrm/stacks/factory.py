@@ -118,8 +118,7 @@ class CognitiveStack:
 
     def canon(self) -> dict[str, Any]:
         """The stack's Shared Reference (canonical statements), cached until it changes."""
-        version = self.db.one("PRAGMA data_version")
-        stamp = int(version[0]) if version is not None else None
+        stamp = self.db.data_version()
         if self._canon_cache is None or stamp != self._canon_version:
             canon: dict[str, Any] = {}
             for key in self.bus.shared.keys():  # noqa: SIM118 — a store method, not a dict

@@ -77,6 +77,8 @@ class Database:
         self._epoch = 0
         """Bumped by writes whose table is not known (schema changes, unusual statements)."""
         self._cache: dict[Hashable, tuple[int, tuple[int, ...], Any]] = {}
+        self._pinned: int | None = None
+        """`data_version` as read when the outermost `pinned` block began (see there)."""
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -212,10 +214,7 @@ class Database:
         with self._lock:
             if self._depth:
                 return load()
-            try:
-                version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
-            except sqlite3.Error as exc:
-                raise wrap_sqlite_error(exc, self.path) from exc
+            version = self._data_version()
             stamp = (
                 (self._generation,)
                 if table is None
@@ -228,6 +227,34 @@ class Database:
             value = load()
             self._cache[key] = (version, stamp, value)
             return value
+
+    def data_version(self) -> int:
+        """A number that changes when another connection commits (``PRAGMA data_version``).
+
+        Inside `pinned` and outside a transaction, the number read when the block began.
+        """
+        with self._lock:
+            return self._data_version()
+
+    def pinned(self) -> _Pinned:
+        """A block (a turn) whose cached reads check for other connections' commits once.
+
+        Every `cached` read, and every cache keyed on `data_version`, otherwise asks SQLite
+        whether another connection committed — twenty times a turn. Inside the block the
+        answer read at its start stands, so the block's reads see the database as it was
+        then plus this handle's own writes (which invalidate by table as always). Inside a
+        transaction the live value is used: writes never act on a stale read. Nested blocks
+        keep the outer one's pin.
+        """
+        return _Pinned(self)
+
+    def _data_version(self) -> int:
+        if self._pinned is not None and not self._depth:
+            return self._pinned
+        try:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            raise wrap_sqlite_error(exc, self.path) from exc
 
     def _note_write(self, sql: str) -> None:
         """Invalidate what a write statement may change (caller holds the lock)."""
@@ -271,6 +298,28 @@ def _written_table(sql: str) -> str | None:
     """
     match = _WRITE_TARGET.match(sql)
     return match.group(1).lower() if match else None
+
+
+class _Pinned:
+    """`Database.pinned` as a plain context manager (re-entrant: the outer pin stands)."""
+
+    __slots__ = ("_db", "_outer")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._outer = False
+
+    def __enter__(self) -> None:
+        db = self._db
+        with db._lock:
+            if db._pinned is None:
+                db._pinned = None if db._depth else db._data_version()
+                self._outer = db._pinned is not None
+
+    def __exit__(self, *_: object) -> None:
+        if self._outer:
+            with self._db._lock:
+                self._db._pinned = None
 
 
 class _Transaction:
