@@ -135,6 +135,15 @@ def test_bad_entries_are_rejected_and_nothing_is_written(
     assert len(list(store.ledger.records())) == 1
 
 
+def test_a_superseding_entry_that_is_not_json_names_its_path(store: EpisodicTraceStore) -> None:
+    old = store.append(entry())
+    with pytest.raises(HRMError) as info:
+        store.supersede(old, entry(content={"x": [1, {2}]}))
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+    assert "$.content.x[1]" in info.value.message
+    assert store.count() == 1
+
+
 def test_duplicate_ids_are_rejected(store: EpisodicTraceStore) -> None:
     store.append(entry(id="ep_fixed"))
     with pytest.raises(HRMError) as info:
