@@ -118,3 +118,16 @@ def test_secret_patterns_compile_on_first_use_and_stay_frozen_values() -> None:
         lazy.kind = "other"  # type: ignore[misc]
     flagged = SecretPattern("demo", re.compile("x", re.IGNORECASE))
     assert flagged.flags & re.IGNORECASE and flagged.regex.search("X")
+
+
+def test_the_memo_of_short_texts_stays_bounded_and_always_answers_as_scrubbing_would() -> None:
+    from hrm import scrubbing
+
+    secret = SECRETS["github_token"]
+    for round_ in range(2):  # the second round runs after the memo was cleared at least once
+        for i in range(scrubbing._CACHED_ENTRIES + 10):
+            text = f"token {i} {secret}" if i % 1000 == 0 else f"plain text {i}"
+            assert scrub_text(text) == scrubbing._scrub(text), (round_, i)
+            assert len(scrubbing.SCRUBBED) <= scrubbing._CACHED_ENTRIES
+    assert secret not in scrub_text(f"again {secret}")
+    assert "[REDACTED:github_token]" in scrubbing.SCRUBBED[f"again {secret}"]

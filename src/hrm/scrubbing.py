@@ -11,7 +11,6 @@ writing one log line) never compile any.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 
@@ -165,13 +164,22 @@ def scrub_text(text: str) -> str:
     if not text:
         return text
     if len(text) <= _CACHED_MAX_LEN:
-        return _scrub_short(text)
+        done = SCRUBBED.get(text)
+        if done is None:
+            if len(SCRUBBED) >= _CACHED_ENTRIES:
+                SCRUBBED.clear()
+            done = SCRUBBED[text] = _scrub(text)
+        return done
     return _scrub(text)
 
 
-@functools.lru_cache(maxsize=8192)
-def _scrub_short(text: str) -> str:
-    return _scrub(text)
+_CACHED_ENTRIES = 8192
+SCRUBBED: dict[str, str] = {}
+"""Short texts already scrubbed, and their scrubbed form (bounded: cleared when full).
+
+A plain dict rather than `functools.lru_cache` so the ledger's walk over a record's hundreds
+of strings can look each up without two function calls (``SCRUBBED.get(s) or scrub_text(s)``).
+Only `scrub_text` writes it."""
 
 
 def _scrub(text: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from hrm.errors import HRMError
+from hrm.scrubbing import SCRUBBED as _SCRUBBED
 from hrm.scrubbing import scrub_text
 
 __all__ = ["GENESIS_HASH", "LedgerRecord", "VerifyError", "canonical_json", "record_hash"]
@@ -316,21 +317,26 @@ def _prepare(value: Any) -> Any:
     """Scrub `value` like `hrm.scrubbing.scrub` and check it is JSON, in one walk.
 
     Ordered by cost: concrete types first, the `Mapping` ABC check (slower than scrubbing a
-    memoised string) only for what is not a plain dict. A turn's records hold hundreds of values.
+    memoised string) only for what is not a plain dict. A turn's records hold hundreds of
+    values, most of them short strings seen before: those are looked up in the scrubber's memo
+    directly (`SCRUBBED`), a dictionary lookup instead of two calls.
     """
     if isinstance(value, str):
-        return scrub_text(value)
+        return _SCRUBBED.get(value) or scrub_text(value)
     if value is None or isinstance(value, int):
         return value
     if isinstance(value, float):
         if math.isfinite(value):
             return value
         raise _BadValue(f"is {value!r}; ledger numbers must be finite")
+    memo = _SCRUBBED.get
     if isinstance(value, list | tuple):
         items: list[Any] = []
         for index, item in enumerate(value):
             try:
-                items.append(scrub_text(item) if type(item) is str else _prepare(item))
+                items.append(
+                    (memo(item) or scrub_text(item)) if type(item) is str else _prepare(item)
+                )
             except _BadValue as bad:
                 bad.path.append(f"[{index}]")
                 raise
@@ -343,8 +349,8 @@ def _prepare(value: Any) -> Any:
             kind = type(item)
             try:
                 # strings, ints and None (most values) inline: a call less for each
-                out[scrub_text(key)] = (
-                    scrub_text(item) if kind is str
+                out[memo(key) or scrub_text(key)] = (
+                    (memo(item) or scrub_text(item)) if kind is str
                     else item if kind is int or item is None
                     else _prepare(item)
                 )
