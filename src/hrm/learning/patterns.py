@@ -130,7 +130,8 @@ class PatternSummary(NamedTuple):
     """What a reader that only shows or scores a pattern needs: no evidence list is copied."""
 
     id: str
-    input_signature: dict[str, Any]
+    signature_text: str
+    """The input signature as canonical JSON (`signature_key`): immutable, ready to show."""
     strategy: str
     confidence: float
     evidence_count: int
@@ -229,16 +230,12 @@ class PatternStore:
         if self._summaries is None:
             ordered = sorted(patterns.values(), key=lambda p: (p.created_at, p.id))
             self._summaries = [_summary(p) for p in ordered]
-        return [s._replace(input_signature=_clone(s.input_signature))
-                for s in self._summaries[:limit]]
+        return self._summaries[:limit]
 
     def peek(self, pattern_id: str) -> PatternSummary | None:
         """The summary of one pattern, or None (cheaper than `get_pattern`'s full copy)."""
         pattern = self._patterns().get(pattern_id)
-        if pattern is None:
-            return None
-        summary = _summary(pattern)
-        return summary._replace(input_signature=_clone(summary.input_signature))
+        return None if pattern is None else _summary(pattern)
 
     def refresh(self) -> None:
         """Drop the in-memory copy; the next read loads from the database.
@@ -534,7 +531,7 @@ class PatternStore:
 def _summary(pattern: Pattern) -> PatternSummary:
     return PatternSummary(
         pattern.id,
-        pattern.input_signature,
+        signature_key(pattern.input_signature),
         pattern.strategy,
         pattern.confidence,
         len(pattern.evidence_ids),

@@ -357,7 +357,7 @@ class _StageRunner:
         items: list[ContextItem] = []
         for pattern in self.stack.patterns.summaries(limit=5):
             desc = (
-                f"inputs like {pattern.input_signature} went well with strategy "
+                f"inputs like {pattern.signature_text} went well with strategy "
                 f"{pattern.strategy} (confidence {pattern.confidence:.2f})"
             )
             items.append(ContextItem("pattern", pattern.id, desc, 0.35))
