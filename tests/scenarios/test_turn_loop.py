@@ -85,6 +85,17 @@ def test_the_stored_decision_reads_back_whole_and_stores_ho2m_fields_once(
     assert stored["arbitration_outcomes"] == [result.decision.arbitration]
 
 
+def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        db_file = home.memory_db
+        assert h.db._checkpoints_deferred
+        start = db_file.stat().st_size
+        for i in range(40):
+            h.turn(f"How do I rename git branch number {i}?")
+        h.stack.committer.flush()  # what the committer's thread does after each turn
+        assert db_file.stat().st_size > start  # the WAL was copied into the database file
+
+
 def test_work_orders_are_in_the_execution_ledger(hrm: HRM, home: HRMHome) -> None:
     hrm.turn("What is a WAL in SQLite?")
     hrm.close()

@@ -224,3 +224,38 @@ def test_the_written_table_is_read_from_any_plain_write(
     assert _written_table(sql) == name.lower()
     assert _written_table(f"SELECT * FROM {name}") is None
     assert _written_table(f"UPDATE main.{name} SET a = 1") is None  # qualified: not guessed
+
+
+def test_deferred_checkpoints_leave_commits_in_the_wal_until_checkpoint_runs(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.db"
+    db = Database(path)
+    db.migrate("test", MIGRATIONS[:1])
+    db.defer_checkpoints()
+    before = path.stat().st_size
+    for i in range(40):
+        with db.transaction():
+            db.execute("INSERT INTO t (v) VALUES (?)", ("x" * 3000 + str(i),))
+    assert path.stat().st_size == before  # nothing copied into the database file yet
+    assert not db.checkpoint(min_commits=1000)  # not enough commits yet: nothing to do
+    assert db.checkpoint(min_commits=40)
+    assert path.stat().st_size > before + 40 * 3000
+    assert not db.checkpoint(min_commits=1)  # the count starts again
+    with db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('y')")
+    assert db.checkpoint(min_commits=1)
+    assert db.one("SELECT count(*) FROM t")[0] == 41
+    db.close()
+    assert Database(path).one("SELECT count(*) FROM t")[0] == 41
+
+
+def test_checkpoint_is_a_no_op_unless_deferred(tmp_path: Path) -> None:
+    db = Database(tmp_path / "n.db")
+    db.migrate("test", MIGRATIONS[:1])
+    with db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('a')")
+    assert not db.checkpoint(min_commits=0)
+    memory = Database(":memory:")
+    memory.defer_checkpoints()
+    assert not memory.checkpoint(min_commits=0)

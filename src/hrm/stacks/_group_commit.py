@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 class GroupCommitter:
     """Commits a fixed set of ledgers (their ``commit`` callables) in the background."""
 
-    def __init__(self, commits: Sequence[Callable[[], None]], interval_ms: int = 20) -> None:
+    def __init__(self, commits: Sequence[Callable[[], object]], interval_ms: int = 20) -> None:
         self._commits = list(commits)
         self._interval = max(0, interval_ms) / 1000
         self._pending = threading.Event()

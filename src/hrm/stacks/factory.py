@@ -391,9 +391,11 @@ def create_stack(
     from hrm.stacks._group_commit import GroupCommitter
 
     interval = config.ledger_group_commit_ms if durability == "group" else 0
-    stack.committer = GroupCommitter(
-        [decision_ledger.commit, execution_ledger.commit, bus.commit], interval_ms=interval
-    )
+    commits: list[Callable[[], object]] = [decision_ledger.commit, execution_ledger.commit, bus.commit]
+    if interval > 0:  # WAL checkpoints move to the committer's thread too, off the turn's path
+        db.defer_checkpoints()
+        commits.append(db.checkpoint)
+    stack.committer = GroupCommitter(commits, interval_ms=interval)
     stack.executor = StackExecutor(stack)
     attention.attach(stack)
     governance_ledger.append(
