@@ -30,6 +30,7 @@ from hrm.records import DecisionRecord, TurnResult, jsonable
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
+from hrm.turn_preferences import handle_preference, resolve_pending
 from hrm.turn_state import (
     RECENT_TURNS,
     STATE_TAIL,
@@ -48,11 +49,6 @@ logger = logging.getLogger(__name__)
 SESSION_IDLE_MINUTES = 30
 """A stack's session continues across processes until it has been idle this long."""
 
-_AFFIRM = re.compile(
-    r"^\s*(yes|yep|yeah|sure|correct|confirm(ed)?|that'?s right|right|exactly|please do|do it)\b",
-    re.IGNORECASE,
-)
-_DENY = re.compile(r"^\s*(no|nope|don'?t|do not|never mind|forget it)\b", re.IGNORECASE)
 _NEGATIVE_FEEDBACK = re.compile(
     r"^\s*(no[,.!]|wrong|that'?s (wrong|not (it|right|what)|incorrect)|incorrect|"
     r"that (didn'?t|does ?n'?t) work|not helpful|bad answer)",
@@ -64,11 +60,6 @@ _COMMIT_TO = re.compile(
     r"\s+(.{3,80})",
     re.IGNORECASE,
 )
-
-
-def _slug(text: str, limit: int = 48) -> str:
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return "-".join(words)[:limit].strip("-") or "preference"
 
 
 class HRM:
@@ -354,7 +345,7 @@ class HRM:
 
         # 0. Feedback on the previous answer and a pending preference confirmation.
         self._feedback_on_previous(text, record, event)
-        confirmation = self._resolve_pending_preference(text, record, event, notes)
+        confirmation = resolve_pending(self.stack, state, text, record, event)
 
         # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
         with tracer.span("governance", "derive_signals", "GovernanceKernel"):
@@ -379,7 +370,10 @@ class HRM:
 
         # 2. Preferences (001 §12.4, §12.6).
         if confirmation is None:
-            notes += self._handle_preference(turn_input, signals, record, event)
+            notes += handle_preference(
+                self.stack, self.kernel, state, turn_input,
+                signals=signals, record=record, event=event,
+            )
         else:
             notes.append(confirmation)
 
@@ -583,83 +577,6 @@ class HRM:
         record.learning.append({"event_type": "negative_feedback", "turn": record.turn - 1})
         state.last_signal = state.last_routing = None
 
-    def _resolve_pending_preference(
-        self, text: str, record: DecisionRecord, event: Any, notes: list[str]
-    ) -> str | None:
-        pending = self._state.pending_preference
-        if not pending:
-            return None
-        if _AFFIRM.match(text):
-            self._state.pending_preference = None
-            decision = self.stack.write_preference(
-                pending["statement"], pending["key"], confirmed=True
-            )
-            record.writes.append(decision)
-            record.preference = {**pending, "resolution": "confirmed"}
-            event("preference_confirmed", key=pending["key"], decision=decision)
-            return f"Remembered as canon: “{pending['statement']}”."
-        if _DENY.match(text):
-            self._state.pending_preference = None
-            record.preference = {**pending, "resolution": "declined"}
-            event("preference_declined", key=pending["key"])
-            return "Understood — I will not treat that as a preference."
-        return None
-
-    def _handle_preference(
-        self, turn_input: TurnInput, signals: Any, record: DecisionRecord, event: Any
-    ) -> list[str]:
-        from hrm.governance.preferences import PreferenceClass
-
-        text = turn_input.text
-        pref = self.kernel.classify_preference(text[:2000], source=turn_input.source)
-        if pref.preference_class is PreferenceClass.INFERRED_SILENT:
-            return []
-        record.preference = {
-            "class": pref.preference_class.value,
-            "matched_pattern": pref.matched_pattern,
-            "confidence": pref.confidence,
-            "needs_confirmation": pref.needs_confirmation,
-        }
-        statement = _preference_statement(text)
-        key = f"preference.{_slug(statement)}"
-        notes: list[str] = []
-        if pref.preference_class is PreferenceClass.EXPLICIT:
-            decision = self.stack.write_preference(
-                statement, key, confirmed=False, signals=signals, confidence=pref.confidence
-            )
-            record.writes.append(decision)
-            if decision.get("approved") and decision.get("target") == "shared_reference":
-                notes.append(f"Noted as canon: “{statement}”.")
-            elif decision.get("target") == "working_set":
-                notes.append(
-                    f"This conflicts with what you told me before; I kept “{statement}” for "
-                    "this problem only. Say so if it should replace the earlier preference."
-                )
-        elif pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
-            decision = self.stack.write_preference(
-                statement,
-                key,
-                confirmed=False,
-                signals=signals,
-                confidence=pref.confidence,
-                inferred=True,
-            )
-            record.writes.append(decision)
-            self._state.pending_preference = {"statement": statement, "key": key}
-            event("preference_pending", key=key, statement=statement)
-            notes.append(f"Should I remember “{statement}” as your preference? (yes/no)")
-        elif pref.preference_class is PreferenceClass.BEHAVIORAL:
-            decision = self.stack.write_preference(
-                statement,
-                key,
-                confirmed=False,
-                signals=signals,
-                confidence=pref.confidence,
-                inferred=True,
-            )
-            record.writes.append(decision)
-        return notes
-
     def _maybe_commit(
         self, text: str, action_type: str, reasoning: Any, event: Any, record: DecisionRecord
     ) -> None:
@@ -839,17 +756,3 @@ def _commitment(commitment: Any) -> dict[str, Any] | None:
         "turns_total": commitment.turns_total,
         "status": commitment.status,
     }
-
-
-_PREF_SENTENCE = re.compile(
-    r"([^.!?\n]*\b(?:I|I'm|I am)\b[^.!?\n]*\b(?:prefer|hate|always|never|like|need|kind of person|"
-    r"better|rather|enjoy|want|avoid|dislike)\b[^.!?\n]*)",
-    re.IGNORECASE,
-)
-
-
-def _preference_statement(text: str) -> str:
-    """The sentence that states the preference (the whole input when none stands out)."""
-    match = _PREF_SENTENCE.search(text[:4000])
-    sentence = (match.group(1) if match else text[:300]).strip()
-    return sentence[:300]

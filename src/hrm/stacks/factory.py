@@ -391,7 +391,9 @@ def create_stack(
     from hrm.stacks._group_commit import GroupCommitter
 
     interval = config.ledger_group_commit_ms if durability == "group" else 0
-    commits: list[Callable[[], object]] = [decision_ledger.commit, execution_ledger.commit, bus.commit]
+    commits: list[Callable[[], object]] = [
+        decision_ledger.commit, execution_ledger.commit, bus.commit
+    ]
     if interval > 0:  # WAL checkpoints move to the committer's thread too, off the turn's path
         db.defer_checkpoints()
         commits.append(db.checkpoint)

@@ -1,0 +1,130 @@
+"""What a turn does with a stated preference (001 §12.4, §12.6).
+
+The kernel classifies each input: an explicit preference goes to the write gate for canon, an
+inferred one is held until the person confirms it, a behavioural one is written as an
+inferred observation, and anything else is silent. A held preference waits in the turn state
+(`TurnState.pending_preference`) until the next input says yes or no. The turn loop
+(`pipeline.HRM`) calls these two steps and records what they did in the decision record.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hrm.records import DecisionRecord
+    from hrm.turn_state import TurnState
+    from hrm.types import TurnInput
+
+__all__ = ["handle_preference", "preference_key", "preference_statement", "resolve_pending"]
+
+_AFFIRM = re.compile(
+    r"^\s*(yes|yep|yeah|sure|correct|confirm(ed)?|that'?s right|right|exactly|please do|do it)\b",
+    re.IGNORECASE,
+)
+_DENY = re.compile(r"^\s*(no|nope|don'?t|do not|never mind|forget it)\b", re.IGNORECASE)
+_PREF_SENTENCE = re.compile(
+    r"([^.!?\n]*\b(?:I|I'm|I am)\b[^.!?\n]*\b(?:prefer|hate|always|never|like|need|kind of person|"
+    r"better|rather|enjoy|want|avoid|dislike)\b[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_SCAN_LIMIT = 4000
+"""Characters of input searched for the preference sentence (a megabyte input stays cheap)."""
+
+
+def preference_statement(text: str) -> str:
+    """The sentence that states the preference (the whole input when none stands out)."""
+    match = _PREF_SENTENCE.search(text[:_SCAN_LIMIT])
+    sentence = (match.group(1) if match else text[:300]).strip()
+    return sentence[:300]
+
+
+def preference_key(statement: str, limit: int = 48) -> str:
+    """The Shared Reference key a statement is stored under: ``preference.<slug>``."""
+    words = re.findall(r"[a-z0-9]+", statement.lower())
+    return "preference." + ("-".join(words)[:limit].strip("-") or "preference")
+
+
+def resolve_pending(
+    stack: Any, state: TurnState, text: str, record: DecisionRecord, event: Any
+) -> str | None:
+    """Settle a held preference if this input answers it; returns the note to show, if any.
+
+    "yes" canonizes the statement (a confirmed write), "no" drops it; anything else leaves it
+    waiting and the input is handled as usual.
+    """
+    pending = state.pending_preference
+    if not pending:
+        return None
+    if _AFFIRM.match(text):
+        state.pending_preference = None
+        decision = stack.write_preference(pending["statement"], pending["key"], confirmed=True)
+        record.writes.append(decision)
+        record.preference = {**pending, "resolution": "confirmed"}
+        event("preference_confirmed", key=pending["key"], decision=decision)
+        return f"Remembered as canon: “{pending['statement']}”."
+    if _DENY.match(text):
+        state.pending_preference = None
+        record.preference = {**pending, "resolution": "declined"}
+        event("preference_declined", key=pending["key"])
+        return "Understood — I will not treat that as a preference."
+    return None
+
+
+def handle_preference(
+    stack: Any,
+    kernel: Any,
+    state: TurnState,
+    turn_input: TurnInput,
+    *,
+    signals: Any,
+    record: DecisionRecord,
+    event: Any,
+) -> list[str]:
+    """Classify the input's preference and write or hold it; returns notes for the answer."""
+    from hrm.governance.preferences import PreferenceClass
+
+    text = turn_input.text
+    pref = kernel.classify_preference(text[:2000], source=turn_input.source)
+    if pref.preference_class is PreferenceClass.INFERRED_SILENT:
+        return []
+    record.preference = {
+        "class": pref.preference_class.value,
+        "matched_pattern": pref.matched_pattern,
+        "confidence": pref.confidence,
+        "needs_confirmation": pref.needs_confirmation,
+    }
+    statement = preference_statement(text)
+    key = preference_key(statement)
+    notes: list[str] = []
+    if pref.preference_class is PreferenceClass.EXPLICIT:
+        decision = stack.write_preference(
+            statement, key, confirmed=False, signals=signals, confidence=pref.confidence
+        )
+        record.writes.append(decision)
+        if decision.get("approved") and decision.get("target") == "shared_reference":
+            notes.append(f"Noted as canon: “{statement}”.")
+        elif decision.get("target") == "working_set":
+            notes.append(
+                f"This conflicts with what you told me before; I kept “{statement}” for "
+                "this problem only. Say so if it should replace the earlier preference."
+            )
+    elif pref.preference_class in (
+        PreferenceClass.INFERRED_CONFIRM_REQUIRED,
+        PreferenceClass.BEHAVIORAL,
+    ):
+        decision = stack.write_preference(
+            statement,
+            key,
+            confirmed=False,
+            signals=signals,
+            confidence=pref.confidence,
+            inferred=True,
+        )
+        record.writes.append(decision)
+        if pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
+            state.pending_preference = {"statement": statement, "key": key}
+            event("preference_pending", key=key, statement=statement)
+            notes.append(f"Should I remember “{statement}” as your preference? (yes/no)")
+    return notes
