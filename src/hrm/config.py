@@ -291,7 +291,8 @@ class HRMConfig:
     """Step budget of a plan run when no commitment bounds it (002 TTL)."""
     default_agent_class: str = "ADMIN"
     stack_token_budget: int = 500_000
-    """Token ceiling HO3 allocates to each stack (004 §3), enforced by the gateway."""
+    """Token ceiling HO3 allocates to each stack (004 §3), enforced by the gateway: what one
+    session of the stack may spend; a new session starts with the whole ceiling (D23)."""
     llm: LLMConfig = field(default_factory=LLMConfig)
     policy: PolicySurface = field(default_factory=PolicySurface)
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
