@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hrm.errors import HRMError
-from hrm.learning.patterns import Pattern, PatternStore, signature_key
+from hrm.learning.patterns import Pattern, PatternStore, PatternSummary, signature_key
 from hrm.scrubbing import scrub
 from hrm.types import Clock, JSONDict, system_clock
 
@@ -303,16 +303,21 @@ class FeedbackLoop:
 
     def _pattern_for(
         self, signature: JSONDict, strategy: str | None, routing: JSONDict
-    ) -> Any:
+    ) -> Pattern | PatternSummary | None:
         """The pattern this outcome speaks to: the one that routed it, else the exact one."""
         used = _text(routing.get("pattern_match")) or _text(routing.get("pattern_id"))
-        pattern: Any = self.store.peek(used) if used else None
+        pattern: Pattern | PatternSummary | None = self.store.peek(used) if used else None
         if pattern is None and strategy:
             pattern = self.store.find(signature, strategy)
         return pattern
 
     def _apply(
-        self, pattern: Any, evidence_id: str, *, success: bool, outcome: JSONDict
+        self,
+        pattern: Pattern | PatternSummary,
+        evidence_id: str,
+        *,
+        success: bool,
+        outcome: JSONDict,
     ) -> tuple[str, str, JSONDict]:
         """Strengthen or weaken `pattern` with this outcome; returns the effect."""
         if success:
