@@ -205,6 +205,57 @@ def test_a_table_scoped_cache_survives_writes_to_other_tables_only(tmp_path: Pat
     assert cached() == int(db.one("SELECT count(*) FROM t")[0])
 
 
+def test_a_remembered_value_serves_after_commit_and_never_outlives_a_rollback(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "r.db")
+    other = Database(tmp_path / "r.db")
+    db.migrate("test", [MIGRATIONS[0], "CREATE TABLE u (id INTEGER PRIMARY KEY, v TEXT);"])
+    loads: list[int] = []
+
+    def count() -> int:
+        loads.append(1)
+        return int(db.one("SELECT count(*) FROM t")[0])
+
+    def cached() -> int:
+        return db.cached("n", count, table="t")
+
+    def insert(value: str) -> int:
+        db.execute("INSERT INTO t (v) VALUES (?)", (value,))
+        return int(db.one("SELECT count(*) FROM t")[0])
+
+    assert cached() == 0 and len(loads) == 1
+    with db.transaction():
+        db.remember("n", insert("a"), table="t")
+        assert cached() == 1 and len(loads) == 1  # the staged value serves inside, too
+        db.execute("INSERT INTO u (v) VALUES ('other table')")
+    assert cached() == 1 and len(loads) == 1  # published at commit: no read needed
+
+    with pytest.raises(ValueError), db.transaction():
+        db.remember("n", insert("b"), table="t")
+        raise ValueError
+    assert cached() == 1 and len(loads) == 2  # rolled back: reloaded, not the staged 2
+
+    with db.transaction():
+        db.remember("n", insert("c"), table="t")
+        with pytest.raises(ValueError), db.transaction():  # a savepoint rolls back
+            raise ValueError
+    assert cached() == 2 and len(loads) == 3  # anything staged before it is dropped too
+
+    with db.transaction():
+        db.remember("n", insert("d"), table="t")
+        db.execute("INSERT INTO t (v) VALUES ('written after remembering')")
+    assert cached() == 4 and len(loads) == 4  # a later write to t outdated the staged value
+
+    db.remember("n", 999, table="t")  # outside a transaction: nothing to publish
+    assert cached() == 4 and len(loads) == 4
+    with db.transaction():
+        db.remember("n", insert("e"), table="t")
+    with other.transaction():
+        other.execute("INSERT INTO t (v) VALUES ('another connection')")
+    assert cached() == 6 and len(loads) == 5  # another connection's commit still reloads
+
+
 @given(
     verb=st.sampled_from(
         ["INSERT INTO", "insert or replace into", "REPLACE INTO", "UPDATE", "update or ignore",

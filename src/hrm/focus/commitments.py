@@ -177,6 +177,7 @@ class CommitmentManager:
                     commitment.created_at.isoformat(),
                 ),
             )
+            self._remember_active(commitment)
         if total < turns:
             logger.info("commitment %s capped at %s turns (asked %s)", commitment.id, total, turns)
         return commitment
@@ -185,7 +186,7 @@ class CommitmentManager:
         """The active commitment, or None."""
         return self._db.cached(
             ("focus.commitment", self.agent_class), self._read_active, table="commitments"
-        )
+        )  # `_remember_active` keeps this key current after this store's own writes
 
     def _read_active(self) -> Commitment | None:
         row = self._db.one(
@@ -218,7 +219,9 @@ class CommitmentManager:
             self._db.execute(
                 "UPDATE commitments SET turns_remaining = ? WHERE id = ?", (remaining, active.id)
             )
-        return replace(active, turns_remaining=remaining)
+            ticked = replace(active, turns_remaining=remaining)
+            self._remember_active(ticked)
+        return ticked
 
     def complete(self) -> bool:
         """Mark the active commitment completed; False when there is none."""
@@ -255,3 +258,7 @@ class CommitmentManager:
             " WHERE id = ?",
             (status, scrub_text(reason), self._clock().isoformat(), turns_remaining, commitment_id),
         )
+        self._remember_active(None)  # only the active commitment is ever finished
+
+    def _remember_active(self, commitment: Commitment | None) -> None:
+        self._db.remember(("focus.commitment", self.agent_class), commitment, table="commitments")

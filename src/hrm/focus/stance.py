@@ -422,3 +422,8 @@ class StanceMachine:
             " entered_at = excluded.entered_at",
             (self.agent_class, stance.value, turns, entered_at.isoformat()),
         )
+        self._db.remember(
+            ("focus.stance", self.agent_class),
+            StanceState(stance, turns, entered_at),
+            table="focus_stance",
+        )

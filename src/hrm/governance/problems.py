@@ -358,9 +358,18 @@ class ProblemRegistry:
         """Stamp progress now (resets the staleness the arbiter weighs against it)."""
         now = self._clock()
         with self._db.transaction():
-            problem = self._require(problem_id)
+            active = self.get_active()  # the usual subject, and usually known without a query
+            problem = active if active is not None and active.id == problem_id else None
+            problem = problem or self._require(problem_id)
+            everything = self._everything()
             self._set(problem_id, status=problem.status, progress_at=now)
-        return replace(problem, last_progress_at=now)
+            progressed = replace(problem, last_progress_at=now)
+            if problem is active:
+                self._db.remember(
+                    ("governance.problem", self.agent_class), progressed, table="problems"
+                )
+            self._remember_everything(everything, progressed)
+        return progressed
 
     # ── reads ──────────────────────────────────────────────────────────────
 
@@ -397,6 +406,25 @@ class ProblemRegistry:
         """
         return self._db.cached(
             ("governance.problems", self.agent_class), self._read_everything, table="problems"
+        )
+
+    def _remember_everything(
+        self, before: tuple[tuple[Problem, frozenset[str]], ...], changed: Problem
+    ) -> None:
+        """Stage the registry as it reads once `changed` is written over `before`.
+
+        Every turn stamps progress, so without this each turn would read every problem back.
+        The order is `_read_everything`'s: priority, then the stored progress text, descending.
+        Call it inside the write's transaction, right after the write.
+        """
+        entries = [
+            (changed, keywords) if problem.id == changed.id else (problem, keywords)
+            for problem, keywords in before
+        ]
+        entries.sort(key=lambda e: e[0].last_progress_at.isoformat(), reverse=True)
+        entries.sort(key=lambda e: e[0].priority, reverse=True)
+        self._db.remember(
+            ("governance.problems", self.agent_class), tuple(entries), table="problems"
         )
 
     def _read_everything(self) -> tuple[tuple[Problem, frozenset[str]], ...]:

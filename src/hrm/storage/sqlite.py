@@ -79,12 +79,17 @@ class Database:
         self._epoch = 0
         """Bumped by writes whose table is not known (schema changes, unusual statements)."""
         self._cache: dict[Hashable, tuple[int, tuple[int, ...], Any]] = {}
+        self._staged: dict[Hashable, tuple[str, tuple[int, int], Any]] = {}
+        """Values `remember`ed in the open transaction: (table, stamp, value) per cache key."""
         self._pinned: int | None = None
+        """`data_version` as read when the outermost `pinned` block began (see there)."""
+        self._tx_version: int | None = None
+        """`data_version` inside the open transaction, read once: while this handle holds the
+        write lock no other connection can commit, so it cannot change before COMMIT."""
         self._checkpoints_deferred = False
         self._commits_since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoint_lock = _thread.allocate_lock()
-        """`data_version` as read when the outermost `pinned` block began (see there)."""
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -260,25 +265,47 @@ class Database:
         and after any write through this handle — or, when `table` names the one table `load`
         reads (no joins, no trigger writing into it), only after a write to that table, so a
         turn's many unrelated writes stop invalidating its stance, commitment and problem
-        reads. Inside a transaction nothing is cached, so a rolled-back read cannot linger.
-        Return only immutable values.
+        reads. Inside a transaction a value is never stored, so a rolled-back read cannot
+        linger; a stored one still serves while its table is untouched, and so does what
+        `remember` staged. Return only immutable values.
         """
         with self._lock:
-            if self._depth:
-                return load()
             version = self._data_version()
             stamp = (
                 (self._generation,)
                 if table is None
                 else (self._epoch, self._table_generation.get(table, 0))
             )
+            if self._depth:
+                staged = self._staged.get(key)
+                if staged is not None and staged[0] == table and staged[1] == stamp:
+                    value: T = staged[2]
+                    return value
             entry = self._cache.get(key)
             if entry is not None and entry[0] == version and entry[1] == stamp:
-                value: T = entry[2]
+                value = entry[2]
                 return value
             value = load()
-            self._cache[key] = (version, stamp, value)
+            if not self._depth:
+                self._cache[key] = (version, stamp, value)
             return value
+
+    def remember(self, key: Hashable, value: object, *, table: str) -> None:
+        """Say what `cached(key, table=table)` reads now, right after this handle wrote it.
+
+        A store that knows the result of its own write (a stance counted, a lease ticked)
+        saves the next read's query. Call it inside the write's transaction, after the
+        last statement that changes what `key` reads: the value is published when the
+        outermost transaction commits, and only if nothing wrote `table` since; any
+        rollback, even of a savepoint, drops what was staged. Outside a transaction it does
+        nothing (the next read loads).
+        """
+        with self._lock:
+            if not self._depth:
+                return
+            self._data_version()  # read inside the write lock: the version the commit keeps
+            stamp = (self._epoch, self._table_generation.get(table, 0))
+            self._staged[key] = (table, stamp, value)
 
     def data_version(self) -> int:
         """A number that changes when another connection commits (``PRAGMA data_version``).
@@ -301,12 +328,29 @@ class Database:
         return _Pinned(self)
 
     def _data_version(self) -> int:
-        if self._pinned is not None and not self._depth:
+        if self._depth:
+            if self._tx_version is None:
+                self._tx_version = self._read_data_version()
+            return self._tx_version
+        if self._pinned is not None:
             return self._pinned
+        return self._read_data_version()
+
+    def _read_data_version(self) -> int:
         try:
             return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.Error as exc:
             raise wrap_sqlite_error(exc, self.path) from exc
+
+    def _publish_staged(self) -> None:
+        """After the outermost COMMIT: store what `remember` staged, where still current."""
+        staged, self._staged = self._staged, {}
+        version = self._tx_version
+        if version is None:
+            return
+        for key, (table, stamp, value) in staged.items():
+            if stamp == (self._epoch, self._table_generation.get(table, 0)):
+                self._cache[key] = (version, stamp, value)
 
     def _note_write(self, sql: str) -> None:
         """Invalidate what a write statement may change (caller holds the lock)."""
@@ -413,6 +457,7 @@ class _Transaction:
             db._depth -= 1
             db._generation += 1
             if exc_type is not None:
+                db._staged.clear()
                 try:
                     if depth == 0:
                         db._conn.execute("ROLLBACK")
@@ -426,6 +471,8 @@ class _Transaction:
                 if depth == 0:
                     db._conn.execute("COMMIT")
                     db._commits_since_checkpoint += 1
+                    if db._staged:
+                        db._publish_staged()
                 else:
                     db._conn.execute(f"RELEASE sp{depth}")
             except sqlite3.Error as exc:
@@ -433,8 +480,11 @@ class _Transaction:
                     db._conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass  # the commit's error is the one worth raising
+                db._staged.clear()
                 raise wrap_sqlite_error(exc, db.path) from exc
         finally:
+            if depth == 0:
+                db._tx_version = None
             db._lock.release()
 
 
