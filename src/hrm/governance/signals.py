@@ -128,35 +128,59 @@ def _compile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
-_EMERGENCY = _compile(EMERGENCY_MARKERS)
-_URGENCY = _compile(URGENCY_MARKERS)
-_DEADLINE = _compile(DEADLINE_MARKERS)
-_CITATION = _compile(CITATION_PATTERNS)
+class _Markers:
+    """One policy list of marker regexes, and which of them occur in a text.
+
+    A turn asks about the same text several times (urgency, the decision record, the
+    arbiter), so the last few answers are kept. Lists whose alternation searches faster than
+    its members one by one (measured: urgency and deadline words, not the emergency or
+    citation patterns) first check the alternation, since most inputs carry none.
+    """
+
+    __slots__ = ("_patterns", "_any", "hits", "count")
+
+    def __init__(self, sources: Sequence[str], *, precheck: bool) -> None:
+        self._patterns = _compile(sources)
+        self._any = (
+            re.compile("|".join(f"(?:{s})" for s in sources), re.IGNORECASE) if precheck else None
+        )
+        self.hits = lru_cache(maxsize=4)(self._hits)
+        self.count = lru_cache(maxsize=4)(self._count)
+
+    def _hits(self, text: str) -> tuple[str, ...]:
+        if self._any is not None and self._any.search(text) is None:
+            return ()
+        return tuple(p.pattern for p in self._patterns if p.search(text))
+
+    def _count(self, text: str) -> int:
+        return sum(len(p.findall(text)) for p in self._patterns)
+
+
+_EMERGENCY = _Markers(EMERGENCY_MARKERS, precheck=False)
+_URGENCY = _Markers(URGENCY_MARKERS, precheck=True)
+_DEADLINE = _Markers(DEADLINE_MARKERS, precheck=True)
+_CITATION = _Markers(CITATION_PATTERNS, precheck=False)
 _HEDGE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGE_MARKERS) + r")\b", re.I)
-
-
-def _hits(patterns: Sequence[re.Pattern[str]], text: str) -> list[str]:
-    return [p.pattern for p in patterns if p.search(text)]
 
 
 def emergency_markers_in(text: str) -> list[str]:
     """The emergency markers (`policy.EMERGENCY_MARKERS`) that occur in `text`."""
-    return _hits(_EMERGENCY, text)
+    return list(_EMERGENCY.hits(text))
 
 
 def urgency_markers_in(text: str) -> list[str]:
     """The urgency words (`policy.URGENCY_MARKERS`) that occur in `text`."""
-    return _hits(_URGENCY, text)
+    return list(_URGENCY.hits(text))
 
 
 def deadline_markers_in(text: str) -> list[str]:
     """The deadline expressions (`policy.DEADLINE_MARKERS`) that occur in `text`."""
-    return _hits(_DEADLINE, text)
+    return list(_DEADLINE.hits(text))
 
 
 def count_citations(text: str) -> int:
     """How many citations `text` carries, summed over `policy.CITATION_PATTERNS`."""
-    return sum(len(p.findall(text)) for p in _CITATION)
+    return _CITATION.count(text)
 
 
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec"
