@@ -207,6 +207,8 @@ class PatternStore:
         self._prepared: dict[str, _Features] = {}
         self._memo: dict[str, list[PatternMatch]] = {}
         self._summaries: list[PatternSummary] | None = None
+        self._signature_text: dict[str, str] = {}
+        """`signature_key` per pattern id: a signature only changes through `_remember`."""
 
     # ── reads ─────────────────────────────────────────────────────────────
 
@@ -229,13 +231,13 @@ class PatternStore:
         patterns = self._patterns()
         if self._summaries is None:
             ordered = sorted(patterns.values(), key=lambda p: (p.created_at, p.id))
-            self._summaries = [_summary(p) for p in ordered]
+            self._summaries = [self._summary(p) for p in ordered]
         return self._summaries[:limit]
 
     def peek(self, pattern_id: str) -> PatternSummary | None:
         """The summary of one pattern, or None (cheaper than `get_pattern`'s full copy)."""
         pattern = self._patterns().get(pattern_id)
-        return None if pattern is None else _summary(pattern)
+        return None if pattern is None else self._summary(pattern)
 
     def refresh(self) -> None:
         """Drop the in-memory copy; the next read loads from the database.
@@ -346,7 +348,7 @@ class PatternStore:
         Costs the same however much evidence the pattern already has.
         """
         with self.db.transaction():
-            pattern = self._require(pattern_id, with_evidence=False)
+            pattern = self._current(pattern_id)
             gain = (1 - pattern.confidence) * STRENGTHEN_RATE
             pattern.confidence = round(pattern.confidence + gain, 6)
             pattern.match_count += 1
@@ -371,8 +373,14 @@ class PatternStore:
         cached.last_matched_at = pattern.last_matched_at
         if added:
             cached.evidence_ids.append(evidence_id)
-        self._prepared.pop(pattern_id, None)
-        self._changed()
+        # The signature did not change: its prepared features and text still hold, and only
+        # this pattern's summary moves (a turn strengthens one pattern, then reads them all).
+        self._memo.clear()
+        summaries = self._summaries
+        if summaries is not None:
+            self._summaries = [
+                self._summary(cached) if s.id == pattern_id else s for s in summaries
+            ]
 
     def weaken(self, pattern_id: str, reason: str) -> None:
         """Multiply confidence by 0.8 and keep the reason (the pattern is never deleted)."""
@@ -452,6 +460,17 @@ class PatternStore:
 
     # ── cache ─────────────────────────────────────────────────────────────
 
+    def _current(self, pattern_id: str) -> Pattern:
+        """The pattern as stored now, without its evidence list (call inside a transaction).
+
+        The cached copy serves when no other connection committed since it was loaded (the
+        transaction holds the write lock, so none can until it ends); else it is re-read.
+        """
+        cached = self._cache.get(pattern_id) if self._cache is not None else None
+        if cached is not None and self._current_version() == self._data_version:
+            return replace(cached, evidence_ids=[])
+        return self._require(pattern_id, with_evidence=False)
+
     def _require(self, pattern_id: str, *, with_evidence: bool = True) -> Pattern:
         """The pattern, re-read inside the caller's transaction (another process may write)."""
         row = self.db.one(
@@ -498,6 +517,7 @@ class PatternStore:
         if self._cache is not None:
             self._cache[pattern.id] = _copy(pattern)
         self._prepared.pop(pattern.id, None)
+        self._signature_text.pop(pattern.id, None)
         self._changed()
         # Our own commits leave data_version alone; another connection's commits since the
         # last load still change it, so the next read reloads them.
@@ -505,11 +525,20 @@ class PatternStore:
     def _forget(self) -> None:
         self._cache = None
         self._prepared.clear()
+        self._signature_text.clear()
         self._changed()
 
     def _changed(self) -> None:
         self._memo.clear()
         self._summaries = None
+
+    def _summary(self, pattern: Pattern) -> PatternSummary:
+        text = self._signature_text.get(pattern.id)
+        if text is None:
+            text = self._signature_text[pattern.id] = signature_key(pattern.input_signature)
+        return PatternSummary(
+            pattern.id, text, pattern.strategy, pattern.confidence, len(pattern.evidence_ids)
+        )
 
     def _current_version(self) -> int:
         return self.db.data_version()
@@ -528,14 +557,6 @@ class PatternStore:
         return self._cache
 
 
-def _summary(pattern: Pattern) -> PatternSummary:
-    return PatternSummary(
-        pattern.id,
-        signature_key(pattern.input_signature),
-        pattern.strategy,
-        pattern.confidence,
-        len(pattern.evidence_ids),
-    )
 
 
 def _copy(pattern: Pattern) -> Pattern:

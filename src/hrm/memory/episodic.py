@@ -471,6 +471,11 @@ class EpisodicTraceStore:
 
     def _mark(self) -> tuple[int, int]:
         """(seq, offset) of the last ledger record known indexed with all before it."""
+        return self.db.cached(
+            ("episodic.mark", self.agent_class), self._read_mark, table="episode_index_state"
+        )
+
+    def _read_mark(self) -> tuple[int, int]:
         row = self.db.one(
             "SELECT last_seq, last_offset FROM episode_index_state WHERE agent_class = ?",
             (self.agent_class,),
@@ -483,6 +488,10 @@ class EpisodicTraceStore:
             " ON CONFLICT(agent_class) DO UPDATE SET"
             " last_seq = excluded.last_seq, last_offset = excluded.last_offset",
             (self.agent_class, *mark),
+        )
+        # Every append advances the mark and checks it next time: no read-back.
+        self.db.remember(
+            ("episodic.mark", self.agent_class), (mark[0], mark[1]), table="episode_index_state"
         )
 
     # ── validation ─────────────────────────────────────────────────────────
