@@ -137,7 +137,7 @@ class _Markers:
     citation patterns) first check the alternation, since most inputs carry none.
     """
 
-    __slots__ = ("_patterns", "_any", "hits", "count")
+    __slots__ = ("_any", "_patterns", "count", "hits")
 
     def __init__(self, sources: Sequence[str], *, precheck: bool) -> None:
         self._patterns = _compile(sources)
