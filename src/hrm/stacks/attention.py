@@ -260,7 +260,7 @@ class _StageRunner:
         if "hot" not in self.tiers:
             return []
         target = str(config.get("target", "frameworks_registry.csv"))
-        found = _registry_file(self.stack.home.registries_dir, target)
+        found = _registry_file(_registries_dir(self.stack.home), target)
         if found is None:
             return [ContextItem("registry", target, f"Registry {target}: not found", 0.6)]
         return list(_registry_items(*found, target, int(config.get("limit", 50))))
@@ -434,12 +434,13 @@ def _registry_file(root: Path, name: str) -> tuple[Path, os.stat_result] | None:
     Anything else (a subpath, a symbolic link) is resolved and checked by `_inside`.
     """
     if name not in ("", ".", "..") and "/" not in name and os.sep not in name:
+        path = _joined(root, name)
         try:
-            info = os.lstat(root / name)
+            info = os.lstat(path)
         except OSError:
             return None
         if stat_module.S_ISREG(info.st_mode):
-            return root / name, info
+            return path, info
         if not stat_module.S_ISLNK(info.st_mode):
             return None
     path = _inside(root, name)
@@ -450,6 +451,18 @@ def _registry_file(root: Path, name: str) -> tuple[Path, os.stat_result] | None:
     except OSError:
         return None
     return (path, info) if stat_module.S_ISREG(info.st_mode) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _registries_dir(home: HRMHome) -> Path:
+    """`home.registries_dir`, built once per home (homes are frozen values)."""
+    return home.registries_dir
+
+
+@functools.lru_cache(maxsize=64)
+def _joined(root: Path, name: str) -> Path:
+    """`root / name`, built once: pathlib joins cost more than the ``lstat`` they feed."""
+    return root / name
 
 
 def _inside(root: Path, name: str) -> Path | None:
