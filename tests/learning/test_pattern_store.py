@@ -205,6 +205,28 @@ def test_summaries_follow_every_change(db: Database, clock: Any) -> None:
     assert store.peek("missing") is None
 
 
+def test_search_and_strengthen_track_confidence_and_other_writers(
+    db_path: Path, clock: Any
+) -> None:
+    """A remembered search still ranks by today's confidence; a strengthen starts from what
+    another connection stored, not from this store's older copy."""
+    with Database(db_path) as first, Database(db_path) as second:
+        mine = PatternStore(first, clock=clock)
+        strong = mine.add_pattern(new_pattern(clock, confidence=0.8))
+        weak = mine.add_pattern(new_pattern(clock, confidence=0.7))
+        assert [m.pattern_id for m in mine.search(SIG)] == [strong, weak]
+        for n in range(4):
+            mine.strengthen(weak, f"ep_w{n}")
+        ranked = mine.search(SIG)
+        assert [m.pattern_id for m in ranked] == [weak, strong]  # overtook it
+        assert ranked[0].match_confidence == pytest.approx(1 - 0.3 * 0.8**4, abs=1e-4)
+        PatternStore(second, clock=clock).weaken(strong, "wrong elsewhere")  # 0.8 -> 0.64
+        mine.strengthen(strong, "ep_s")
+        stored = PatternStore(second, clock=clock).get_pattern(strong)
+        assert stored is not None and stored.confidence == pytest.approx(0.64 + 0.36 * 0.2)
+        assert stored.weaken_reasons == ["wrong elsewhere"]
+
+
 def test_linking_the_same_evidence_twice_adds_it_once(db: Database, clock: Any) -> None:
     store = PatternStore(db, clock=clock)
     pid = store.add_pattern(new_pattern(clock))

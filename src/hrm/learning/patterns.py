@@ -205,7 +205,10 @@ class PatternStore:
         self._cache: dict[str, Pattern] | None = None
         self._data_version: int | None = None
         self._prepared: dict[str, _Features] = {}
-        self._memo: dict[str, list[PatternMatch]] = {}
+        self._memo: dict[str, list[tuple[str, float]]] = {}
+        """Per signature: the patterns alike enough and their similarity. Confidence is not
+        in it, so strengthening (every turn) leaves it valid; only a signature change or a
+        new or removed pattern clears it."""
         self._summaries: list[PatternSummary] | None = None
         self._signature_text: dict[str, str] = {}
         """`signature_key` per pattern id: a signature only changes through `_remember`."""
@@ -257,39 +260,37 @@ class PatternStore:
     def search(self, input_signature: dict[str, Any]) -> list[PatternMatch]:
         """Patterns matching a signature, best first (match confidence, then evidence, id).
 
-        Answers for a signature are remembered until the patterns change, so a repeated
-        signature costs a dictionary lookup and one ``PRAGMA data_version``.
+        Which patterns are alike is remembered per signature until a signature changes, so a
+        repeated signature costs a lookup, one product per match and a sort.
         """
         patterns = self._patterns()
         key = signature_key(input_signature)
-        known = self._memo.get(key)
-        if known is None:
-            known = self._scan(patterns, _features(input_signature))
-            self._memo[key] = known
-        return [
-            PatternMatch(m.pattern_id, m.match_confidence, m.recommended_strategy, m.evidence_count)
-            for m in known
+        alike = self._memo.get(key)
+        if alike is None:
+            alike = self._memo[key] = self._scan(patterns, _features(input_signature))
+        matches = [
+            PatternMatch(
+                pattern_id=pattern_id,
+                match_confidence=round(similarity * pattern.confidence, 4),
+                recommended_strategy=pattern.strategy,
+                evidence_count=len(pattern.evidence_ids),
+            )
+            for pattern_id, similarity in alike
+            if (pattern := patterns.get(pattern_id)) is not None
         ]
+        matches.sort(key=lambda m: (-m.match_confidence, -m.evidence_count, m.pattern_id))
+        return matches
 
-    def _scan(self, patterns: dict[str, Pattern], wanted: _Features) -> list[PatternMatch]:
-        matches: list[PatternMatch] = []
+    def _scan(self, patterns: dict[str, Pattern], wanted: _Features) -> list[tuple[str, float]]:
+        alike: list[tuple[str, float]] = []
         for pattern in patterns.values():
             prepared = self._prepared.get(pattern.id)
             if prepared is None:
                 prepared = self._prepared[pattern.id] = _features(pattern.input_signature)
             similarity = _score(prepared, wanted)
-            if similarity < MIN_SIMILARITY:
-                continue
-            matches.append(
-                PatternMatch(
-                    pattern_id=pattern.id,
-                    match_confidence=round(similarity * pattern.confidence, 4),
-                    recommended_strategy=pattern.strategy,
-                    evidence_count=len(pattern.evidence_ids),
-                )
-            )
-        matches.sort(key=lambda m: (-m.match_confidence, -m.evidence_count, m.pattern_id))
-        return matches
+            if similarity >= MIN_SIMILARITY:
+                alike.append((pattern.id, similarity))
+        return alike
 
     # ── writes ────────────────────────────────────────────────────────────
 
@@ -373,9 +374,8 @@ class PatternStore:
         cached.last_matched_at = pattern.last_matched_at
         if added:
             cached.evidence_ids.append(evidence_id)
-        # The signature did not change: its prepared features and text still hold, and only
-        # this pattern's summary moves (a turn strengthens one pattern, then reads them all).
-        self._memo.clear()
+        # The signature did not change: its prepared features, text and similarities still
+        # hold, and only this pattern's summary moves (a turn strengthens one, reads them all).
         summaries = self._summaries
         if summaries is not None:
             self._summaries = [
