@@ -434,13 +434,13 @@ def _registry_file(root: Path, name: str) -> tuple[Path, os.stat_result] | None:
     Anything else (a subpath, a symbolic link) is resolved and checked by `_inside`.
     """
     if name not in ("", ".", "..") and "/" not in name and os.sep not in name:
-        path = _joined(root, name)
+        direct = _joined(root, name)
         try:
-            info = os.lstat(path)
+            info = os.lstat(direct)
         except OSError:
             return None
         if stat_module.S_ISREG(info.st_mode):
-            return path, info
+            return direct, info
         if not stat_module.S_ISLNK(info.st_mode):
             return None
     path = _inside(root, name)
