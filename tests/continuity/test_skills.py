@@ -287,9 +287,9 @@ def test_literal_prefilter_never_hides_a_real_match(parts: list[str]) -> None:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files count as settled at once (normally they must be unchanged for two seconds)."""
-    from hrm.continuity import skills
+    from hrm.continuity import _skill_rules_cache
 
-    monkeypatch.setattr(skills, "_RACY_SECONDS", 0)
+    monkeypatch.setattr(_skill_rules_cache, "_RACY_SECONDS", 0)
 
 
 def _rule_state(rules: object) -> list[tuple[object, ...]]:
@@ -431,7 +431,7 @@ def test_cache_round_trip_property(
     import tempfile
     from unittest import mock
 
-    from hrm.continuity import skills as module
+    from hrm.continuity import _skill_rules_cache as module
 
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(module, "_RACY_SECONDS", 0):
         path = write_rules(Path(tmp) / "r.json", {k: rule(**v) for k, v in skills.items()})
