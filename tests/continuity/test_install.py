@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hrm.continuity.install import (
@@ -264,6 +264,14 @@ def without_empty_events(settings: dict[str, object]) -> dict[str, object]:
 
 @settings(max_examples=100, deadline=None)
 @given(foreign_settings)
+@example(  # an emptied duplicate of ours equals a foreign empty group: keep the foreign one
+    {"hooks": {"SessionStart": [
+        {"hooks": [], "matcher": "Write|Edit"},
+        {"hooks": [{"type": "command", "command": "a.sh"},
+                   {"type": "command", "command": "hrm hook stop"}]},
+        {"hooks": [{"type": "command", "command": "hrm hook stop"}], "matcher": "Write|Edit"},
+    ]}}
+)
 def test_merge_is_idempotent_and_uninstall_restores_foreign_handlers(data: dict[str, object]) -> None:
     merged, _ = merge_hooks(data, COMMAND)
     again, changes = merge_hooks(merged, COMMAND)

@@ -233,7 +233,9 @@ def _drop_duplicates(groups: list[Any], *, keep: dict[str, Any]) -> None:
             handlers.remove(handler)
             dropped = True
         if dropped and not handlers:
-            groups.remove(group)
+            # By identity: `list.remove` compares by value, and a foreign group can equal the
+            # one emptied here (same matcher, no handlers) — it would go in its place.
+            del groups[next(i for i, g in enumerate(groups) if g is group)]
 
 
 def install_claude_code(
