@@ -11,6 +11,10 @@ an inferred preference waits for confirmation instead of becoming canon.
 Nothing is deleted: decay marks low-scoring learnings ``pruned`` (with ``pruned_at``) and
 searches leave them out unless asked. Used by the Claude Code hooks (session start, prompt
 submit, post-write indexing) and by ``hrm memory ...``.
+
+The write path (row preparation, duplicate checks and inserts for `store_learning` and
+`import_`) lives in `hrm.continuity._learnings_writes`, imported on first write: the hook only
+reads, so it never loads it.
 """
 
 from __future__ import annotations
@@ -24,34 +28,25 @@ from hrm._clock import system_clock
 from hrm.continuity import _fts
 from hrm.continuity._learnings_sql import (
     COMPONENT,
-    INSERT_LEARNING,
     LEARNING_COLUMNS,
     MIGRATIONS,
     FilterSQL,
     build_filters,
     format_ts,
-    learning_params,
-    new_id,
     parse_ts,
     row_to_learning,
 )
 from hrm.continuity.artifacts import ARTIFACT_KINDS, ArtifactIndex
 from hrm.continuity.learnings_types import (
-    ConfidenceLevel,
     DecayResult,
     DecayStrategy,
     Learning,
-    LearningId,
-    LearningInput,
-    LearningType,
     SearchQuery,
     SearchResult,
     SearchResults,
-    parse_confidence,
     parse_learning_type,
 )
 from hrm.errors import ErrorCode, HRMError
-from hrm.scrubbing import scrub_text
 from hrm.storage.sqlite import Database
 
 TYPE_CHECKING = False  # `hrm hook` recalls learnings: no `typing` or `logging` at run time
@@ -63,6 +58,7 @@ if TYPE_CHECKING:
 
     from hrm.continuity._vectors import VectorIndex
     from hrm.continuity.embeddings import EmbeddingModel
+    from hrm.continuity.learnings_types import LearningId, LearningInput, LearningType
     from hrm.home import HRMHome
     from hrm.types import Clock
 
@@ -103,8 +99,6 @@ ACCESS_SATURATION = 20
 _MAX_LIMIT = 100
 _MIN_WINDOW = 20
 _LAZY_EMBED_BATCH = 64
-_IMPORT_CHUNK = 5000
-_SQL_IN_CHUNK = 500
 
 
 def decay_score(strategy: DecayStrategy, *, age_days: float, access_count: int) -> float:
@@ -228,141 +222,10 @@ class LearningsRepository:
                 ``DUPLICATE_DETECTED`` with ``context["duplicate_id"]`` when the same or a
                 near-identical learning is stored; ``DB_LOCKED`` / ``DISK_FULL`` from storage.
         """
-        record = self._prepare(learning)
-        duplicate = self._find_duplicate(record["content"])
-        if duplicate is not None:
-            raise HRMError.duplicate_detected(duplicate)
-        vector = self._embed_one(record["content"])
-        with self._db.transaction():
-            again = self._exact_duplicate(record["content_key"])
-            if again is not None:
-                raise HRMError.duplicate_detected(again)
-            seq = self._insert(record)
-            if vector is not None:
-                self._insert_vector(seq, vector)
-        stored_at = parse_ts(record["created_at"])
-        _logger().debug("stored learning %s (%s)", record["id"], record["type"])
-        return LearningId(id=record["id"], stored_at=stored_at or self._clock())
+        # Deferred: the hook only recalls and must not pay for the write path.
+        from hrm.continuity._learnings_writes import store_learning
 
-    def _prepare(self, learning: LearningInput, *, now: datetime | None = None) -> dict[str, Any]:
-        content = learning.content
-        if not isinstance(content, str) or not content.strip():
-            raise HRMError.validation_failed(
-                "Learning content is empty; pass the text to remember", field="content"
-            )
-        kind = parse_learning_type(learning.type)
-        confidence = parse_confidence(learning.confidence)
-        tags = _normalise_tags(learning.tags)
-        text = scrub_text(content.strip())
-        status, preference_class = "active", None
-        if kind is LearningType.USER_PREFERENCE:
-            status, preference_class = self._classify_preference(text, learning.source)
-            if preference_class in ("INFERRED_SILENT", "BEHAVIORAL"):
-                confidence = ConfidenceLevel.LOW
-                tags = _normalise_tags([*tags, "inferred"])
-        stamp = format_ts(now or self._clock())
-        return {
-            "id": new_id("lrn"),
-            "session_id": learning.session_id,
-            "created_at": stamp,
-            "accessed_at": stamp,
-            "access_count": 0,
-            "content": text,
-            "type": kind.value,
-            "tags": tags,
-            "confidence": confidence.value,
-            "context": scrub_text(learning.context) if learning.context else None,
-            "expires_at": format_ts(learning.expires_at) if learning.expires_at else None,
-            "source": learning.source,
-            "relevance_score": 1.0,
-            "status": status,
-            "pruned_at": None,
-            "preference_class": preference_class,
-            "content_key": _fts.content_key(text),
-        }
-
-    def _classify_preference(self, text: str, source: str) -> tuple[str, str | None]:
-        """Apply 001 §12.4: explicit → active; confirm-required → pending; else LOW + inferred."""
-        classifier = self._preference_classifier
-        if classifier is None:
-            try:
-                from hrm.config import PolicySurface
-                from hrm.governance.preferences import PreferenceClassifier
-            except ImportError:
-                # Fail closed: without the truth model nothing becomes canon unconfirmed.
-                _logger().warning(
-                    "preference classifier unavailable; learning held for confirmation"
-                )
-                return "pending_confirmation", "INFERRED_CONFIRM_REQUIRED"
-            classifier = self._preference_classifier = PreferenceClassifier(PolicySurface())
-        verdict = classifier.classify(text, source=source)
-        name = str(getattr(verdict.preference_class, "name", verdict.preference_class)).upper()
-        if name == "EXPLICIT":
-            return "active", name
-        if name == "INFERRED_CONFIRM_REQUIRED":
-            return "pending_confirmation", name
-        return "active", name
-
-    def _exact_duplicate(self, key: str) -> str | None:
-        row = self._db.one(
-            "SELECT id FROM learnings WHERE content_key = ? AND status != 'pruned' LIMIT 1",
-            (key,),
-        )
-        return None if row is None else str(row["id"])
-
-    def _find_duplicate(self, content: str) -> str | None:
-        exact = self._exact_duplicate(_fts.content_key(content))
-        if exact is not None:
-            return exact
-        words = _fts.token_set(content)
-        searchable = sorted(w for w in words if w.strip("_"))
-        if len(searchable) < 4:
-            return None  # short texts: only an exact (normalised) match is a duplicate
-        # A near-duplicate shares at least 90% of the words, so it holds the rarest of them:
-        # candidates come from the rare words only (`plan_terms`), which keeps the check's cost
-        # independent of how many rows share the common ones. Below ten words a 0.9 overlap
-        # means the same word set, so every rare word must be present.
-        plan = self._plan(_fts.query_terms(content))
-        if len(searchable) < 10:
-            expr = _fts.match_all(searchable if plan.all_common else plan.ranked)
-        else:
-            expr = _fts.match_any(plan.ranked)  # (all common: every word, a rare slow case)
-        rows = self._db.execute(
-            "SELECT l.id, l.content FROM learnings_fts CROSS JOIN learnings l"
-            " ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ?"
-            " AND l.status != 'pruned' ORDER BY learnings_fts.rank LIMIT 20",
-            (expr,),
-        )
-        for row in rows:
-            if _fts.jaccard(words, _fts.token_set(row["content"])) >= NEAR_DUPLICATE_JACCARD:
-                return str(row["id"])
-        return None
-
-    def _insert(self, record: dict[str, Any]) -> int:
-        rows = self._db.execute(INSERT_LEARNING + " RETURNING seq", learning_params(record))
-        seq = int(rows[0]["seq"])
-        if record["tags"]:
-            self._db.executemany(
-                "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
-                [(tag, seq) for tag in record["tags"]],
-            )
-        return seq
-
-    def _insert_many(self, records: list[dict[str, Any]]) -> None:
-        """Bulk insert (one statement, many rows) inside the caller's transaction."""
-        self._db.executemany(INSERT_LEARNING, [learning_params(r) for r in records])
-        tagged = {r["id"]: r["tags"] for r in records if r["tags"]}
-        ids = list(tagged)
-        for start in range(0, len(ids), _SQL_IN_CHUNK):
-            part = ids[start : start + _SQL_IN_CHUNK]
-            rows = self._db.execute(
-                f"SELECT seq, id FROM learnings WHERE id IN ({', '.join('?' for _ in part)})",
-                part,
-            )
-            self._db.executemany(
-                "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
-                [(tag, int(r["seq"])) for r in rows for tag in tagged[r["id"]]],
-            )
+        return store_learning(self, learning)
 
     # ── read ───────────────────────────────────────────────────────────────
 
@@ -820,96 +683,9 @@ class LearningsRepository:
         Raises:
             HRMError: ``VALIDATION_FAILED`` naming the item index and field.
         """
-        records = [self._record_from_item(i, item) for i, item in enumerate(items)]
-        imported = skipped = 0
-        seen_keys: set[str] = set()
-        seen_ids: set[str] = set()
-        for start in range(0, len(records), _IMPORT_CHUNK):
-            chunk = records[start : start + _IMPORT_CHUNK]
-            with self._db.transaction():
-                stored_keys, stored_ids = self._stored(chunk)
-                fresh: list[dict[str, Any]] = []
-                for record in chunk:
-                    key, learning_id = record["content_key"], record["id"]
-                    known = key in seen_keys or key in stored_keys
-                    if known or learning_id in seen_ids or learning_id in stored_ids:
-                        skipped += 1
-                        continue
-                    seen_keys.add(key)
-                    seen_ids.add(learning_id)
-                    fresh.append(record)
-                self._insert_many(fresh)
-                imported += len(fresh)
-        return imported, skipped
+        from hrm.continuity._learnings_writes import import_learnings
 
-    def _stored(self, records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-        """Content keys (of unpruned learnings) and ids among `records` already stored."""
-        keys: set[str] = set()
-        ids: set[str] = set()
-        for start in range(0, len(records), _SQL_IN_CHUNK):
-            part = records[start : start + _SQL_IN_CHUNK]
-            marks = ", ".join("?" for _ in part)
-            keys.update(
-                r["content_key"]
-                for r in self._db.execute(
-                    f"SELECT content_key FROM learnings WHERE content_key IN ({marks})"
-                    " AND status != 'pruned'",
-                    [x["content_key"] for x in part],
-                )
-            )
-            ids.update(
-                r["id"]
-                for r in self._db.execute(
-                    f"SELECT id FROM learnings WHERE id IN ({marks})", [x["id"] for x in part]
-                )
-            )
-        return keys, ids
-
-    def _record_from_item(self, index: int, item: Any) -> dict[str, Any]:
-        if not isinstance(item, dict):
-            raise HRMError.validation_failed(
-                f"Import item {index} is not an object", index=index
-            )
-        try:
-            record = self._prepare_import(item)
-        except HRMError as exc:
-            raise HRMError.validation_failed(
-                f"Import item {index}: {exc.message}", index=index, **exc.context
-            ) from exc
-        return record
-
-    def _prepare_import(self, item: dict[str, Any]) -> dict[str, Any]:
-        metadata = item.get("metadata") or {}
-        tags = item.get("tags") or []
-        if not isinstance(tags, list):
-            raise HRMError.validation_failed("tags must be a list", field="tags")
-        base = LearningInput(
-            content=item.get("content", ""),
-            type=item.get("type", ""),
-            tags=tags,
-            confidence=item.get("confidence") or ConfidenceLevel.MEDIUM,
-            context=item.get("context"),
-            session_id=item.get("session_id"),
-            expires_at=parse_ts(item.get("expires_at")),
-            source=str(metadata.get("source") or item.get("source") or "import"),
-        )
-        created = parse_ts(item.get("created_at"))
-        record = self._prepare(base, now=created)
-        status = item.get("status") or record["status"]
-        if status not in ("active", "pending_confirmation", "pruned"):
-            raise HRMError.validation_failed(f"Unknown status {status!r}", field="status")
-        accessed = parse_ts(item.get("accessed_at"))
-        pruned_at = parse_ts(item.get("pruned_at"))
-        record.update(
-            id=str(item.get("id") or record["id"]),
-            status=status,
-            access_count=max(0, int(item.get("access_count") or 0)),
-            accessed_at=format_ts(accessed) if accessed else record["accessed_at"],
-            pruned_at=format_ts(pruned_at) if pruned_at else None,
-            relevance_score=float(metadata.get("relevance_score", 1.0)),
-            preference_class=metadata.get("preference_class") or record["preference_class"],
-        )
-        return record
+        return import_learnings(self, items)
 
     # ── artifacts (003 Integration 5) ──────────────────────────────────────
 
@@ -922,19 +698,6 @@ class LearningsRepository:
     def search_artifacts(self, text: str, limit: int = 5) -> list[dict[str, Any]]:
         """Indexed artifacts matching `text`, best first (see `ArtifactIndex.search`)."""
         return self.artifacts.search(text, limit)
-
-
-def _normalise_tags(tags: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for tag in tags:
-        if not isinstance(tag, str):
-            raise HRMError.validation_failed(
-                f"Tag {tag!r} is not text", field="tags", value=str(tag)
-            )
-        clean = scrub_text(tag.strip().lower())
-        if clean and clean not in out:
-            out.append(clean)
-    return out
 
 
 def _validate_strategy(strategy: DecayStrategy) -> None:

@@ -1,0 +1,310 @@
+"""The write path of the learnings repository: validate, scrub, de-duplicate, insert.
+
+`LearningsRepository.store_learning` and `LearningsRepository.import_` share the row preparation
+(`_prepare`: type and confidence parsing, secret scrubbing, the preference truth model) and the
+inserts, so both live here, as functions over the repository. Only ``hrm memory learn`` and
+``hrm memory import`` write; the `hrm hook` process only recalls, so the repository imports this
+module on first write and the hook never loads it.
+"""
+
+from __future__ import annotations
+
+from hrm.continuity import _fts
+from hrm.continuity._learnings_sql import (
+    INSERT_LEARNING,
+    format_ts,
+    learning_params,
+    new_id,
+    parse_ts,
+)
+
+# The public module owns the near-duplicate threshold and the logger (log records keep its name).
+from hrm.continuity.learnings import NEAR_DUPLICATE_JACCARD, _logger
+from hrm.continuity.learnings_types import (
+    ConfidenceLevel,
+    LearningId,
+    LearningInput,
+    LearningType,
+    parse_confidence,
+    parse_learning_type,
+)
+from hrm.errors import HRMError
+from hrm.scrubbing import scrub_text
+
+TYPE_CHECKING = False  # as in `learnings`: type-only imports cost nothing at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+    from typing import Any
+
+    from hrm.continuity.learnings import LearningsRepository
+
+__all__ = ["import_learnings", "store_learning"]
+
+_IMPORT_CHUNK = 5000
+_SQL_IN_CHUNK = 500
+
+
+# ── store ───────────────────────────────────────────────────────────────────
+
+
+def store_learning(repo: LearningsRepository, learning: LearningInput) -> LearningId:
+    """`LearningsRepository.store_learning`: validate, scrub, de-duplicate, store one learning."""
+    record = _prepare(repo, learning)
+    duplicate = _find_duplicate(repo, record["content"])
+    if duplicate is not None:
+        raise HRMError.duplicate_detected(duplicate)
+    vector = repo._embed_one(record["content"])
+    with repo._db.transaction():
+        again = _exact_duplicate(repo, record["content_key"])
+        if again is not None:
+            raise HRMError.duplicate_detected(again)
+        seq = _insert(repo, record)
+        if vector is not None:
+            repo._insert_vector(seq, vector)
+    stored_at = parse_ts(record["created_at"])
+    _logger().debug("stored learning %s (%s)", record["id"], record["type"])
+    return LearningId(id=record["id"], stored_at=stored_at or repo._clock())
+
+
+def _prepare(
+    repo: LearningsRepository, learning: LearningInput, *, now: datetime | None = None
+) -> dict[str, Any]:
+    content = learning.content
+    if not isinstance(content, str) or not content.strip():
+        raise HRMError.validation_failed(
+            "Learning content is empty; pass the text to remember", field="content"
+        )
+    kind = parse_learning_type(learning.type)
+    confidence = parse_confidence(learning.confidence)
+    tags = _normalise_tags(learning.tags)
+    text = scrub_text(content.strip())
+    status, preference_class = "active", None
+    if kind is LearningType.USER_PREFERENCE:
+        status, preference_class = _classify_preference(repo, text, learning.source)
+        if preference_class in ("INFERRED_SILENT", "BEHAVIORAL"):
+            confidence = ConfidenceLevel.LOW
+            tags = _normalise_tags([*tags, "inferred"])
+    stamp = format_ts(now or repo._clock())
+    return {
+        "id": new_id("lrn"),
+        "session_id": learning.session_id,
+        "created_at": stamp,
+        "accessed_at": stamp,
+        "access_count": 0,
+        "content": text,
+        "type": kind.value,
+        "tags": tags,
+        "confidence": confidence.value,
+        "context": scrub_text(learning.context) if learning.context else None,
+        "expires_at": format_ts(learning.expires_at) if learning.expires_at else None,
+        "source": learning.source,
+        "relevance_score": 1.0,
+        "status": status,
+        "pruned_at": None,
+        "preference_class": preference_class,
+        "content_key": _fts.content_key(text),
+    }
+
+
+def _classify_preference(
+    repo: LearningsRepository, text: str, source: str
+) -> tuple[str, str | None]:
+    """Apply 001 §12.4: explicit → active; confirm-required → pending; else LOW + inferred."""
+    classifier = repo._preference_classifier
+    if classifier is None:
+        try:
+            from hrm.config import PolicySurface
+            from hrm.governance.preferences import PreferenceClassifier
+        except ImportError:
+            # Fail closed: without the truth model nothing becomes canon unconfirmed.
+            _logger().warning(
+                "preference classifier unavailable; learning held for confirmation"
+            )
+            return "pending_confirmation", "INFERRED_CONFIRM_REQUIRED"
+        classifier = repo._preference_classifier = PreferenceClassifier(PolicySurface())
+    verdict = classifier.classify(text, source=source)
+    name = str(getattr(verdict.preference_class, "name", verdict.preference_class)).upper()
+    if name == "EXPLICIT":
+        return "active", name
+    if name == "INFERRED_CONFIRM_REQUIRED":
+        return "pending_confirmation", name
+    return "active", name
+
+
+def _exact_duplicate(repo: LearningsRepository, key: str) -> str | None:
+    row = repo._db.one(
+        "SELECT id FROM learnings WHERE content_key = ? AND status != 'pruned' LIMIT 1",
+        (key,),
+    )
+    return None if row is None else str(row["id"])
+
+
+def _find_duplicate(repo: LearningsRepository, content: str) -> str | None:
+    exact = _exact_duplicate(repo, _fts.content_key(content))
+    if exact is not None:
+        return exact
+    words = _fts.token_set(content)
+    searchable = sorted(w for w in words if w.strip("_"))
+    if len(searchable) < 4:
+        return None  # short texts: only an exact (normalised) match is a duplicate
+    # A near-duplicate shares at least 90% of the words, so it holds the rarest of them:
+    # candidates come from the rare words only (`plan_terms`), which keeps the check's cost
+    # independent of how many rows share the common ones. Below ten words a 0.9 overlap
+    # means the same word set, so every rare word must be present.
+    plan = repo._plan(_fts.query_terms(content))
+    if len(searchable) < 10:
+        expr = _fts.match_all(searchable if plan.all_common else plan.ranked)
+    else:
+        expr = _fts.match_any(plan.ranked)  # (all common: every word, a rare slow case)
+    rows = repo._db.execute(
+        "SELECT l.id, l.content FROM learnings_fts CROSS JOIN learnings l"
+        " ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ?"
+        " AND l.status != 'pruned' ORDER BY learnings_fts.rank LIMIT 20",
+        (expr,),
+    )
+    for row in rows:
+        if _fts.jaccard(words, _fts.token_set(row["content"])) >= NEAR_DUPLICATE_JACCARD:
+            return str(row["id"])
+    return None
+
+
+def _insert(repo: LearningsRepository, record: dict[str, Any]) -> int:
+    rows = repo._db.execute(INSERT_LEARNING + " RETURNING seq", learning_params(record))
+    seq = int(rows[0]["seq"])
+    if record["tags"]:
+        repo._db.executemany(
+            "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
+            [(tag, seq) for tag in record["tags"]],
+        )
+    return seq
+
+
+def _insert_many(repo: LearningsRepository, records: list[dict[str, Any]]) -> None:
+    """Bulk insert (one statement, many rows) inside the caller's transaction."""
+    repo._db.executemany(INSERT_LEARNING, [learning_params(r) for r in records])
+    tagged = {r["id"]: r["tags"] for r in records if r["tags"]}
+    ids = list(tagged)
+    for start in range(0, len(ids), _SQL_IN_CHUNK):
+        part = ids[start : start + _SQL_IN_CHUNK]
+        rows = repo._db.execute(
+            f"SELECT seq, id FROM learnings WHERE id IN ({', '.join('?' for _ in part)})",
+            part,
+        )
+        repo._db.executemany(
+            "INSERT OR IGNORE INTO learning_tags (tag, seq) VALUES (?, ?)",
+            [(tag, int(r["seq"])) for r in rows for tag in tagged[r["id"]]],
+        )
+
+
+# ── import ──────────────────────────────────────────────────────────────────
+
+
+def import_learnings(repo: LearningsRepository, items: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """`LearningsRepository.import_`: validate every item, then insert the new ones in bulk."""
+    records = [_record_from_item(repo, i, item) for i, item in enumerate(items)]
+    imported = skipped = 0
+    seen_keys: set[str] = set()
+    seen_ids: set[str] = set()
+    for start in range(0, len(records), _IMPORT_CHUNK):
+        chunk = records[start : start + _IMPORT_CHUNK]
+        with repo._db.transaction():
+            stored_keys, stored_ids = _stored(repo, chunk)
+            fresh: list[dict[str, Any]] = []
+            for record in chunk:
+                key, learning_id = record["content_key"], record["id"]
+                known = key in seen_keys or key in stored_keys
+                if known or learning_id in seen_ids or learning_id in stored_ids:
+                    skipped += 1
+                    continue
+                seen_keys.add(key)
+                seen_ids.add(learning_id)
+                fresh.append(record)
+            _insert_many(repo, fresh)
+            imported += len(fresh)
+    return imported, skipped
+
+
+def _stored(repo: LearningsRepository, records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """Content keys (of unpruned learnings) and ids among `records` already stored."""
+    keys: set[str] = set()
+    ids: set[str] = set()
+    for start in range(0, len(records), _SQL_IN_CHUNK):
+        part = records[start : start + _SQL_IN_CHUNK]
+        marks = ", ".join("?" for _ in part)
+        keys.update(
+            r["content_key"]
+            for r in repo._db.execute(
+                f"SELECT content_key FROM learnings WHERE content_key IN ({marks})"
+                " AND status != 'pruned'",
+                [x["content_key"] for x in part],
+            )
+        )
+        ids.update(
+            r["id"]
+            for r in repo._db.execute(
+                f"SELECT id FROM learnings WHERE id IN ({marks})", [x["id"] for x in part]
+            )
+        )
+    return keys, ids
+
+
+def _record_from_item(repo: LearningsRepository, index: int, item: Any) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise HRMError.validation_failed(
+            f"Import item {index} is not an object", index=index
+        )
+    try:
+        record = _prepare_import(repo, item)
+    except HRMError as exc:
+        raise HRMError.validation_failed(
+            f"Import item {index}: {exc.message}", index=index, **exc.context
+        ) from exc
+    return record
+
+
+def _prepare_import(repo: LearningsRepository, item: dict[str, Any]) -> dict[str, Any]:
+    metadata = item.get("metadata") or {}
+    tags = item.get("tags") or []
+    if not isinstance(tags, list):
+        raise HRMError.validation_failed("tags must be a list", field="tags")
+    base = LearningInput(
+        content=item.get("content", ""),
+        type=item.get("type", ""),
+        tags=tags,
+        confidence=item.get("confidence") or ConfidenceLevel.MEDIUM,
+        context=item.get("context"),
+        session_id=item.get("session_id"),
+        expires_at=parse_ts(item.get("expires_at")),
+        source=str(metadata.get("source") or item.get("source") or "import"),
+    )
+    created = parse_ts(item.get("created_at"))
+    record = _prepare(repo, base, now=created)
+    status = item.get("status") or record["status"]
+    if status not in ("active", "pending_confirmation", "pruned"):
+        raise HRMError.validation_failed(f"Unknown status {status!r}", field="status")
+    accessed = parse_ts(item.get("accessed_at"))
+    pruned_at = parse_ts(item.get("pruned_at"))
+    record.update(
+        id=str(item.get("id") or record["id"]),
+        status=status,
+        access_count=max(0, int(item.get("access_count") or 0)),
+        accessed_at=format_ts(accessed) if accessed else record["accessed_at"],
+        pruned_at=format_ts(pruned_at) if pruned_at else None,
+        relevance_score=float(metadata.get("relevance_score", 1.0)),
+        preference_class=metadata.get("preference_class") or record["preference_class"],
+    )
+    return record
+
+
+def _normalise_tags(tags: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise HRMError.validation_failed(
+                f"Tag {tag!r} is not text", field="tags", value=str(tag)
+            )
+        clean = scrub_text(tag.strip().lower())
+        if clean and clean not in out:
+            out.append(clean)
+    return out
