@@ -454,6 +454,39 @@ def test_a_bad_import_item_changes_nothing(repo: LearningsRepository) -> None:
     assert repo.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({"access_count": "many"}, "access_count"),
+        ({"access_count": [3]}, "access_count"),
+        ({"metadata": ["not", "an", "object"]}, "metadata"),
+        ({"metadata": {"relevance_score": "high"}}, "metadata.relevance_score"),
+        ({"metadata": {"relevance_score": float("nan")}}, "metadata.relevance_score"),
+    ],
+)
+def test_a_malformed_import_field_is_named_and_writes_nothing(
+    repo: LearningsRepository, bad: dict[str, object], field: str
+) -> None:
+    items = [{"content": "good one", "type": "ERROR_FIX"},
+             {"content": "second", "type": "ERROR_FIX", **bad}]
+    with pytest.raises(HRMError) as info:
+        repo.import_(items)
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+    assert info.value.context["index"] == 1 and info.value.context["field"] == field
+    assert repo.count() == 0
+
+
+def test_import_reads_numbers_written_as_text_and_null_as_absent(
+    repo: LearningsRepository,
+) -> None:
+    items = [{"content": "counted", "type": "ERROR_FIX", "access_count": "3",
+              "metadata": {"relevance_score": None}}]
+    assert repo.import_(items) == (1, 0)
+    exported = repo.export()
+    assert exported[0]["access_count"] == 3
+    assert exported[0]["metadata"]["relevance_score"] == 1.0
+
+
 # ── artifacts ──────────────────────────────────────────────────────────────
 
 

@@ -9,6 +9,8 @@ module on first write and the hook never loads it.
 
 from __future__ import annotations
 
+import math
+
 from hrm.continuity import _fts
 from hrm.continuity._learnings_sql import (
     INSERT_LEARNING,
@@ -265,6 +267,10 @@ def _record_from_item(repo: LearningsRepository, index: int, item: Any) -> dict[
 
 def _prepare_import(repo: LearningsRepository, item: dict[str, Any]) -> dict[str, Any]:
     metadata = item.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise HRMError.validation_failed(
+            f"metadata must be an object, got {type(metadata).__name__}", field="metadata"
+        )
     tags = item.get("tags") or []
     if not isinstance(tags, list):
         raise HRMError.validation_failed("tags must be a list", field="tags")
@@ -288,13 +294,31 @@ def _prepare_import(repo: LearningsRepository, item: dict[str, Any]) -> dict[str
     record.update(
         id=str(item.get("id") or record["id"]),
         status=status,
-        access_count=max(0, int(item.get("access_count") or 0)),
+        access_count=max(0, int(_number(item.get("access_count"), 0, "access_count"))),
         accessed_at=format_ts(accessed) if accessed else record["accessed_at"],
         pruned_at=format_ts(pruned_at) if pruned_at else None,
-        relevance_score=float(metadata.get("relevance_score", 1.0)),
+        relevance_score=_number(metadata.get("relevance_score"), 1.0, "metadata.relevance_score"),
         preference_class=metadata.get("preference_class") or record["preference_class"],
     )
     return record
+
+
+def _number(raw: object, default: float, field: str) -> float:
+    """A number from an import item (absent or null: `default`), or an error naming `field`.
+
+    Exports written by hand or by other tools carry numbers as text too ("3"); those are read.
+    """
+    if raw is None or raw == "":
+        return default
+    if not isinstance(raw, bool) and isinstance(raw, int | float | str):
+        try:
+            value = float(raw)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(value):
+                return value
+    raise HRMError.validation_failed(f"{field} must be a number, got {raw!r}", field=field)
 
 
 def _normalise_tags(tags: Sequence[str]) -> list[str]:
