@@ -314,10 +314,9 @@ def _number(raw: object, default: float, field: str) -> float:
         try:
             value = float(raw)
         except ValueError:
-            pass
-        else:
-            if math.isfinite(value):
-                return value
+            value = math.nan
+        if math.isfinite(value):
+            return value
     raise HRMError.validation_failed(f"{field} must be a number, got {raw!r}", field=field)
 
 
