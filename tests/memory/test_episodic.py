@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
-from hrm.memory.episodic import EpisodicTraceStore
+from hrm.memory.episodic import INDEX_BATCH, EpisodicTraceStore
 from hrm.memory.types import EpisodeEntry
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
@@ -300,3 +302,151 @@ def test_query_matches_a_plain_filter_and_survives_rebuild(
     again = [e.id for e in store.query(tags=[tag], problem_id=problem, limit=10_000)]
     assert again == got
     store.close()
+
+
+# ── the index trails the ledger (D27) ─────────────────────────────────────
+
+
+def _indexed(db: Database) -> int:
+    row = db.one("SELECT COUNT(*) AS n FROM episodes")
+    return 0 if row is None else int(row["n"])
+
+
+def test_appends_are_indexed_in_batches_and_a_read_indexes_the_rest(
+    store: EpisodicTraceStore, db: Database
+) -> None:
+    for i in range(INDEX_BATCH - 1):
+        store.append(entry(content={"i": i}))
+    assert _indexed(db) == 0  # waiting in memory, safe in the ledger
+    store.append(entry())
+    assert _indexed(db) == INDEX_BATCH  # a full batch is indexed without a read
+    last = store.append(entry(content={"last": True}))
+    assert _indexed(db) == INDEX_BATCH
+    assert store.get(last).content == {"last": True}
+    assert store.count() == INDEX_BATCH + 1
+
+
+def test_another_connection_reads_what_this_one_has_not_indexed(
+    home: HRMHome, clock: Any
+) -> None:
+    with Database(home.memory_db) as db_a, Database(home.memory_db) as db_b:
+        a = EpisodicTraceStore(db_a, home, "ADMIN", clock=clock)
+        b = EpisodicTraceStore(db_b, home, "ADMIN", clock=clock)
+        first = a.append(entry(content={"n": 1}))
+        assert [e.id for e in b.query()] == [first]
+        clock.advance(seconds=1)
+        second = a.append(entry(content={"n": 2}))
+        assert b.get(second).content == {"n": 2}
+        assert [e.id for e in a.query()] == [second, first]  # a's own batch: no duplicates
+        assert a.count() == b.count() == 2
+        a.close()
+        b.close()
+
+
+def test_a_rolled_back_batch_is_indexed_again_by_the_next_read(
+    store: EpisodicTraceStore, db: Database
+) -> None:
+    ids = {store.append(entry()) for _ in range(3)}
+    with pytest.raises(RuntimeError), db.transaction():
+        assert store.index_pending() == 3
+        raise RuntimeError("the enclosing work failed")
+    assert _indexed(db) == 0
+    assert {e.id for e in store.query()} == ids
+
+
+def test_entries_a_crashed_process_held_in_memory_are_indexed_from_the_ledger(
+    home: HRMHome, clock: Any
+) -> None:
+    with Database(home.memory_db) as db:
+        crashed = EpisodicTraceStore(db, home, "ADMIN", clock=clock)
+        held = crashed.append(entry(content={"held": True}))
+        crashed.ledger.close()  # the process dies: its memory is gone, its ledger stays
+    with Database(home.memory_db) as db:
+        assert _indexed(db) == 0
+        reopened = EpisodicTraceStore(db, home, "ADMIN", clock=clock)
+        assert _indexed(db) == 1  # opening catches up
+        assert reopened.get(held).content == {"held": True}
+        reopened.close()
+
+
+def test_closing_after_the_database_logs_and_leaves_the_rest_to_the_next_open(
+    home: HRMHome, clock: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = Database(home.memory_db)
+    store = EpisodicTraceStore(db, home, "ADMIN", clock=clock)
+    kept = store.append(entry())
+    db.close()
+    with caplog.at_level(logging.WARNING, logger="hrm.memory.episodic"):
+        store.close()
+    assert "the next open indexes the rest" in caplog.text
+    with Database(home.memory_db) as again:
+        reopened = EpisodicTraceStore(again, home, "ADMIN", clock=clock)
+        assert [e.id for e in reopened.query()] == [kept]
+        reopened.close()
+
+
+def test_threads_appending_at_once_leave_a_complete_index_and_mark(
+    store: EpisodicTraceStore, db: Database
+) -> None:
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        for i in range(n):
+            entry_id = store.append(entry(content={"i": i}))
+            with lock:
+                ids.append(entry_id)
+
+    threads = [threading.Thread(target=work, args=(INDEX_BATCH + 7,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {e.id for e in store.query(limit=10_000)} == set(ids)
+    last = store.ledger.last()
+    assert last is not None
+    row = db.one("SELECT last_seq FROM episode_index_state WHERE agent_class = 'ADMIN'")
+    assert row is not None and row["last_seq"] == last.seq
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["append", "read", "flush", "rollback"]),
+            st.integers(0, 1),
+            st.integers(1, INDEX_BATCH + 5),
+        ),
+        max_size=20,
+    )
+)
+def test_every_read_on_either_connection_sees_the_whole_ledger(
+    home: HRMHome, clock: Any, ops: list[tuple[str, int, int]]
+) -> None:
+    """Two connections append, read, index and roll back in any order; a read always
+    returns exactly what the ledger holds."""
+    agent = f"RESIDENT:p{abs(hash(tuple(ops))) % 10**9}"
+    with Database(home.memory_db) as db_a, Database(home.memory_db) as db_b:
+        stores = [
+            EpisodicTraceStore(db_a, home, agent, clock=clock),
+            EpisodicTraceStore(db_b, home, agent, clock=clock),
+        ]
+        written: set[str] = set()
+        for op, who, n in ops:
+            store = stores[who]
+            if op == "append":
+                written.update(store.append_many([entry() for _ in range(n)]))
+            elif op == "read":
+                assert {e.id for e in store.query(limit=10_000)} == written
+                assert store.count() == len(written)
+            elif op == "flush":
+                store.index_pending()
+            else:
+                with pytest.raises(RuntimeError), store.db.transaction():
+                    store.index_pending()
+                    raise RuntimeError("rolled back")
+        for store in stores:
+            assert {e.id for e in store.query(limit=10_000)} == written
+            store.close()
