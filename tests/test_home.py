@@ -126,3 +126,9 @@ def test_home_and_init_result_are_frozen_values(tmp_path: Path) -> None:
     assert repr(result).startswith(f"InitResult(path={tmp_path!r}, config_path=")
     with pytest.raises(AttributeError):
         result.created = False  # type: ignore[misc]
+
+
+def test_a_home_built_from_a_string_is_the_same_home(tmp_path: Path) -> None:
+    text = str(tmp_path / "h")
+    assert HRMHome(text) == HRMHome(Path(text))
+    assert HRMHome(text).config_path == Path(text) / "config.yaml"

@@ -127,8 +127,9 @@ class HRMHome:
     __slots__ = ("root",)
     root: Path
 
-    def __init__(self, root: Path) -> None:
-        object.__setattr__(self, "root", root)
+    def __init__(self, root: Path | str) -> None:
+        # A str is taken as given (not expanded or made absolute: that is `resolve`'s job).
+        object.__setattr__(self, "root", root if isinstance(root, Path) else Path(root))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r} of a frozen HRMHome")

@@ -3,6 +3,9 @@
 Templates live in the home's ``HOT/config/attention/*.json`` and are validated against
 ``HOT/schemas/attention_template.schema.json`` with jsonschema when a stack is created. A stack
 never starts with an invalid template: the error names the template, the field and the rule.
+A template byte-identical to one hrm ships, checked by a schema byte-identical to the shipped
+one, is valid by construction (a test validates every shipped template): only edited or added
+files pay for jsonschema, whose import alone is about a tenth of `hrm turn`'s start.
 
 Binding (004 §6): a template applies to a stack when every selector it sets matches —
 ``applies_to.agent_class`` contains the stack's class kind (``ADMIN``, ``RESIDENT``) or its full
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hrm._shipped import shipped_bytes, unchanged
 from hrm.config import HRMConfig
 from hrm.context import AssembledContext, ContextAssembler, ContextItem, score_items
 from hrm.errors import HRMError
@@ -100,22 +104,33 @@ def load_templates(home: HRMHome) -> list[AttentionTemplate]:
         HRMError: ``PARSE_ERROR`` for broken JSON, ``VALIDATION_FAILED`` naming the template,
             the field path and the rule that failed.
     """
-    import jsonschema
-
-    schema = _schema(home)
-    validator = jsonschema.Draft202012Validator(schema)
     templates: list[AttentionTemplate] = []
     directory = home.root / TEMPLATE_DIR
     if not directory.is_dir():
         return templates
+    schema_shipped = unchanged(home.root / SCHEMA_PATH, SCHEMA_PATH)
+    validator: Any = None
     for path in sorted(directory.glob("*.json")):
+        raw = path.read_bytes()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(raw.decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise HRMError.parse_error(
                 f"invalid JSON in attention template: {exc.msg}", path=path, line=exc.lineno
             ) from exc
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        except UnicodeDecodeError as exc:
+            raise HRMError.parse_error(
+                f"attention template is not UTF-8 text: {exc.reason} at byte {exc.start}",
+                path=path,
+            ) from exc
+        if schema_shipped and raw == shipped_bytes(TEMPLATE_DIR / path.name):
+            errors = []
+        else:
+            if validator is None:
+                import jsonschema
+
+                validator = jsonschema.Draft202012Validator(_schema(home))
+            errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         if errors:
             first = errors[0]
             where = "/".join(str(p) for p in first.absolute_path) or "(root)"

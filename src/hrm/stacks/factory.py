@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hrm._shipped import SHIPPED_HOME, unchanged
 from hrm.config import HRMConfig
 from hrm.home import HRMHome, parse_agent_class, stack_dirname
 from hrm.storage.ledger import Ledger
@@ -428,6 +429,9 @@ def _guard(home: HRMHome, agent_class: str) -> None:
 
 
 def _known_agents(home: HRMHome) -> list[str]:
+    builtin = _builtin_agents_only(home)
+    if builtin is not None:
+        return builtin
     try:
         from hrm.runtime.agents import AgentRegistry
     except ImportError:
@@ -437,6 +441,25 @@ def _known_agents(home: HRMHome) -> list[str]:
     except Exception:  # an agent file problem must not stop the stack; the CLI reports it
         logger.warning("agent definitions could not be loaded", exc_info=True)
         return []
+
+
+def _builtin_agents_only(home: HRMHome) -> list[str] | None:
+    """The built-in agent ids, when every agent file in the home is one hrm ships, unchanged.
+
+    Then the registry would hold exactly the built-ins, so neither PyYAML nor the agent
+    runtime is imported to find their ids (a shipped file's id is its name: a test pins it).
+    None means: load the registry.
+    """
+    relative = home.agents_dir.relative_to(home.root)
+    try:
+        files = [p for p in home.agents_dir.iterdir() if not p.name.startswith(".")]
+    except FileNotFoundError:
+        files = []
+    except OSError:
+        return None
+    if not all(unchanged(p, relative / p.name) for p in files if p.suffix in (".yaml", ".yml")):
+        return None
+    return sorted(p.stem for p in (SHIPPED_HOME / relative).glob("*.yaml"))
 
 
 _BUDGET_MIGRATIONS = [
