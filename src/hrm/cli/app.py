@@ -1,4 +1,9 @@
-"""The root `hrm` command: mounts one typer app per command group."""
+"""The root `hrm` command: mounts one typer app per command group.
+
+A command group's module is imported only when that group runs (or when help lists it): each
+one pulls in its own subsystems, and `hrm turn` would otherwise import all fourteen before it
+could answer.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+from typer.models import TyperInfo
 
 from hrm.cli._common import (
     HomeOption,
@@ -15,18 +22,6 @@ from hrm.cli._common import (
     emit_json,
     handle_errors,
 )
-
-app = typer.Typer(
-    name="hrm",
-    help="hrm — a governed cognitive runtime for LLM assistants.",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
-config_app = typer.Typer(help="Show the effective configuration and where each value came from.")
-app.add_typer(config_app, name="config")
 
 # Command groups written as separate modules: (module, attribute, name, help).
 _GROUPS: list[tuple[str, str, str, str]] = [
@@ -43,14 +38,51 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("hrm.cli.meta", "app", "meta", "Cross-stack analysis by the meta agent."),
 ]
 
-for _module, _attr, _name, _help in _GROUPS:
-    try:
-        _sub = getattr(importlib.import_module(_module), _attr)
-    except ModuleNotFoundError as _exc:
-        if _exc.name != _module:
-            raise
-        continue
-    app.add_typer(_sub, name=_name, help=_help)
+
+class _LazyGroups(TyperGroup):
+    """The root group: it builds a command group from its module the first time it is asked."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return names + [g[2] for g in _GROUPS if g[2] not in names]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        for module_name, attr, name, help_text in _GROUPS:
+            if name != cmd_name:
+                continue
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError as exc:
+                if exc.name != module_name:
+                    raise
+                return None
+            # What `app.add_typer(sub, name=…, help=…)` would have built, built now.
+            command = typer.main.get_group_from_info(
+                TyperInfo(getattr(module, attr), name=name, help=help_text),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+                suggest_commands=app.suggest_commands,
+            )
+            self.add_command(command, name)
+            return command
+        return None
+
+
+app = typer.Typer(
+    name="hrm",
+    cls=_LazyGroups,
+    help="hrm — a governed cognitive runtime for LLM assistants.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+config_app = typer.Typer(help="Show the effective configuration and where each value came from.")
+app.add_typer(config_app, name="config")
 
 for _module in ("hrm.cli.turns",):
     try:

@@ -1,0 +1,46 @@
+"""The root `hrm` command: every command group is listed, and only the one that runs is loaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from hrm.cli.app import _GROUPS, app
+
+
+def test_root_help_lists_every_group_with_its_help() -> None:
+    result = CliRunner().invoke(app, ["--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    for _module, _attr, name, help_text in _GROUPS:
+        assert name in result.output
+        assert help_text in result.output
+
+
+def test_a_group_runs_with_its_own_options_and_help() -> None:
+    result = CliRunner().invoke(app, ["install", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "claude-code" in result.output
+    assert "--install-completion" not in result.output  # a group, not a second root
+
+
+def test_an_unknown_command_is_named() -> None:
+    result = CliRunner().invoke(app, ["nosuch"])
+    assert result.exit_code == 2
+    assert "No such command 'nosuch'" in result.output
+
+
+def test_only_the_invoked_group_is_imported() -> None:
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from hrm.cli.app import app\n"
+        "groups = [m for m in ('hrm.cli.ledger', 'hrm.cli.memory', 'hrm.cli.handoff',"
+        " 'hrm.cli.agents', 'hrm.cli.plan')]\n"
+        "assert CliRunner().invoke(app, ['version']).exit_code == 0\n"
+        "assert not [m for m in groups if m in sys.modules], sys.modules.keys()\n"
+        "assert CliRunner().invoke(app, ['ledger', '--help']).exit_code == 0\n"
+        "assert [m for m in groups if m in sys.modules] == ['hrm.cli.ledger']\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
