@@ -84,7 +84,8 @@ def test_verify_reports_a_torn_tail_on_stderr(filled: HRMHome) -> None:
         fh.write('{"data":{"half')
     result = runner.invoke(app, ["verify", str(path), "--home", str(filled.root)])
     assert result.exit_code == 0
-    assert "torn final line cut" in result.stderr
+    assert "torn final line found (not cut: read-only)" in result.stderr
+    assert result.stderr.count("torn final line") == 1
     assert f"ok  {DECISIONS}  3 records" in result.stdout
 
 
@@ -162,3 +163,41 @@ def test_verify_uses_the_index_as_a_second_anchor(filled: HRMHome) -> None:
     result = runner.invoke(app, ["verify", "--home", str(filled.root)])
     assert result.exit_code == EXIT_INPUT
     assert f"{path}:3 seq 3: the index holds record 3" in result.stderr
+
+
+def test_verify_and_tail_never_change_the_file_they_are_given(home: HRMHome, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"line one\nline two, no trailing newline")
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(b'{"a": 1}\n{"b": 2')
+    for path in (notes, data):
+        before = path.read_bytes()
+        verify = runner.invoke(app, ["verify", str(path), "--home", str(home.root)])
+        tail = runner.invoke(app, ["tail", str(path), "--home", str(home.root)])
+        assert verify.exit_code == EXIT_INPUT
+        assert tail.exit_code == EXIT_INPUT
+        assert path.read_bytes() == before
+
+
+def test_verify_reports_a_torn_tail_and_leaves_it_for_the_next_writer(filled: HRMHome) -> None:
+    path = filled.root / DECISIONS
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"seq": 4, "torn')
+    result = runner.invoke(app, ["verify", str(path), "--home", str(filled.root)])
+    assert result.exit_code == 0, result.output
+    assert "not cut" in result.output
+    assert path.read_bytes() == whole + b'{"seq": 4, "torn'
+    with Ledger(path) as writer:  # a writer repairs what a crash left
+        writer.append("turn", {"i": 4})
+    assert path.read_bytes().startswith(whole) and b"torn" not in path.read_bytes()
+
+
+def test_a_read_only_ledger_refuses_appends(filled: HRMHome) -> None:
+    from hrm.errors import ErrorCode, HRMError
+
+    with Ledger(filled.root / DECISIONS, read_only=True) as ledger:
+        assert ledger.last() is not None
+        with pytest.raises(HRMError) as info:
+            ledger.append("turn", {"i": 9})
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+    assert "read-only" in info.value.message

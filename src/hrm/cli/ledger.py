@@ -72,7 +72,7 @@ def verify(
         with contextlib.ExitStack() as stack:
             index = _open_index(resolved, stack)
             for ledger_path in paths:
-                with Ledger(ledger_path) as ledger:
+                with Ledger(ledger_path, read_only=True) as ledger:
                     if ledger.repaired is not None:
                         err_console.print(
                             f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
@@ -111,7 +111,7 @@ def tail(
         from hrm.storage.ledger import Ledger, canonical_json
 
         resolved = HRMHome.resolve(home)
-        with Ledger(_ledger_path(path, resolved)) as ledger:
+        with Ledger(_ledger_path(path, resolved), read_only=True) as ledger:
             if ledger.repaired is not None:
                 err_console.print(
                     f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True

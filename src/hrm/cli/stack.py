@@ -220,7 +220,7 @@ def _ledger_sizes(home: HRMHome, agent_class: str) -> dict[str, dict[str, Any]]:
         path = reader.path(agent_class, name)
         records = 0
         if path.exists():
-            with Ledger(path) as ledger:
+            with Ledger(path, read_only=True) as ledger:
                 last = ledger.last()
                 records = 0 if last is None else last.seq
         sizes[name] = {"path": str(path), "records": records,

@@ -112,7 +112,7 @@ class TornTail:
     preview: str
     """Its first bytes, decoded leniently, for the report."""
     cut: bool = True
-    """False when the file could not be written and the bytes are still there."""
+    """False when the file was opened read-only or could not be written: the bytes remain."""
 
     def describe(self) -> str:
         """One line for logs and the CLI."""
@@ -163,8 +163,11 @@ class VerifyReport:
 
 
 def verify_ledger(path: str | Path) -> VerifyReport:
-    """Open the ledger at `path` (repairing a torn tail) and verify every record."""
-    with Ledger(path) as ledger:
+    """Verify every record of the ledger at `path` without changing the file.
+
+    A torn final line is reported, not cut (the next writer that opens the ledger cuts it).
+    """
+    with Ledger(path, read_only=True) as ledger:
         return ledger.verify()
 
 
@@ -173,6 +176,9 @@ class Ledger:
 
     Opening touches nothing but a torn tail; the file and its parent directories are created
     on the first append. Use as a context manager, or call `close` (which commits).
+    ``read_only=True`` opens without write access and changes nothing, not even a torn tail
+    (it is reported in `repaired`): what `hrm ledger verify` and `tail` use, since they may be
+    pointed at any file.
     """
 
     def __init__(
@@ -181,8 +187,10 @@ class Ledger:
         *,
         durability: Durability | str = Durability.GROUP,
         clock: Clock = system_clock,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         self.durability = _parse_durability(durability)
         self.repaired: TornTail | None = None
         self._clock = clock
@@ -505,8 +513,10 @@ class Ledger:
             except OSError as exc:
                 raise _os_error(exc, self.path) from exc
         torn = TornTail(self.path, start, size - start, line, preview, cut)
+        known = self.repaired
         self.repaired = torn
-        logger.warning("%s", torn.describe())
+        if known is None or (known.offset, known.length, known.cut) != (start, size - start, cut):
+            logger.warning("%s", torn.describe())  # once per tail, not once per read
         return start
 
     def _sync_tail(self, fd: int) -> None:
@@ -611,6 +621,12 @@ class Ledger:
         try:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.read_only:
+                if create:
+                    raise HRMError.permission_denied(self.path)
+                self._fd = os.open(self.path, os.O_RDONLY | _OPEN_FLAGS)
+                self._writable = False
+                return self._fd
             flags = os.O_RDWR | _OPEN_FLAGS | (os.O_CREAT if create else 0)
             try:
                 self._fd = os.open(self.path, flags, 0o600)
@@ -629,6 +645,11 @@ class Ledger:
         return self._fd
 
     def _require_fd(self, *, create: bool) -> int:
+        if self.read_only:
+            raise HRMError.validation_failed(
+                f"Ledger '{self.path}' was opened read-only; nothing can be appended",
+                path=str(self.path),
+            )
         fd = self._ensure_fd(create=create)
         if fd is None or not self._writable:
             raise HRMError.permission_denied(self.path)
