@@ -116,3 +116,17 @@ def test_show_unknown_id_fails(home: HRMHome) -> None:
 def test_every_command_has_help(command: str) -> None:
     result = runner.invoke(app, [command, "--help"])
     assert result.exit_code == 0 and "--home" in result.stdout
+
+
+@pytest.mark.parametrize("where", ["a-directory", "missing/dir/x.jsonl"])
+def test_export_to_a_bad_destination_names_it_and_writes_nothing(
+    home: HRMHome, tmp_path: Path, where: str
+) -> None:
+    (tmp_path / "a-directory").mkdir()
+    run(home, "learn", "keep the test database isolated", "--type", "WORKING_SOLUTION")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    code, out, err = run(home, "export", str(tmp_path / where))
+    assert code == 3, err
+    assert err.startswith("error: ") and "Traceback" not in out + err
+    assert str(tmp_path / where) in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

@@ -459,6 +459,9 @@ def test_a_bad_import_item_changes_nothing(repo: LearningsRepository) -> None:
     [
         ({"access_count": "many"}, "access_count"),
         ({"access_count": [3]}, "access_count"),
+        ({"access_count": 10**29}, "access_count"),
+        ({"access_count": -1}, "access_count"),
+        ({"access_count": 2.5}, "access_count"),
         ({"metadata": ["not", "an", "object"]}, "metadata"),
         ({"metadata": {"relevance_score": "high"}}, "metadata.relevance_score"),
         ({"metadata": {"relevance_score": float("nan")}}, "metadata.relevance_score"),
@@ -522,3 +525,15 @@ def test_open_rejects_unknown_embeddings_setting(home: HRMHome) -> None:
     with pytest.raises(HRMError) as info:
         LearningsRepository.open(home, embeddings="maybe")
     assert info.value.code is ErrorCode.VALIDATION_FAILED
+
+
+@pytest.mark.parametrize("field", ["created_at", "expires_at", "accessed_at"])
+def test_dates_before_the_year_1000_are_stored_and_read_back(
+    repo: LearningsRepository, field: str
+) -> None:
+    """glibc's strftime writes year 999 as "999": such a row could be stored but never read."""
+    repo.import_([{"content": "an old date", "type": "ERROR_FIX", field: "0999-01-01T00:00:00Z"}])
+    [exported] = repo.export()
+    assert exported[field].startswith("0999-01-01T00:00:00")
+    found = repo.search_memories(SearchQuery(text="old date", include_expired=True)).results
+    assert [r.learning.content for r in found] == ["an old date"]

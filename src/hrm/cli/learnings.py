@@ -68,7 +68,12 @@ def _when(value: str | None, *, option: str) -> datetime | None:
         return None
     duration = _DURATION.match(value)
     if duration and option == "--expires":
-        return datetime.now(UTC) + timedelta(**{_UNITS[duration[2]]: int(duration[1])})
+        try:
+            return datetime.now(UTC) + timedelta(**{_UNITS[duration[2]]: int(duration[1])})
+        except (OverflowError, ValueError):
+            raise HRMError.validation_failed(
+                f"{option}: {value!r} reaches past the year 9999", option=option
+            ) from None
     try:
         return parse_ts(value)
     except HRMError as exc:
@@ -251,19 +256,39 @@ def export_(
     json_output: JsonOption = False,
 ) -> None:
     """Export every learning (any status) as JSON Lines."""
-    from hrm._atomic import atomic_write
-
     with handle_errors(), _open(home, "off") as repo:
         items = repo.export()
         lines = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
         if file is None:
             sys.stdout.write(lines)
             return
-        atomic_write(file, lines.encode("utf-8"))
+        _write_export(file, lines.encode("utf-8"))
     if json_output:
         emit_json({"exported": len(items), "file": str(file)})
     else:
         console.print(f"Exported {len(items)} learnings to {file}")
+
+
+def _write_export(file: Path, payload: bytes) -> None:
+    """Write the export whole or not at all; a bad destination is named, not a traceback."""
+    from hrm._atomic import atomic_write
+    from hrm.errors import HRMError
+
+    if file.is_dir():
+        raise HRMError.validation_failed(
+            f"'{file}' is a directory; give the export a file name", path=str(file)
+        )
+    if not file.parent.is_dir():
+        raise HRMError.validation_failed(
+            f"Cannot export to '{file}': the directory '{file.parent}' does not exist",
+            path=str(file),
+        )
+    try:
+        atomic_write(file, payload)
+    except PermissionError:
+        raise HRMError.permission_denied(file) from None
+    except OSError as exc:
+        raise HRMError.internal(f"Cannot write '{file}': {exc.strerror or exc}") from exc
 
 
 @app.command("import")

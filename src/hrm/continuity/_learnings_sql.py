@@ -189,7 +189,17 @@ def format_ts(value: datetime) -> str:
             f"Timestamp {value.isoformat()} has no timezone; pass an aware datetime (UTC)",
             value=value.isoformat(),
         )
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        raise HRMError.validation_failed(
+            f"Timestamp {value.isoformat()} is out of range in UTC", value=value.isoformat()
+        ) from None
+    # Not strftime: glibc writes year 999 as "999", which no longer sorts or parses back.
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}.{utc.microsecond:06d}Z"
+    )
 
 
 def parse_ts(value: str | None) -> datetime | None:
@@ -205,7 +215,12 @@ def parse_ts(value: str | None) -> datetime | None:
         ) from None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
-    return parsed if parsed.tzinfo is UTC else parsed.astimezone(UTC)
+    try:
+        return parsed if parsed.tzinfo is UTC else parsed.astimezone(UTC)
+    except OverflowError:
+        raise HRMError.validation_failed(
+            f"Timestamp {value!r} is out of range in UTC", value=value
+        ) from None
 
 
 _TYPES = {t.value: t for t in LearningType}

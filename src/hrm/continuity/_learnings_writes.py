@@ -294,13 +294,27 @@ def _prepare_import(repo: LearningsRepository, item: dict[str, Any]) -> dict[str
     record.update(
         id=str(item.get("id") or record["id"]),
         status=status,
-        access_count=max(0, int(_number(item.get("access_count"), 0, "access_count"))),
+        access_count=_count(item.get("access_count"), "access_count"),
         accessed_at=format_ts(accessed) if accessed else record["accessed_at"],
         pruned_at=format_ts(pruned_at) if pruned_at else None,
         relevance_score=_number(metadata.get("relevance_score"), 1.0, "metadata.relevance_score"),
         preference_class=metadata.get("preference_class") or record["preference_class"],
     )
     return record
+
+
+def _count(raw: object, field: str) -> int:
+    """A non-negative whole count that fits SQLite's INTEGER, or an error naming `field`."""
+    value = _number(raw, 0, field)
+    if value < 0 or value != int(value) or value > _MAX_INTEGER:
+        raise HRMError.validation_failed(
+            f"{field} must be a whole number from 0 to {_MAX_INTEGER}, got {raw!r}", field=field
+        )
+    return int(value)
+
+
+_MAX_INTEGER = 2**63 - 1
+"""SQLite's largest INTEGER."""
 
 
 def _number(raw: object, default: float, field: str) -> float:

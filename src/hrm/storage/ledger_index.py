@@ -299,4 +299,11 @@ def _ts_bound(value: datetime | str) -> str:
                 f"Not an ISO-8601 time: {value!r}", value=value
             ) from None
     aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    try:
+        utc = aware.astimezone(UTC)
+    except OverflowError:
+        raise HRMError.validation_failed(
+            f"Time {value.isoformat()} is out of range in UTC", value=value.isoformat()
+        ) from None
+    # isoformat, not strftime: glibc writes year 999 as "999", which sorts after "2026".
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
