@@ -39,6 +39,7 @@ MAX_STORED_TEXT = 2000
 """Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -119,7 +120,10 @@ def clean_text(text: str) -> str:
         raise HRMError.validation_failed(
             f"turn text must be a string, got {type(text).__name__}", field="text"
         )
-    return unicodedata.normalize("NFC", _CONTROL.sub("", text))
+    # Lone surrogates are how Python carries bytes that were not UTF-8 (argv, stdin): they
+    # cannot be stored or printed, so each becomes U+FFFD, as a lenient decoder would write.
+    text = _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
+    return unicodedata.normalize("NFC", text)
 
 
 def clip(text: str, limit: int = MAX_STORED_TEXT) -> str:

@@ -74,3 +74,14 @@ def test_migrate_keeps_original_and_validates(tmp_path: Path) -> None:
     assert out["preserved_original"] is True and out["format_from"] == "markdown"
     assert source.is_file()
     assert runner.invoke(app, ["validate", out["destination"]]).exit_code == 0
+
+
+def test_a_binary_file_is_named_as_not_a_handoff(tmp_path: Path) -> None:
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\x00\x01\xff\xfe")
+    home = ["--home", str(tmp_path / "home")]
+    for args in (["validate", str(binary)], ["show", str(binary), *home]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == EXIT_INPUT, result.output
+        assert "not UTF-8" in result.stderr and str(binary) in result.stderr
+        assert "Traceback" not in result.output

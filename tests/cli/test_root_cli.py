@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from hrm.cli._common import EXIT_INPUT
 from hrm.cli.app import _GROUPS, app
 
 
@@ -44,3 +47,36 @@ def test_only_the_invoked_group_is_imported() -> None:
         "assert [m for m in groups if m in sys.modules] == ['hrm.cli.ledger']\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["memory", "show", "lrn-nope"], id="unknown-id"),
+        pytest.param(["memory", "learn", "x", "--type", "NOPE"], id="bad-type"),
+        pytest.param(["memory", "learn", "x", "--type", "ERROR_FIX", "--expires",
+                      "99999999999d"], id="expiry-past-9999"),
+        pytest.param(["turn", "hi", "--provider", "bogus"], id="unknown-provider"),
+    ],
+)
+def test_bad_input_exits_3_with_one_line(args: list[str], tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, [*args, "--home", str(tmp_path / "home")])
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_library_warnings_reach_the_terminal_as_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    from hrm.cli.app import _OneLine
+
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        record = logging.LogRecord("hrm.pipeline", logging.ERROR, __file__, 1,
+                                   "supervisor failed", None, sys.exc_info())
+    monkeypatch.delenv("HRM_DEBUG", raising=False)
+    assert _OneLine().format(record) == "error: supervisor failed (ValueError: boom)"
+    monkeypatch.setenv("HRM_DEBUG", "1")
+    assert "Traceback" in _OneLine().format(record)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -169,13 +170,17 @@ def test_the_token_ceiling_bounds_a_session_and_a_new_session_gets_a_fresh_one(
         pytest.param("   \n\t ", id="whitespace"),
         pytest.param("\x00\x01hello\x1b[31m world\x7f", id="control-characters"),
         pytest.param("analyse this log line please " * 40_000, id="one-megabyte"),
+        # What Python makes of bytes that are not UTF-8 in argv or on stdin:
+        pytest.param("caf\udce9 and \udcff\udcfe bytes", id="undecodable-bytes"),
     ],
 )
 def test_bad_input_still_completes_with_a_recorded_outcome(hrm: HRM, text: str) -> None:
     result = hrm.turn(text)
     assert isinstance(result.response, str) and result.response
+    assert result.action != "degraded"
     d = result.decision.to_dict()
     assert "\x00" not in json.dumps(d)
+    json.dumps(d).encode("utf-8")  # no lone surrogate left to store or print
     assert hrm.last_decision() is not None
     assert hrm.last_decision()["turn"] == result.decision.turn
 
@@ -290,3 +295,21 @@ def test_a_failure_after_learning_rolls_back_the_outcome_and_its_pattern_change(
     assert snapshot() == before
     store.refresh()
     assert snapshot() == before  # and the database agrees with what the cache said
+
+
+def test_undecodable_bytes_on_the_command_line_get_an_answer_not_a_traceback(
+    home: HRMHome,
+) -> None:
+    hrm_bin = str(Path(sys.executable).with_name("hrm"))
+    env = {"HRM_HOME": str(home.root), "PATH": "/usr/bin:/bin"}
+    stdin = bytes(range(1, 32)) + b"abc" + bytes(range(127, 256))
+    done = subprocess.run([hrm_bin, "turn", "-", "--json", "--provider", "offline"],
+                          input=stdin, capture_output=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert "Traceback" not in done.stderr.decode(errors="replace")
+    assert json.loads(done.stdout)["action"] != "degraded"
+    chat = subprocess.run([hrm_bin, "chat", "--provider", "offline"],
+                          input=b"first\n\xff bad\nthird\n/quit\n", capture_output=True,
+                          env=env, timeout=120, check=False)
+    assert chat.returncode == 0, chat.stderr.decode(errors="replace")
+    assert b'"third"' in chat.stdout

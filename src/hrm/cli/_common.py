@@ -38,9 +38,9 @@ __all__ = [
 ]
 
 EXIT_ERROR = 1
-"""Internal error or caller mistake."""
+"""Internal error (a bug, or a failure no other code names)."""
 EXIT_INPUT = 3
-"""Bad input: a file, payload or config that cannot be read."""
+"""Bad input: a file, payload, config, argument or id that is invalid, unknown or a duplicate."""
 EXIT_DENIED = 4
 """A gate or policy denied the request."""
 EXIT_PROVIDER = 5
@@ -49,6 +49,13 @@ EXIT_STORAGE = 6
 """The home or database could not be used (permissions, lock, disk)."""
 
 _CODE_EXIT = {
+    ErrorCode.VALIDATION_FAILED: EXIT_INPUT,
+    ErrorCode.QUERY_INVALID: EXIT_INPUT,
+    ErrorCode.KEY_NOT_FOUND: EXIT_INPUT,
+    ErrorCode.NOT_FOUND: EXIT_INPUT,
+    ErrorCode.DUPLICATE_DETECTED: EXIT_INPUT,
+    ErrorCode.INVALID_SCOPE: EXIT_INPUT,
+    ErrorCode.CONFLICT_DETECTED: EXIT_INPUT,
     ErrorCode.PARSE_ERROR: EXIT_INPUT,
     ErrorCode.UNKNOWN_FORMAT: EXIT_INPUT,
     ErrorCode.SCHEMA_MISMATCH: EXIT_INPUT,

@@ -8,6 +8,9 @@ could answer.
 from __future__ import annotations
 
 import importlib
+import logging
+import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -182,6 +185,42 @@ def version() -> None:
     console.print(_version("hrm"))
 
 
+class _OneLine(logging.Formatter):
+    """``warning: message`` on one line; the traceback only under ``HRM_DEBUG=1``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = f"{record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info and os.environ.get("HRM_DEBUG"):
+            message += "\n" + self.formatException(record.exc_info)
+        elif record.exc_info and record.exc_info[1] is not None:
+            message += f" ({type(record.exc_info[1]).__name__}: {record.exc_info[1]})"
+        return message
+
+
+def _configure_logging() -> None:
+    """Warnings from the library reach the terminal as one line each, not as tracebacks.
+
+    Without this, Python's last-resort handler prints every `logger.exception` in full. The
+    level comes from ``HRM_LOG_LEVEL`` (default WARNING).
+    """
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    library = logging.getLogger("hrm")
+    library.addHandler(handler)
+    wanted = os.environ.get("HRM_LOG_LEVEL", "WARNING").upper()
+    level = logging.getLevelName(wanted)
+    if not isinstance(level, int):
+        level = logging.WARNING
+        handler.handle(logging.makeLogRecord({
+            "levelname": "WARNING", "levelno": logging.WARNING,
+            "msg": f"HRM_LOG_LEVEL={wanted!r} is not a level (DEBUG, INFO, WARNING, ERROR);"
+                   " using WARNING",
+        }))
+    library.setLevel(level)
+    library.propagate = False
+
+
 def run() -> None:
     """Run the root app."""
+    _configure_logging()
     app()

@@ -205,6 +205,9 @@ def validate(
             text = source.read_text(encoding="utf-8")
         except OSError as exc:
             raise fail(f"cannot read '{source}': {exc}", EXIT_INPUT) from None
+        except UnicodeDecodeError as exc:
+            raise fail(f"'{source}' is not UTF-8 text (byte {exc.start}): not a handoff",
+                       EXIT_INPUT) from None
         report = validate_schema(deserialize(text, path=str(source)))
     if json_output:
         emit_json(

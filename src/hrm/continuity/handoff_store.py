@@ -160,6 +160,10 @@ class HandoffStore:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise HRMError.not_found("handoff", str(path_or_id), str(exc)) from exc
+        except UnicodeDecodeError as exc:
+            raise HRMError.parse_error(
+                f"not UTF-8 text (byte {exc.start}): not a handoff", path=path
+            ) from None
         return deserialize(text, path=str(path))
 
     def _resolve_id(self, key: str) -> Path:
