@@ -121,3 +121,36 @@ def test_unreadable_handoff_is_a_warning_not_a_failure(home: HRMHome, tmp_path: 
     result = migrate_legacy_data(tmp_path / "p", DataType.HANDOFFS, home)
     assert (result.items_migrated, result.items_skipped) == (1, 1)
     assert "2026-01-01_10-00_bad.yaml" in result.warnings[0]
+
+
+def test_the_shipped_samples_as_given_are_detected_by_their_content(tmp_path: Path) -> None:
+    for name, layout in (("ring", "ring"), ("continuous-claude", "continuous-claude")):
+        copy = tmp_path / name
+        shutil.copytree(DATA / name, copy)
+        assert detect_layout(copy) == layout
+    readme_only = tmp_path / "plain"
+    readme_only.mkdir()
+    (readme_only / "README.md").write_text("# a project\n")
+    assert detect_layout(readme_only) == "unknown"
+
+
+def test_a_ledger_template_is_skipped_with_a_warning_not_resumed(
+    tmp_path: Path, home: HRMHome
+) -> None:
+    source = tmp_path / "ring"
+    shutil.copytree(DATA / "ring", source)
+    result = migrate_legacy_data(source, DataType.LEDGERS, home)
+    assert result.items_skipped == 1
+    assert any("CONTINUITY-template.md" in w and "template" in w for w in result.warnings)
+    descriptions = [s.description for s in HandoffStore(home).list()]
+    assert not any("<" in d and ">" in d for d in descriptions), descriptions
+
+
+def test_state_goes_to_the_layout_the_user_named(tmp_path: Path, home: HRMHome) -> None:
+    source = tmp_path / "project"
+    (source / ".claude" / "state").mkdir(parents=True)
+    (source / ".claude" / "state" / "s.json").write_text('{"a": 1}')
+    (source / "README.md").write_text("# x\n")
+    result = migrate_legacy_data(source, DataType.STATE, home, layout="continuous-claude")
+    assert result.destination == home.root / "imports" / "continuous-claude"
+    assert result.items_migrated == 1

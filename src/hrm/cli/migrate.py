@@ -46,7 +46,9 @@ def _run(layout: str, path: Path, only: list[str] | None, home: Path | None, as_
                 def advance(done: int, total: int, task_id: TaskID = task) -> None:
                     bar.update(task_id, completed=done, total=total)
 
-                results.append(migrate_legacy_data(path, kind, target, progress=advance))
+                results.append(
+                    migrate_legacy_data(path, kind, target, progress=advance, layout=layout)
+                )
     summary = {
         "layout": layout,
         "source": str(path),

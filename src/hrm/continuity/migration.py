@@ -17,6 +17,7 @@ count as skipped; the rest still migrate.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Callable
@@ -92,12 +93,30 @@ def detect_layout(path: Path) -> str:
         return "continuous-claude"
     if not path.is_dir():
         return "unknown"
-    for candidate in sorted(path.rglob("*"))[:200]:
-        if candidate.suffix in (".yaml", ".yml") or candidate.name.startswith("CONTINUITY_CLAUDE"):
-            return "continuous-claude"
-        if candidate.name.startswith("CONTINUITY-") or candidate.suffix == ".md":
-            return "ring"
+    # Strongest sign first, over the whole sample: a README.md says nothing about the layout.
+    # A bounded walk: pointed at a large tree, detection must not read all of it.
+    try:
+        sample = list(itertools.islice(path.rglob("*"), 500))
+    except OSError:
+        return "unknown"
+    if any(
+        c.suffix in (".yaml", ".yml")
+        or c.name.startswith("CONTINUITY_CLAUDE")
+        or (c.name.startswith("skill-rules") and c.suffix == ".json")
+        for c in sample
+    ):
+        return "continuous-claude"
+    if any(
+        c.name.startswith("CONTINUITY-")
+        or (c.suffix == ".md" and c.name.lower() not in _GENERIC_MARKDOWN)
+        for c in sample
+    ):
+        return "ring"
     return "unknown"
+
+
+_GENERIC_MARKDOWN = frozenset({"readme.md", "license.md", "changelog.md", "contributing.md"})
+"""Markdown files every kind of project has: no sign of a Ring layout."""
 
 
 def migrate_legacy_data(
@@ -106,14 +125,20 @@ def migrate_legacy_data(
     home: HRMHome,
     *,
     progress: Callable[[int, int], None] | None = None,
+    layout: str | None = None,
 ) -> MigrationResult:
     """Import one kind of legacy data from `source_path` into `home`, leaving the source untouched.
+
+    Files named as templates (``CONTINUITY-template.md``, ``handoff-template.md``) are skipped
+    with a warning: their placeholders would otherwise become the newest handoff to resume.
 
     Args:
         source_path: A legacy project, or a folder of handoffs / ledgers / state files.
         data_type: What to import.
         home: The hrm home to import into.
         progress: Called as ``progress(done, total)`` after each file.
+        layout: ``"ring"`` or ``"continuous-claude"`` when the caller knows it (names the
+            folder state files are copied to); by default it is detected from the source.
 
     Raises:
         HRMError: ``SOURCE_NOT_FOUND`` when `source_path` does not exist; ``PERMISSION_DENIED``
@@ -129,7 +154,7 @@ def migrate_legacy_data(
         )
     if data_type is DataType.STATE:
         files = _state_files(source)
-        destination = home.root / "imports" / detect_layout(source)
+        destination = home.root / "imports" / (layout or detect_layout(source))
     else:
         files = _handoff_files(source) if data_type is DataType.HANDOFFS else _ledger_files(source)
         destination = home.handoffs_dir
@@ -217,6 +242,11 @@ def _relative(path: Path, source: Path) -> str:
 
 
 def _store_handoff(path: Path, source: Path, store: HandoffStore, *, as_ledger: bool) -> bool:
+    if path.stem.lower().endswith("template"):
+        raise HRMError.validation_failed(
+            f"{path}: a template, not a {'ledger' if as_ledger else 'handoff'}; skipped",
+            path=str(path),
+        )
     text = path.read_text(encoding="utf-8")
     if as_ledger and (path.name.startswith("CONTINUITY") or path.name == "current.md"):
         handoff = _ledger_handoff(text, path)
