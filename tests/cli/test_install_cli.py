@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hrm.cli._common import EXIT_INPUT
 from hrm.cli.install import app
 from hrm.continuity.install import HOOK_REGISTRATIONS, is_hrm_hook_command
 
@@ -73,3 +74,11 @@ def test_malformed_settings_fail_with_file_and_line(tmp_path: Path) -> None:
     assert f"{path}:2".replace(" ", "") in "".join(err.split())  # rich wraps long lines
     assert out == ""
     assert path.read_text() == '{\n  "hooks": oops\n}'
+
+
+def test_a_project_dir_that_does_not_exist_is_refused_and_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-project"
+    result = runner.invoke(app, ["claude-code", "--project", "--project-dir", str(missing)])
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert "not an existing directory" in result.stderr
+    assert not missing.exists()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hrm.cli._common import JsonOption, console, emit_json, fail, handle_errors
+from hrm.cli._common import EXIT_INPUT, JsonOption, console, emit_json, fail, handle_errors
 
 __all__ = ["app"]
 
@@ -45,6 +45,9 @@ def claude_code(
 
     if project and global_scope:
         raise fail("choose one of --project and --global")
+    if project_dir is not None and not project_dir.is_dir():
+        # A mistyped path would otherwise become a new project with hooks nobody runs.
+        raise fail(f"--project-dir '{project_dir}' is not an existing directory", EXIT_INPUT)
     if global_scope:
         path = settings_path("global")
     else:
