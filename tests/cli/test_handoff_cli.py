@@ -85,3 +85,10 @@ def test_a_binary_file_is_named_as_not_a_handoff(tmp_path: Path) -> None:
         assert result.exit_code == EXIT_INPUT, result.output
         assert "not UTF-8" in result.stderr and str(binary) in result.stderr
         assert "Traceback" not in result.output
+
+
+def test_an_unknown_status_lists_the_valid_ones(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["create", "--task", "x", "--status", "weird",
+                                 "--home", str(tmp_path / "home")])
+    assert result.exit_code == EXIT_INPUT
+    assert "completed, paused, blocked, failed" in result.stderr

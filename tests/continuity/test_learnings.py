@@ -460,6 +460,7 @@ def test_a_bad_import_item_changes_nothing(repo: LearningsRepository) -> None:
         ({"access_count": "many"}, "access_count"),
         ({"access_count": [3]}, "access_count"),
         ({"access_count": 10**29}, "access_count"),
+        ({"content": 5}, "content"),
         ({"access_count": -1}, "access_count"),
         ({"access_count": 2.5}, "access_count"),
         ({"metadata": ["not", "an", "object"]}, "metadata"),

@@ -61,11 +61,13 @@ def create(
     from hrm.types import system_clock
 
     with handle_errors():
-        try:
-            chosen_status = TaskStatus(status.lower())
-            chosen_format = HandoffFormat(format.lower())
-        except ValueError as exc:
-            raise fail(str(exc), EXIT_INPUT) from None
+        for option, value, kind in (("--status", status, TaskStatus),
+                                    ("--format", format, HandoffFormat)):
+            if value.lower() not in {m.value for m in kind}:
+                raise fail(f"{option} {value!r} is not one of "
+                           f"{', '.join(m.value for m in kind)}", EXIT_INPUT)
+        chosen_status = TaskStatus(status.lower())
+        chosen_format = HandoffFormat(format.lower())
         project_dir = (project or Path.cwd()).resolve()
         now = system_clock()
         handoff = HandoffData(
@@ -109,7 +111,9 @@ def list_handoffs(
     project: Annotated[
         Path | None, typer.Option("--project", help="Only this project's handoffs.")
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="At most this many.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="At most this many.", min=1)
+    ] = None,
     home: HomeOption = None,
     json_output: JsonOption = False,
 ) -> None:

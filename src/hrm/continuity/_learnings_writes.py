@@ -73,7 +73,11 @@ def _prepare(
     repo: LearningsRepository, learning: LearningInput, *, now: datetime | None = None
 ) -> dict[str, Any]:
     content = learning.content
-    if not isinstance(content, str) or not content.strip():
+    if not isinstance(content, str):
+        raise HRMError.validation_failed(
+            f"Learning content must be text, got {type(content).__name__}", field="content"
+        )
+    if not content.strip():
         raise HRMError.validation_failed(
             "Learning content is empty; pass the text to remember", field="content"
         )
