@@ -40,3 +40,29 @@ def test_match_uses_the_home_defaults(tmp_path: Path) -> None:
 def test_no_rules_anywhere_is_an_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["match", "hi", "--rules", str(tmp_path / "none.json")])
     assert result.exit_code != 0
+
+
+def test_a_rules_file_that_gives_no_rule_is_an_error_not_no_match(tmp_path: Path) -> None:
+    bad_regex = {"version": "1.0", "skills": {"s": {"type": "domain", "enforcement": "suggest",
+                 "priority": "high", "promptTriggers": {"intentPatterns": ["(unclosed"]}}}}
+    cases = {"empty.json": "", "broken.json": "{not json", "array.json": "[]",
+             "regex.json": json.dumps(bad_regex)}
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        result = runner.invoke(app, ["match", "anything", "--rules", str(path)])
+        assert result.exit_code == 3, (name, result.output)
+        assert "no rule could be loaded" in result.stderr and "No skill matched" not in result.stdout
+
+
+def test_one_bad_rule_is_reported_and_the_others_still_match(tmp_path: Path) -> None:
+    rules = {"version": "1.0", "skills": {
+        "broken": {"type": "domain", "enforcement": "suggest", "priority": "high",
+                   "promptTriggers": {"intentPatterns": ["(unclosed"]}},
+        "testing": {"type": "domain", "enforcement": "suggest", "priority": "high",
+                    "promptTriggers": {"keywords": ["pytest"]}}}}
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(rules))
+    result = runner.invoke(app, ["match", "run pytest", "--rules", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "testing" in result.stdout and "broken" in result.stderr

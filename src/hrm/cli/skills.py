@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from hrm.cli._common import HomeOption, JsonOption, console, emit_json, err_console, handle_errors
+from hrm.cli._common import (
+    EXIT_INPUT,
+    HomeOption,
+    JsonOption,
+    console,
+    emit_json,
+    err_console,
+    handle_errors,
+)
 
 app = typer.Typer(
     name="skills",
@@ -53,6 +61,10 @@ def match(
         action = activator.apply_enforcement(result.matches)
     for error in loaded.errors:
         err_console.print(f"rule error: {error}", markup=False)
+    if rules and loaded.errors and not (loaded.skills or loaded.agents):
+        # The files the user named gave no rule at all: "no skill matched" would hide that.
+        err_console.print("error: no rule could be loaded from --rules", markup=False)
+        raise typer.Exit(EXIT_INPUT)
     if json_output:
         emit_json(
             {
