@@ -15,13 +15,13 @@ Module level imports only cheap standard-library modules and the record base `hr
 `typing`, `dataclasses`, `logging` or `threading`, whose imports would cost `hrm hook` more than
 the interpreter's own start-up (D21). The DTOs are hand-written frozen records (`Value`) with
 dataclass semantics. The collaborators (learnings, handoffs, the continuity ledger) are imported
-inside the handler that needs them, so an event pays only for what it uses.
+inside the handler that needs them, so an event pays only for what it uses; so are the helpers
+only SessionStart, PostToolUse, PreCompact and SessionEnd need, in `_hook_artifacts`.
 """
 
 from __future__ import annotations
 
 import _thread
-import re
 import time
 from enum import Enum
 from pathlib import Path
@@ -491,6 +491,15 @@ class HookOrchestrator:
         The handoff lookup and the memory search share the memory-search budget on a worker
         (the search query needs the handoff's task); the ledger is read meanwhile.
         """
+        from hrm.continuity._hook_artifacts import (
+            _handoff_description,
+            _ledger_summary,
+            _project_query,
+            _render_handoff_section,
+            _render_header,
+            _render_ledger_section,
+        )
+
         started = time.monotonic()
         deadline = started + self.settings.memory_search_budget_ms / 1000
         project = context.project_path
@@ -616,6 +625,8 @@ class HookOrchestrator:
 
     def on_post_write(self, file_info: FileInfo) -> HookResponse:
         """Index a handoff, plan or continuity ledger that was just written (best effort)."""
+        from hrm.continuity._hook_artifacts import _classify_artifact, _read_bounded
+
         started = time.monotonic()
         kind = _classify_artifact(file_info.path, self.home)
         if kind is None:
@@ -652,6 +663,8 @@ class HookOrchestrator:
         return HookResponse(metadata={"stop_hook_active": signal.stop_hook_active})
 
     def _checkpoint(self, checkpoint: SessionCheckpoint, *, budget_ms: int | None) -> HookResponse:
+        from hrm.continuity._hook_artifacts import _write_session_handoff
+
         started = time.monotonic()
 
         def write() -> Path | None:
@@ -672,10 +685,7 @@ class HookOrchestrator:
 
 # -- helpers: pure where they can be ---------------------------------------------------------
 
-_ARTIFACT_READ_LIMIT = 1 << 20
-"""At most 1 MB of an artifact is read for indexing; the rest is not worth a hook's time."""
 _LEARNING_CHARS = 400
-_PLAN_NAME = r"(?:^|[-_.\s])plans?(?:[-_.\s]|$)"
 
 
 class _PromptDecision:
@@ -715,15 +725,6 @@ def _rule_paths(home: HRMHome, project: Path, extra: tuple[str, ...]) -> list[Pa
     return list(dict.fromkeys(paths))
 
 
-def _ledger_summary(project: Path) -> tuple[Path, str] | None:
-    from hrm.continuity.continuity_ledger import find_active_ledger, summarize_ledger
-
-    path = find_active_ledger(project)
-    if path is None:
-        return None
-    return Path(path), summarize_ledger(path, MAX_ADDITIONAL_CONTEXT // 2)
-
-
 def _name(value: Any) -> str:
     """An enum member's name, or the text of anything else, upper-cased."""
     name = getattr(value, "name", None)
@@ -735,72 +736,9 @@ def _one_line(text: Any, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _git_branch(project: Path) -> str:
-    """The checked-out branch, read from ``.git/HEAD`` (no subprocess: hooks must be fast)."""
-    git = project / ".git"
-    try:
-        if git.is_file():
-            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
-            if not pointer.startswith("gitdir:"):
-                return ""
-            gitdir = Path(pointer.removeprefix("gitdir:").strip())
-            git = gitdir if gitdir.is_absolute() else project / gitdir
-        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return ""
-    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else ""
-
-
-def _project_query(project: Path, description: str) -> str:
-    """The SessionStart memory query: project name, git branch, the last task's description."""
-    parts = [project.name, _git_branch(project), description]
-    words = " ".join(p for p in parts if p).replace("-", " ").replace("_", " ")
-    return _one_line(words, 300)
-
-
 def _prompt_query(text: str) -> str:
     """A bounded memory query for a prompt: a megabyte prompt must not become a megabyte query."""
     return _one_line(text[:4000], 500)
-
-
-def _handoff_description(data: Any) -> str:
-    task = getattr(data, "task", None)
-    return _one_line(getattr(task, "description", "") or "", 200)
-
-
-def _render_header(project: Path, mode: str) -> str:
-    return f"hrm continuity notes for project '{project.name}' ({project}); session {mode.lower()}."
-
-
-def _render_handoff_section(path: Path, data: Any) -> str:
-    task = getattr(data, "task", None)
-    resume = getattr(data, "resume", None)
-    session = getattr(data, "session", None)
-    ended = getattr(session, "ended_at", None) or getattr(session, "started_at", None)
-    lines = [f"## Latest handoff ({ended or 'undated'}, {path})"]
-    lines.append(f"Task: {_one_line(getattr(task, 'description', '') or '(none)', 500)}")
-    status = getattr(task, "status", None)
-    if status is not None:
-        lines.append(f"Status: {_name(status)}")
-    steps = list(getattr(resume, "next_steps", None) or [])
-    if steps:
-        lines.append("Next steps:")
-        lines.extend(f"- {_one_line(step, 300)}" for step in steps[:10])
-    blockers = list(getattr(data, "blockers", None) or [])
-    if blockers:
-        lines.append("Blockers:")
-        lines.extend(f"- {_one_line(b, 300)}" for b in blockers[:5])
-    warnings = list(getattr(resume, "warnings", None) or [])
-    if warnings:
-        lines.append("Warnings:")
-        lines.extend(f"- {_one_line(w, 300)}" for w in warnings[:5])
-    return "\n".join(lines)
-
-
-def _render_ledger_section(path: Path, summary: str) -> str:
-    if not summary.strip():
-        return ""
-    return f"## Active continuity ledger ({path})\n{summary.strip()}"
 
 
 def _render_learnings_section(title: str, learnings: list[Any]) -> str:
@@ -899,49 +837,3 @@ def _suggestion(match: Any) -> SkillSuggestion:
         reason=_one_line(_match_reason(match), 300),
         confidence=float(confidence) if isinstance(confidence, int | float) else 0.0,
     )
-
-
-def _classify_artifact(path: Path, home: HRMHome) -> str | None:
-    """``handoff``, ``plan`` or ``ledger`` when `path` looks like one (003 Integration 5)."""
-    name = path.name.lower()
-    suffix = path.suffix.lower()
-    parents = {p.lower() for p in path.parent.parts}
-    if suffix not in (".md", ".yaml", ".yml"):
-        return None
-    if suffix == ".md" and (name.startswith("continuity") or "ledgers" in parents):
-        return "ledger"
-    in_handoffs = "handoffs" in parents or _is_under(path, home.handoffs_dir)
-    if in_handoffs or "handoff" in name:
-        return "handoff"
-    if suffix == ".md" and ("plans" in parents or re.search(_PLAN_NAME, path.stem.lower())):
-        return "plan"
-    return None
-
-
-def _is_under(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def _read_bounded(path: Path) -> str:
-    with path.open("rb") as fh:
-        data = fh.read(_ARTIFACT_READ_LIMIT)
-    return data.decode("utf-8", errors="replace")
-
-
-def _write_session_handoff(store: Any, checkpoint: SessionCheckpoint) -> Path | None:
-    from hrm.continuity.transcript import build_session_handoff, read_transcript
-
-    summary = read_transcript(checkpoint.transcript_path)
-    handoff = build_session_handoff(summary, checkpoint)
-    if handoff is None:
-        import logging  # the handoff path imports it anyway; the prompt path must not
-
-        logging.getLogger(__name__).info(
-            "session %s has nothing to hand off", checkpoint.session_id
-        )
-        return None
-    return Path(store.write(handoff))
