@@ -295,3 +295,16 @@ def test_resume_brief_leads_with_task_and_next_steps() -> None:
     assert brief.splitlines()[0] == "Resuming: Implement FTS5 indexing"
     assert "  - Add the query script" in brief
     assert len(resume_brief(make_handoff(), max_chars=40)) == 40
+
+
+def test_migrate_to_a_directory_that_does_not_exist_creates_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "x.md"
+    source.write_bytes(
+        (RING / "context-management" / "2025-12-29_18-34-46_code-review-fixes-complete.md")
+        .read_bytes()
+    )
+    with pytest.raises(HRMError) as caught:
+        migrate(source, tmp_path / "missing" / "x.yaml")
+    assert caught.value.code is ErrorCode.VALIDATION_FAILED
+    assert "does not exist" in caught.value.message
+    assert not (tmp_path / "missing").exists()

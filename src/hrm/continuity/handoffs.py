@@ -693,9 +693,14 @@ def migrate(source_path: Path, destination: Path | None = None) -> HandoffMigrat
         destination = source.with_name(source.stem + suffix)
     if destination.exists():
         raise HRMError.path_exists(destination, hint="choose another destination with --dest")
+    if not destination.parent.is_dir():
+        # Like `cp`: a mistyped directory is an error, not a new tree.
+        raise HRMError.validation_failed(
+            f"Cannot write '{destination}': the directory '{destination.parent}' does not exist",
+            path=str(destination),
+        )
     content = _dump(scrub(handoff_to_dict(handoff)))
     try:
-        destination.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(destination, content)
     except PermissionError as exc:
         raise HRMError.permission_denied(destination) from exc
