@@ -185,9 +185,9 @@ class FeedbackLoop:
         events: list[LearningEvent] = []
         db = self.store.db
         try:
-            # One transaction for the evidence's index rows and the outcome: one commit a turn.
-            # Should the outcome fail, the evidence line stays in the trace (the index catches
-            # up from the ledger) and no outcome row claims it.
+            # One transaction for the outcome and its pattern change: one commit a turn. The
+            # evidence is a ledger line (indexed later, in a batch: D27). Should the outcome
+            # fail, that line stays in the trace and no outcome row claims it.
             with db.transaction():
                 evidence_id = self.episodic_log(
                     {
