@@ -1,4 +1,4 @@
-"""`hrm ledger verify | tail | reindex`: exit codes, stderr lines and JSON output."""
+"""`hrm ledger verify | tail | reindex | quarantine`: exit codes, stderr lines and JSON output."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def test_reindex_names_a_damaged_ledger(filled: HRMHome) -> None:
     assert f"{DECISIONS}: [ledger_corrupt]" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["verify", "tail", "reindex"])
+@pytest.mark.parametrize("command", ["verify", "tail", "reindex", "quarantine"])
 def test_every_command_has_help(command: str) -> None:
     result = runner.invoke(app, [command, "-h"])
     assert result.exit_code == 0
@@ -201,3 +201,78 @@ def test_a_read_only_ledger_refuses_appends(filled: HRMHome) -> None:
             ledger.append("turn", {"i": 9})
     assert info.value.code is ErrorCode.VALIDATION_FAILED
     assert "read-only" in info.value.message
+
+
+def test_quarantine_sets_the_damage_aside_and_the_home_verifies_again(filled: HRMHome) -> None:
+    home = str(filled.root)
+    assert runner.invoke(app, ["reindex", "--home", home]).exit_code == 0
+    path = filled.decision_ledger("ADMIN")
+    damage(path, 2)
+    original = path.read_bytes()
+    assert runner.invoke(app, ["verify", "--home", home]).exit_code == EXIT_INPUT
+
+    result = runner.invoke(app, ["quarantine", "--home", home])
+
+    assert result.exit_code == 0, result.output
+    assert f"quarantined  {DECISIONS}" in result.stdout
+    assert "line 2: hash mismatch" in result.stdout
+    assert "kept 1 records" in result.stdout
+    assert "ok           HO1/ledger/ADMIN/worker.jsonl" in result.stdout
+    assert "Rebuilt the ledger index: 4 records." in result.stdout
+    (copy,) = path.parent.glob("workorder.jsonl.quarantined-*[0-9]Z")
+    assert copy.read_bytes() == original
+    after = runner.invoke(app, ["verify", "--home", home])
+    assert after.exit_code == 0, after.output
+    assert f"ok  {DECISIONS}  2 records" in after.stdout
+
+
+def test_quarantine_dry_run_and_json(filled: HRMHome) -> None:
+    home = str(filled.root)
+    path = filled.decision_ledger("ADMIN")
+    damage(path, 3)
+    before = path.read_bytes()
+    dry = runner.invoke(app, ["quarantine", DECISIONS, "--dry-run", "--home", home])
+    assert dry.exit_code == 0, dry.output
+    assert f"would cut    {DECISIONS}" in dry.stdout and "would keep 2 records" in dry.stdout
+    assert path.read_bytes() == before
+
+    result = runner.invoke(app, ["quarantine", DECISIONS, "--json", "--home", home])
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.stdout)["ledgers"]
+    assert report["quarantined"] and not report["dry_run"]
+    assert report["damage"]["line"] == 3 and report["kept_records"] == 2
+    assert report["record_seq"] == 3 and Path(report["copy"]).read_bytes() == before
+
+
+def test_quarantine_records_what_only_the_index_remembers(filled: HRMHome) -> None:
+    """Records cut together with the anchor: only the index knows; the loss goes on record."""
+    home = str(filled.root)
+    assert runner.invoke(app, ["reindex", "--home", home]).exit_code == 0
+    path = filled.decision_ledger("ADMIN")
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:2]))
+    path.with_name(path.name + ".anchor").unlink()
+
+    result = runner.invoke(app, ["quarantine", "--home", home])
+
+    assert result.exit_code == 0, result.output
+    assert "the index holds record 3" in result.stdout and "cut 0 bytes" in result.stdout
+    assert runner.invoke(app, ["verify", "--home", home]).exit_code == 0
+    with Ledger(path, read_only=True) as ledger:
+        last = ledger.last()
+    assert last is not None and last.kind == "ledger_quarantine" and last.seq == 3
+
+
+def test_quarantine_of_a_sound_home_changes_nothing(filled: HRMHome) -> None:
+    path = filled.decision_ledger("ADMIN")
+    before = path.read_bytes()
+    result = runner.invoke(app, ["quarantine", "--home", str(filled.root)])
+    assert result.exit_code == 0
+    assert result.stdout.count("ok           ") == 2 and "Rebuilt" not in result.stdout
+    assert path.read_bytes() == before
+
+
+def test_a_damaged_ledger_error_points_at_quarantine(filled: HRMHome) -> None:
+    damage(filled.decision_ledger("ADMIN"), 2)
+    result = runner.invoke(app, ["tail", DECISIONS, "--home", str(filled.root)])
+    assert result.exit_code == EXIT_INPUT
+    assert "hrm ledger quarantine" in result.stderr

@@ -138,4 +138,9 @@ def handle_errors() -> Iterator[None]:
         if os.environ.get("HRM_DEBUG"):
             raise
         _error_line(str(exc))
+        if exc.code is ErrorCode.LEDGER_CORRUPT and "quarantine" not in exc.message:
+            sys.stderr.write(
+                "hint: `hrm ledger verify` names every damaged ledger; `hrm ledger quarantine` "
+                "copies one aside and cuts it back to its last good record\n"
+            )
         raise typer.Exit(exit_code_for(exc)) from None

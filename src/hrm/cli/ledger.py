@@ -1,4 +1,5 @@
-"""`hrm ledger …`: verify the hash chains, show the latest records, rebuild the index.
+"""`hrm ledger …`: verify the hash chains, show the latest records, rebuild the index, and
+set a damaged ledger's bad records aside.
 
 Thin by design: each command resolves paths, calls `hrm.storage`, and renders. A damaged ledger
 is one ``file:line seq N: reason`` line on stderr and exit code 3 (bad input); a torn tail cut
@@ -30,12 +31,13 @@ from hrm.cli._common import (
 if TYPE_CHECKING:
     from hrm.home import HRMHome
     from hrm.storage.ledger import VerifyReport
-    from hrm.storage.ledger_index import LedgerIndex
+    from hrm.storage.ledger_index import LedgerIndex, ReindexReport
+    from hrm.storage.ledger_quarantine import QuarantineReport
 
 __all__ = ["app"]
 
 app = typer.Typer(
-    help="Verify, tail and reindex the tamper-evident ledgers.",
+    help="Verify, tail, reindex and quarantine the tamper-evident ledgers.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -138,21 +140,9 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
     """Drop the SQLite index over the ledgers and rebuild it from the ledgers themselves."""
     with handle_errors():
         from hrm.home import HRMHome
-        from hrm.memory.episodic import EpisodicTraceStore
-        from hrm.storage import Database, LedgerIndex
 
         resolved = HRMHome.resolve(home)
-        with Database(resolved.memory_db) as db:
-            report = LedgerIndex(db, home=resolved).rebuild()
-            if report.ok:
-                # The episodic trace's query index is derived from the same ledgers.
-                for agent_class in resolved.stack_classes():
-                    if resolved.episodic_ledger(agent_class).exists():
-                        store = EpisodicTraceStore(db, resolved, agent_class)
-                        try:
-                            store.rebuild_index()
-                        finally:
-                            store.close()
+        report = _rebuild_indexes(resolved)
     for name, error in sorted(report.errors.items()):
         err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
     if json_output:
@@ -163,6 +153,100 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
         console.print(f"{report.total:>8}  records indexed in {len(report.counts)} ledgers")
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
+
+
+@app.command()
+def quarantine(
+    path: PathArgument = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be cut; change nothing.")
+    ] = False,
+    home: HomeOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Set a damaged ledger's bad records aside so that it can be written again.
+
+    Copies the whole file and its anchor beside it (``NAME.quarantined-TIME``), cuts the ledger
+    back to its last record that verifies, and chains a ``ledger_quarantine`` record naming the
+    copy and its SHA-256. Without PATH, every damaged ledger in the home; sound ones are left
+    alone. Then rebuilds the home's ledger index. Stop processes using the ledger first.
+    """
+    with handle_errors():
+        from hrm.home import HRMHome
+        from hrm.storage import Ledger, quarantine_damage
+
+        resolved = HRMHome.resolve(home)
+        paths = resolved.all_ledgers() if path is None else [_ledger_path(path, resolved)]
+        reports = []
+        with contextlib.ExitStack() as stack:
+            index = _open_index(resolved, stack)
+            for ledger_path in paths:
+                beyond = None
+                if index is not None:
+                    with Ledger(ledger_path, read_only=True) as ledger:
+                        if ledger.verify().ok:
+                            beyond = index.check(ledger)
+                reports.append(quarantine_damage(ledger_path, also=beyond, dry_run=dry_run))
+        changed = [r for r in reports if r.quarantined and not r.dry_run]
+        inside = [r for r in changed if r.path.is_relative_to(resolved.root)]
+        reindexed = _rebuild_indexes(resolved) if inside and resolved.memory_db.is_file() else None
+    if json_output:
+        emit_json({
+            "ledgers": [r.to_dict() for r in reports],
+            "reindex": reindexed.to_dict() if reindexed is not None else None,
+        })
+    else:
+        _print_quarantine(reports, resolved, reindexed)
+    if reindexed is not None and not reindexed.ok:
+        for name, error in sorted(reindexed.errors.items()):
+            err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _print_quarantine(
+    reports: list[QuarantineReport], home: HRMHome, reindexed: ReindexReport | None
+) -> None:
+    if not reports:
+        console.print(f"No ledgers in {home.root}")
+        return
+    for report in reports:
+        name = _display(report.path, home)
+        damage = report.damage
+        if damage is None:
+            console.print(f"ok           {name}", markup=False)
+            continue
+        lines = [
+            f"{'would cut' if report.dry_run else 'quarantined':<11}  {name}",
+            f"  line {damage.line}: {damage.reason}",
+            f"  {'would keep' if report.dry_run else 'kept'} {report.kept_records} records, "
+            f"cut {report.cut_bytes:,} bytes",
+        ]
+        if report.copy is not None:
+            lines.append(f"  whole file copied to {report.copy.name}")
+            lines.append(f"  sha256 {report.copy_sha256}, recorded as seq {report.record_seq}")
+        for line in lines:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if reindexed is not None and reindexed.ok:
+        console.print(f"Rebuilt the ledger index: {reindexed.total} records.")
+
+
+def _rebuild_indexes(home: HRMHome) -> ReindexReport:
+    """Re-derive the ledger index and, if that worked, each stack's episodic index."""
+    from hrm.memory.episodic import EpisodicTraceStore
+    from hrm.storage import Database, LedgerIndex
+
+    with Database(home.memory_db) as db:
+        report = LedgerIndex(db, home=home).rebuild()
+        if report.ok:
+            # The episodic trace's query index is derived from the same ledgers.
+            for agent_class in home.stack_classes():
+                if home.episodic_ledger(agent_class).exists():
+                    store = EpisodicTraceStore(db, home, agent_class)
+                    try:
+                        store.rebuild_index()
+                    finally:
+                        store.close()
+    return report
 
 
 def _open_index(home: HRMHome, stack: contextlib.ExitStack) -> LedgerIndex | None:

@@ -2,7 +2,8 @@
 
 Ledgers are the truth and tables are views (ARCHITECTURE §4): `Ledger` appends hash-chained
 records that several processes may share, `LedgerIndex` is a rebuildable SQLite index over
-them, and `Database` is the one handle every store in a home opens on ``memory.db``.
+them, `quarantine_damage` sets a damaged ledger's bad records aside, and `Database` is the one
+handle every store in a home opens on ``memory.db``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         verify_ledger,
     )
     from hrm.storage.ledger_index import IndexEntry, LedgerIndex, ReindexReport
+    from hrm.storage.ledger_quarantine import QuarantineReport, quarantine_damage
     from hrm.storage.sqlite import Database, wrap_sqlite_error
 
 __all__ = [
@@ -34,11 +36,13 @@ __all__ = [
     "Ledger",
     "LedgerIndex",
     "LedgerRecord",
+    "QuarantineReport",
     "ReindexReport",
     "TornTail",
     "VerifyError",
     "VerifyReport",
     "canonical_json",
+    "quarantine_damage",
     "record_hash",
     "verify_ledger",
     "wrap_sqlite_error",
@@ -58,6 +62,8 @@ _LAZY = {
     "IndexEntry": "hrm.storage.ledger_index",
     "LedgerIndex": "hrm.storage.ledger_index",
     "ReindexReport": "hrm.storage.ledger_index",
+    "QuarantineReport": "hrm.storage.ledger_quarantine",
+    "quarantine_damage": "hrm.storage.ledger_quarantine",
     "Database": "hrm.storage.sqlite",
     "wrap_sqlite_error": "hrm.storage.sqlite",
 }

@@ -30,6 +30,8 @@ thread-safe. A writer killed mid-append leaves a final line without ``"\\n"`` (a
 the next handle to open or lock the file cuts exactly those bytes, logs a warning and reports
 them in `Ledger.repaired`. Complete lines are never modified; a damaged complete line is
 corruption, reported by `verify` and raised by `records`, never skipped.
+Only a person repairs a damaged ledger: `hrm ledger quarantine` (`hrm.storage.ledger_quarantine`)
+copies it aside whole, cuts it back to its last good record and chains a record of the cut.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _ANCHOR_SIZE = 256
+QUARANTINE_KIND = "ledger_quarantine"
+"""Kind of the record `hrm ledger quarantine` appends after cutting damage away."""
 _READ_CHUNK = 1 << 16
 _OPEN_FLAGS = os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 _sync_data = getattr(os, "fdatasync", os.fsync)
@@ -524,18 +528,13 @@ class Ledger:
         size = _fstat_size(fd, self.path)
         if size == self._size:
             return
-        if size < self._size:
-            raise HRMError.ledger_corrupt(
-                self.path, self._last_seq, self._last_seq,
-                f"the ledger shrank from {self._size} to {size} bytes while open: records "
-                "were removed; run `hrm ledger verify`",
-            )
         end = self._complete_end(fd)
-        if end < self._size:
+        if end < self._size and not self._quarantined_at(fd, end):
             raise HRMError.ledger_corrupt(
                 self.path, self._last_seq, self._last_seq,
-                f"the ledger's complete records shrank from {self._size} to {end} bytes while "
-                "open: records were removed; run `hrm ledger verify`",
+                f"the ledger shrank from {self._size} to {end} bytes while open: records were "
+                "removed; run `hrm ledger verify`, and `hrm ledger quarantine` to set the "
+                "damage aside",
             )
         last_seq, last_hash = 0, GENESIS_HASH
         if end > 0:
@@ -550,11 +549,31 @@ class Ledger:
                     self.path, last_seq + 1, anchor.seq,
                     f"the ledger ends at seq {last_seq} but its anchor vouches for seq "
                     f"{anchor.seq}: committed records were removed or altered; refusing to "
-                    "append (run `hrm ledger verify`)",
+                    "append (`hrm ledger verify` shows it; `hrm ledger quarantine` sets it aside)",
                 )
             self._anchor_checked = True
         self._size = self._end = end
         self._last_seq, self._last_hash = last_seq, last_hash
+
+    def _quarantined_at(self, fd: int, end: int) -> bool:
+        """Whether the record ending at `end` is a `hrm ledger quarantine` repair.
+
+        A ledger that shrank under an open handle was cut; if the cut was a quarantine (its
+        record chained onto what was kept), this handle re-reads the tail instead of refusing
+        until it is reopened. Anything else that shrank the file is still refused.
+        """
+        if end <= 0:
+            return False
+        start = _line_start(fd, end - 1)
+        try:
+            raw = os.pread(fd, end - start, start)
+            record = _parse_record(raw, line=0, offset=start, path=self.path)
+        except HRMError:
+            return False
+        if record.kind != QUARANTINE_KIND:
+            return False
+        self._anchor_checked = False  # the quarantine moved the anchor: check it again
+        return True
 
     def _sync_and_anchor(self, fd: int, anchor: _Anchor, *, locked: bool) -> None:
         try:
@@ -571,28 +590,14 @@ class Ledger:
                 self._write_anchor(anchor)
 
     def _anchor_path(self) -> Path:
-        return self.path.with_name(self.path.name + ".anchor")
+        return _anchor_path(self.path)
 
     def _read_anchor(self) -> _Anchor | None:
-        try:
-            with open(self._anchor_path(), "rb") as fh:
-                raw = fh.read(_ANCHOR_SIZE)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            logger.warning("cannot read ledger anchor %s: %s", self._anchor_path(), exc)
-            return None
-        try:
-            obj = json.loads(raw)
-            return _Anchor(int(obj["seq"]), str(obj["hash"]), int(obj["end"]))
-        except (ValueError, KeyError, TypeError):
-            logger.warning("ignoring unreadable ledger anchor %s", self._anchor_path())
-            return None
+        return _read_anchor(self.path)
 
     def _write_anchor(self, anchor: _Anchor) -> None:
         """Record that the records up to `anchor` are durable (caller holds the lock)."""
-        text = canonical_json({"end": anchor.end, "hash": anchor.hash, "seq": anchor.seq})
-        payload = text.encode().ljust(_ANCHOR_SIZE - 1) + b"\n"
+        payload = _anchor_payload(anchor)
         try:
             if self._anchor_fd is None:
                 flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -680,6 +685,35 @@ def _parse_durability(value: Durability | str) -> Durability:
         raise HRMError.validation_failed(
             f"Unknown ledger durability {value!r}: use one of {choices}", durability=str(value)
         ) from None
+
+
+def _anchor_path(path: Path) -> Path:
+    return path.with_name(path.name + ".anchor")
+
+
+def _read_anchor(path: Path) -> _Anchor | None:
+    """The anchor sidecar of the ledger at `path`; None if absent or unreadable (logged)."""
+    anchor_path = _anchor_path(path)
+    try:
+        with open(anchor_path, "rb") as fh:
+            raw = fh.read(_ANCHOR_SIZE)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        logger.warning("cannot read ledger anchor %s: %s", anchor_path, exc)
+        return None
+    try:
+        obj = json.loads(raw)
+        return _Anchor(int(obj["seq"]), str(obj["hash"]), int(obj["end"]))
+    except (ValueError, KeyError, TypeError):
+        logger.warning("ignoring unreadable ledger anchor %s", anchor_path)
+        return None
+
+
+def _anchor_payload(anchor: _Anchor) -> bytes:
+    """The fixed-width bytes of an anchor file (rewritten in place with one `pwrite`)."""
+    text = canonical_json({"end": anchor.end, "hash": anchor.hash, "seq": anchor.seq})
+    return text.encode().ljust(_ANCHOR_SIZE - 1) + b"\n"
 
 
 def _fstat_size(fd: int, path: Path) -> int:
