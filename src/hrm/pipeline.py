@@ -27,6 +27,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import HRMError
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
+from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
@@ -67,7 +68,7 @@ class HRM:
 
     Use `HRM.open`; close with `close` or a ``with`` block. Not thread-safe for concurrent turns
     on one object (turns are serialised by an internal lock); several processes may open the
-    same home and stack.
+    same home and stack, and their turns of one stack run one at a time (`TurnLock`).
     """
 
     def __init__(
@@ -79,6 +80,7 @@ class HRM:
         llm: Any = None,
         clock: Clock = system_clock,
         new_session: bool = False,
+        turn_wait_s: float = TURN_WAIT_S,
     ) -> None:
         from hrm.stacks.factory import create_stack
 
@@ -87,6 +89,10 @@ class HRM:
         self.agent_class = agent_class
         self._clock = clock
         self._lock = threading.Lock()
+        # Turns of one stack run one at a time across processes (reading state to writing it).
+        self._turn_lock = TurnLock(
+            home.ho2_dir(agent_class) / "turn.lock", agent_class=agent_class, wait_s=turn_wait_s
+        )
         self.stack = create_stack(agent_class, config, home, llm=llm, clock=clock)
         s = self.stack
         self.db: Database = s.db
@@ -106,9 +112,15 @@ class HRM:
             from hrm.tracing import Tracer, set_tracer
 
             set_tracer(Tracer.from_config(config, home, clock=clock))
-        self._state = self._load_state()
-        self._start_session(force=new_session)
-        self._allocate_budget()
+        try:
+            with self._turn_lock:  # two processes opening at once start one session, not two
+                self._state = self._load_state()
+                self._start_session(force=new_session)
+                self._allocate_budget()
+        except BaseException:
+            self._turn_lock.close()
+            self.stack.teardown()
+            raise
 
     # ── opening ────────────────────────────────────────────────────────────
 
@@ -123,6 +135,7 @@ class HRM:
         project_dir: str | Path | None = None,
         clock: Clock = system_clock,
         new_session: bool = False,
+        turn_wait_s: float = TURN_WAIT_S,
     ) -> HRM:
         """Open a stack over a home, creating the home's layout if needed.
 
@@ -135,6 +148,8 @@ class HRM:
             project_dir: Where ``.hrm/config.yaml`` is looked up (default: cwd).
             clock: Time source (tests inject one).
             new_session: Start a new session even if the last one is recent.
+            turn_wait_s: How long a turn (or this open) waits while another process runs a
+                turn of the same stack; then ``DB_LOCKED``.
         """
         h = home if isinstance(home, HRMHome) else HRMHome.resolve(home)
         cfg = config if config is not None else load_config(h, project_dir).config
@@ -147,11 +162,16 @@ class HRM:
         elif isinstance(llm, LLMConfig):
             cfg = _with_llm(cfg, llm)
             llm = None
-        return cls(h, cfg, ac, llm=llm, clock=clock, new_session=new_session)
+        return cls(
+            h, cfg, ac, llm=llm, clock=clock, new_session=new_session, turn_wait_s=turn_wait_s
+        )
 
     def close(self) -> None:
         """Make everything durable and release the stack (004 §8 teardown keeps all ledgers)."""
-        self.stack.teardown()
+        try:
+            self.stack.teardown()
+        finally:
+            self._turn_lock.close()
 
     def __enter__(self) -> HRM:
         return self
@@ -237,7 +257,7 @@ class HRM:
         Never leaves half-written state: each store writes atomically, ledgers append whole
         records, and a failure inside a step is recorded and answered with a fallback.
         """
-        with self._lock, self.db.pinned():
+        with self._lock, self._turn_lock, self.db.pinned():
             return self._turn(clean_text(text), source, priority, metadata or {})
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
