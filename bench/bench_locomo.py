@@ -15,7 +15,9 @@ Three systems, same run, same content text:
 * fts: ``LearningsRepository.search_memories`` without embeddings (porter stemming, stopwords,
   column weights, coverage re-ranking);
 * hybrid: the same with MiniLM vectors; the word list and the cosine list (30 candidates each)
-  are fused by a weighted sum of min-max normalised scores (`_fts.convex_fuse`, vectors 0.4).
+  are fused by a weighted sum of min-max normalised scores (`_fts.convex_fuse`, vectors 0.4),
+  then each candidate gains 0.4 of the fused scores of the candidates stored within two places
+  of it in its session (`_fts.lend_scores`, D31).
 
 Nothing is tuned on the gold answers: the repository runs with its shipped settings. The one
 hybrid weight was set from the lists' standalone recall on conversations 0-4 (the "dev" half);
@@ -24,7 +26,8 @@ on the dev half alone found nothing better than these settings by more than nois
 at 10 over its ~760 questions): vector weights 0.3-0.7, windows 20-200 per list, no cosine
 floor, RRF (k 10-60), z-score / raw / theoretical-minimum normalisation, the cosine filled in
 for every word hit, the query embedded without stopwords or question words, vector or word
-pseudo-relevance feedback, CombMNZ.
+pseudo-relevance feedback, CombMNZ. Lending between session neighbours (D31) was chosen on the
+dev half too (share 0.3-0.7 and reach 2-3 form a plateau there); the test half confirmed it.
 
     .venv/bin/python bench/bench_locomo.py [--quick]   # --quick: the first conversation
 """

@@ -118,6 +118,43 @@ def test_convex_fusion_rewards_agreement_and_weighs_the_lists() -> None:
     assert fused["low"] == fused["far"] == 0.0
 
 
+@given(
+    scored=st.lists(st.tuples(st.integers(0, 15), st.floats(0, 1)), max_size=12),
+    links=st.dictionaries(
+        st.integers(0, 15), st.lists(st.integers(0, 30), max_size=4), max_size=12
+    ),
+    share=st.floats(0, 1),
+)
+@settings(max_examples=150)
+def test_lending_adds_a_share_of_neighbouring_candidates_and_stays_in_0_1(
+    scored: list[tuple[int, float]], links: dict[int, list[int]], share: float
+) -> None:
+    scored = sorted(dict(scored).items(), key=lambda item: -item[1])
+    lent = _fts.lend_scores(scored, links, share=share)
+    assert sorted(k for k, _ in lent) == sorted(k for k, _ in scored)  # nothing added
+    scores = [s for _, s in lent]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1e-9 <= s <= 1 + 1e-9 for s in scores)
+    base = dict(scored)
+    raw = {k: base[k] + share * sum(base.get(n, 0.0) for n in links.get(k, ())) for k in base}
+    top = max(raw.values(), default=0.0)
+    for key, score in lent:  # a fixed scaling of s + share * Σ s(neighbour candidates)
+        assert score == pytest.approx(raw[key] / top if top > 1 else raw[key])
+
+
+def test_lending_without_neighbours_changes_nothing() -> None:
+    scored = [("a", 0.9), ("b", 0.5), ("c", 0.5)]
+    assert _fts.lend_scores(scored, {}) == scored
+    assert _fts.lend_scores(scored, {"c": ["not-a-candidate"]}) == scored
+
+
+def test_a_candidate_next_to_a_strong_one_rises() -> None:
+    scored = [("stranger", 0.5), ("strong", 1.0), ("weak", 0.5)]
+    lent = _fts.lend_scores(scored, {"weak": ["strong"], "strong": ["weak"]}, share=0.4)
+    assert [k for k, _ in lent] == ["strong", "weak", "stranger"]
+    assert dict(lent)["strong"] == pytest.approx(1.0)  # 1.2 scaled back to 1
+
+
 # ── the repository with a tiny budget: the large-store paths on a small store ─────────────
 
 

@@ -61,6 +61,12 @@ lists' standalone quality, not by search: on LoCoMo conversations 0-4 the vector
 recalls 0.49 of the evidence at 10 and the word list 0.64, so vectors get
 0.49 / (0.49 + 0.64) ~ 0.4 of the weight."""
 
+SESSION_NEIGHBOUR_SHARE = 0.4
+"""How much of a session neighbour's fused score a hybrid candidate gains (see `lend_scores`)."""
+
+SESSION_NEIGHBOUR_REACH = 2
+"""How many learnings before and after a candidate, in its session's order, count as near."""
+
 HIGHLIGHT_OPEN = "\x02"
 HIGHLIGHT_CLOSE = "\x03"
 """Markers passed to FTS5 ``highlight()``: control characters no stored text contains."""
@@ -269,6 +275,38 @@ def convex_fuse(
             scaled = (score - low) / span if span > 0 else 1.0
             scores[key] = scores.get(key, 0.0) + share * scaled
     return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def lend_scores(
+    scored: Sequence[tuple[K, float]],
+    neighbours: Mapping[K, Sequence[K]],
+    *,
+    share: float = SESSION_NEIGHBOUR_SHARE,
+) -> list[tuple[K, float]]:
+    """Let candidates stored near each other lift each other: ``s'(d) = s(d) + share * Σ s(n)``.
+
+    `neighbours` maps a candidate to the learnings stored just before and after it in its
+    session; only those that are candidates themselves lend (a neighbour that matched nothing
+    lends 0 and is never added), so every result still matches the query on its own. Learnings
+    written one after the other in a session are usually one episode — a failed approach and its
+    fix, a question and its answer — and the wording that matches a query is often in one of
+    them while the answer is in the next. On LoCoMo's conversations 0-4 this lifts hybrid
+    recall@10 from 0.68 to 0.73; the held-out conversations 5-9 gain as much (0.63 to 0.70),
+    and the same share lent from learnings seven or eight places away lowers recall instead,
+    so the gain is closeness, not smoothing.
+
+    Returns:
+        ``(key, score)`` best first, scaled down only if a score passed 1 (then the best is
+        1); ties keep the input order.
+    """
+    base = dict(scored)
+    lifted = [
+        (key, score + share * sum(base.get(n, 0.0) for n in neighbours.get(key, ())))
+        for key, score in scored
+    ]
+    top = max((score for _, score in lifted), default=0.0)
+    scale = 1.0 / top if top > 1.0 else 1.0
+    return sorted(((key, score * scale) for key, score in lifted), key=lambda item: -item[1])
 
 
 def token_set(text: str) -> frozenset[str]:

@@ -589,10 +589,53 @@ class LearningsRepository:
         semantic = [(s, c) for s, c in candidates if s in by_seq]
         lexical = [(seq, score) for seq, score, _, _ in fts_hits]
         fused = _fts.convex_fuse(lexical, semantic)
+        neighbours = self._session_neighbours(by_seq, fsql)
+        if neighbours:
+            fused = _fts.lend_scores(fused, neighbours)
         results: list[_Hit] = [
             (seq, min(1.0, score), *by_seq[seq]) for seq, score in fused
         ]
         return results, fts_total + len({s for s, _ in semantic} - {s for s, _ in lexical})
+
+    def _session_neighbours(
+        self, by_seq: dict[int, tuple[Any, list[str]]], fsql: FilterSQL
+    ) -> dict[int, list[int]]:
+        """For each candidate that shares its session with another: the learnings stored just
+        before and after it there (that pass the filters), for `_fts.lend_scores`.
+
+        Only sessions holding two or more candidates are looked up — a lone candidate has no
+        one to lend to it — and each lookup is two short walks of the session index.
+        """
+        sessions: dict[str, list[int]] = {}
+        for seq, (row, _) in by_seq.items():
+            if row["session_id"]:
+                sessions.setdefault(row["session_id"], []).append(seq)
+        reach = _fts.SESSION_NEIGHBOUR_REACH
+
+        def side(op: str, order: str) -> str:
+            return (
+                f"SELECT l.seq FROM learnings l INDEXED BY learnings_session"
+                f" WHERE l.session_id = ? AND {fsql.where}"
+                f" AND (l.created_at, l.seq) {op} (?, ?)"
+                f" ORDER BY l.created_at {order}, l.seq {order} LIMIT {reach}"
+            )
+
+        # Both sides in one statement: each is a short walk of the (session, created) index.
+        statement = (
+            f"SELECT seq FROM ({side('<', 'DESC')}) UNION ALL SELECT seq FROM ({side('>', 'ASC')})"
+        )
+        found: dict[int, list[int]] = {}
+        for session, seqs in sessions.items():
+            if len(seqs) < 2:
+                continue
+            for seq in seqs:
+                created = by_seq[seq][0]["created_at"]
+                rows = self._db.execute(
+                    statement,
+                    (session, *fsql.params, created, seq, session, *fsql.params, created, seq),
+                )
+                found[seq] = [int(r["seq"]) for r in rows]
+        return found
 
     # ── lifecycle ──────────────────────────────────────────────────────────
 
