@@ -119,7 +119,10 @@ class HRM:
                 self._allocate_budget()
         except BaseException:
             self._turn_lock.close()
-            self.stack.teardown()
+            try:
+                self.stack.teardown()
+            except Exception:  # the open's own error is the one to raise
+                logger.exception("releasing the stack after a failed open failed")
             raise
 
     # ── opening ────────────────────────────────────────────────────────────

