@@ -35,6 +35,7 @@ __all__ = [
     "exit_code_for",
     "fail",
     "handle_errors",
+    "report_error",
 ]
 
 EXIT_ERROR = 1
@@ -137,10 +138,18 @@ def handle_errors() -> Iterator[None]:
     except HRMError as exc:
         if os.environ.get("HRM_DEBUG"):
             raise
-        _error_line(str(exc))
-        if exc.code is ErrorCode.LEDGER_CORRUPT and "quarantine" not in exc.message:
-            sys.stderr.write(
-                "hint: `hrm ledger verify` names every damaged ledger; `hrm ledger quarantine` "
-                "copies one aside and cuts it back to its last good record\n"
-            )
-        raise typer.Exit(exit_code_for(exc)) from None
+        raise typer.Exit(report_error(exc)) from None
+
+
+def report_error(exc: HRMError) -> int:
+    """Print `exc` as one stderr line (and a hint where one helps); return its exit code.
+
+    For loops that outlive one failure (`hrm chat`); one-shot commands use `handle_errors`.
+    """
+    _error_line(str(exc))
+    if exc.code is ErrorCode.LEDGER_CORRUPT and "quarantine" not in exc.message:
+        sys.stderr.write(
+            "hint: `hrm ledger verify` names every damaged ledger; `hrm ledger quarantine` "
+            "copies one aside and cuts it back to its last good record\n"
+        )
+    return exit_code_for(exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from hrm.cli._common import (
     emit_json,
     err_console,
     handle_errors,
+    report_error,
 )
 
 ProviderOption = Annotated[
@@ -76,35 +78,49 @@ def chat(
     provider: ProviderOption = None,
 ) -> None:
     """Talk to a stack interactively; a status line shows altitude, stance, commitment, problem."""
+    from hrm.errors import HRMError
+
     with handle_errors():
         hrm = _open(home, agent_class, provider)
+    exit_code = 0
     try:
-        status = hrm.status()
+        with handle_errors():
+            status = hrm.status()
         console.print(
             f"hrm chat — stack {status['agent_class']} on {status['provider']} "
             f"({status['model']}). {_CHAT_HELP}",
             highlight=False,
         )
         while True:
-            console.print(_status_from(hrm.status()), style="dim", highlight=False)
+            # One failed turn or command is reported and the conversation goes on: the person
+            # can retry (another process held the stack), look with /why, or leave. Like
+            # sqlite3's shell, the exit code still says that something failed.
             try:
-                line = input("you › ")
-            except (EOFError, KeyboardInterrupt):
-                console.print()
-                break
-            command = line.strip()
-            if not command:
-                continue
-            if command in ("/quit", "/exit", "/q"):
-                break
-            if command.startswith("/"):
-                _chat_command(hrm, command)
-                continue
-            with handle_errors():
+                console.print(_status_from(hrm.status()), style="dim", highlight=False)
+                try:
+                    line = input("you › ")
+                except (EOFError, KeyboardInterrupt):
+                    console.print()
+                    break
+                command = line.strip()
+                if not command:
+                    continue
+                if command in ("/quit", "/exit", "/q"):
+                    break
+                if command.startswith("/"):
+                    _chat_command(hrm, command)
+                    continue
                 result = hrm.turn(line)
+            except HRMError as exc:
+                if os.environ.get("HRM_DEBUG"):
+                    raise
+                exit_code = report_error(exc)
+                continue
             console.print(f"hrm › {result.response}", markup=False, highlight=False)
     finally:
         hrm.close()
+    if exit_code:
+        raise typer.Exit(exit_code)
 
 
 def _chat_command(hrm: Any, command: str) -> None:
