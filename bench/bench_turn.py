@@ -3,17 +3,22 @@
 Measures, in one run:
 - whole turns through `HRM.turn` (p50/p95 over N turns, default 2000; --quick 300);
 - the baseline the issue names: the same offline-adapter calls made bare (the messages and
-  system prompt each turn sent, recorded during the run) plus the same ledger records (read
-  back from the run's own ledgers) appended directly with the same durability policy, in the
-  same batches (records one `append_many` wrote share a timestamp);
+  system prompt each turn sent) plus the same ledger records appended directly, in the same
+  `append_many` batches, with the same durability policy;
 - the kernel's own cost = turn − baseline, and the ratio turn / baseline;
-- the SQLite statements a turn runs, done directly: a second, untimed run of the same turns
-  records every statement with its parameters (BEGIN, SAVEPOINT and COMMIT included), then
-  they are replayed turn by turn on a copy of that database taken before its first measured
-  turn, on a plain connection with the same pragmas. Added to the baseline, this gives the
-  kernel's cost on top of all its I/O (adapter, ledgers and SQLite), the issue's "(the
-  kernel's own cost on top of its I/O)" read literally;
+- the SQLite statements a turn runs, done directly on a copy of the database (with their
+  parameters, BEGIN, SAVEPOINT and COMMIT included, and the same pragmas). Added to the
+  baseline, this gives the kernel's cost on top of all its I/O (adapter, ledgers and SQLite),
+  the issue's "(the kernel's own cost on top of its I/O)" read literally;
 - cold start of `hrm turn` as a process, as a ratio to `python -c pass`.
+
+How: a first, untimed run of the same N turns records, per turn, every adapter call, every
+ledger `append_many` call and every SQLite statement. A second home then runs the same turns
+while the three replays are timed **interleaved** with them, block by block (`--block`, 50
+turns): turns 1–50, their baseline, their SQLite; turns 51–100, … This machine is a VM whose
+speed drifts by tens of percent over a minute; timing the turns and their baseline minutes
+apart made the difference between them partly a difference between two moments. Interleaved,
+each block's turns and replays see the same machine.
 
 Writes bench/out/turn.json.
 """
@@ -22,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +49,9 @@ INPUTS = (
     "Why does the test suite fail on CI but not locally?",
     "Summarise what we decided about the cache layer",
 )
+PRAGMAS = ("busy_timeout = 5000", "journal_mode = WAL", "synchronous = NORMAL",
+           "foreign_keys = ON", "wal_autocheckpoint = 0")
+"""What the stack's connection sets (its checkpoints run off the turn, D25: so do the replay's)."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -51,6 +61,19 @@ def pct(values: list[float], q: float) -> float:
 
 Batch = tuple[str, list[tuple[str, dict]]]
 """One `append_many` call to replay: the ledger's name and its (kind, data) records."""
+Call = tuple[list[Any], str]
+"""One adapter call to replay: the messages and the system prompt the turn sent."""
+Statement = tuple[bool, str, Any]
+"""One SQLite call to replay: (executemany?, sql, parameters)."""
+
+
+@dataclass
+class Capture:
+    """What each of the N turns did, recorded during the untimed run."""
+
+    calls: list[list[Call]] = field(default_factory=list)
+    batches: list[list[Batch]] = field(default_factory=list)
+    statements: list[list[Statement]] = field(default_factory=list)
 
 
 def _open_warm(home: Path) -> Any:
@@ -69,61 +92,10 @@ def _open_warm(home: Path) -> Any:
     return hrm
 
 
-Call = tuple[list[Any], str]
-"""One adapter call to replay: the messages and the system prompt the turn sent."""
-
-
-def run_turns(home: Path, n: int) -> tuple[list[float], list[list[Batch]], list[Call]]:
-    hrm = _open_warm(home)
-    start_seq = {name: (ledger.last().seq if ledger.last() else 0)
-                 for name, ledger in _ledgers(hrm).items()}
-    calls: list[Call] = []
-    adapter = hrm.stack.gateway.adapter
-    real_chat = adapter.chat
-
-    def recording_chat(messages: list[Any], system: str, config: Any = None) -> Any:
-        calls.append((list(messages), system))
-        return real_chat(messages, system, config)
-
-    adapter.chat = recording_chat  # one list append a call: within the noise of a turn
-    times: list[float] = []
-    failed = 0
-    for i in range(n):
-        t0 = time.perf_counter()
-        result = hrm.turn(INPUTS[i % len(INPUTS)])
-        times.append((time.perf_counter() - t0) * 1000)
-        failed += result.decision.evaluation.get("success") is not True
-    if failed:
-        raise SystemExit(f"{failed} of {n} measured turns failed: the figures would not be "
-                         "those of real turns")
-    if len(calls) != n:
-        raise SystemExit(f"{len(calls)} adapter calls in {n} turns: the baseline would not "
-                         "replay the same calls")
-    hrm.close()
-    # The records the turns wrote, per ledger, to replay in the baseline.
-    from hrm.storage.ledger import Ledger
-
-    per_turn: list[list[Batch]] = [[] for _ in range(n)]
-    paths = {"decision": home / "HO2/ledger/ADMIN/workorder.jsonl",
-             "execution": home / "HO1/ledger/ADMIN/worker.jsonl",
-             "episodic": home / "HO2/ledger/ADMIN/episodic.jsonl"}
-    for name, path in paths.items():
-        with Ledger(path) as ledger:
-            records = [r for r in ledger.records(start_seq=start_seq[name] + 1)]
-        bucket = max(1, len(records) // n)
-        last_ts = None
-        for i, rec in enumerate(records):
-            turn = per_turn[min(n - 1, i // bucket)]
-            if rec.ts == last_ts and turn and turn[-1][0] == name:
-                turn[-1][1].append((rec.kind, rec.data))  # same append_many call
-            else:
-                turn.append((name, [(rec.kind, rec.data)]))
-            last_ts = rec.ts
-    return times, per_turn, calls
-
-
-Statement = tuple[bool, str, Any]
-"""One SQLite call to replay: (executemany?, sql, parameters)."""
+def _ledgers(hrm: Any) -> dict[str, Any]:
+    stack = hrm.stack
+    return {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
+            "episodic": stack.bus.episodic.ledger}
 
 
 class _RecordingConnection:
@@ -146,83 +118,131 @@ class _RecordingConnection:
         return getattr(self._conn, name)
 
 
-def capture_sql(home: Path, n: int, snapshot: Path) -> list[list[Statement]]:
-    """Run the same n turns untimed in `home`; return each turn's SQLite statements.
+def capture(home: Path, n: int, snapshot: Path) -> Capture:
+    """Run the n turns untimed in `home` and record what each one did.
 
-    `snapshot` receives a copy of the database as it was before the first of them.
+    `snapshot` receives a copy of the database as it was before the first of them. Ledger
+    records are kept as stored (a JSON round trip of what the turn handed to `append_many`).
     """
     hrm = _open_warm(home)
-    db = hrm.db
-    with sqlite3.connect(db.path) as source, sqlite3.connect(snapshot) as target:
+    with sqlite3.connect(hrm.db.path) as source, sqlite3.connect(snapshot) as target:
         source.backup(target)
-    per_turn: list[list[Statement]] = []
-    real = db._conn
-    recorder = _RecordingConnection(real, [])
-    db._conn = recorder
+    captured = Capture()
+    adapter = hrm.stack.gateway.adapter
+    real_chat = adapter.chat
+
+    def recording_chat(messages: list[Any], system: str, config: Any = None) -> Any:
+        captured.calls[-1].append((list(messages), system))
+        return real_chat(messages, system, config)
+
+    adapter.chat = recording_chat
+    for name, ledger in _ledgers(hrm).items():
+        ledger.append_many = _recording_append(ledger.append_many, name, captured)
+    real_conn = hrm.db._conn
+    recorder = _RecordingConnection(real_conn, [])
+    hrm.db._conn = recorder
+    failed = 0
     try:
         for i in range(n):
+            captured.calls.append([])
+            captured.batches.append([])
             recorder.sink = []
-            per_turn.append(recorder.sink)
-            hrm.turn(INPUTS[i % len(INPUTS)])
+            captured.statements.append(recorder.sink)
+            result = hrm.turn(INPUTS[i % len(INPUTS)])
+            failed += result.decision.evaluation.get("success") is not True
     finally:
-        db._conn = real
+        hrm.db._conn = real_conn
         hrm.close()
-    return per_turn
+    if failed:
+        raise SystemExit(f"{failed} of {n} turns failed: the figures would not be those of "
+                         "real turns")
+    return captured
 
 
-def run_sql_baseline(per_turn: list[list[Statement]], snapshot: Path) -> list[float]:
-    """Each turn's statements replayed directly, in the same transactions, on `snapshot`.
+def _recording_append(append_many: Any, name: str, captured: Capture) -> Any:
+    def recording(items: Any) -> Any:
+        if captured.batches:
+            stored = json.loads(json.dumps([list(item) for item in items]))
+            captured.batches[-1].append((name, [(kind, data) for kind, data in stored]))
+        return append_many(items)
 
-    The stack checkpoints its WAL off the turn (D25); so does this replay, between turns.
-    """
-    conn = sqlite3.connect(snapshot, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    for pragma in ("busy_timeout = 5000", "journal_mode = WAL", "synchronous = NORMAL",
-                   "foreign_keys = ON", "wal_autocheckpoint = 0"):
-        conn.execute(f"PRAGMA {pragma}")
-    times: list[float] = []
-    try:
-        for i, statements in enumerate(per_turn):
-            t0 = time.perf_counter()
-            for many, sql, params in statements:
-                if many:
-                    conn.executemany(sql, params)
-                else:
-                    conn.execute(sql, params).fetchall()
-            times.append((time.perf_counter() - t0) * 1000)
-            if i % 16 == 15:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-    finally:
-        conn.close()
-    return times
+    return recording
 
 
-def _ledgers(hrm: object) -> dict[str, object]:
-    stack = hrm.stack  # type: ignore[attr-defined]
-    return {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
-            "episodic": stack.bus.episodic._ledger if hasattr(stack.bus.episodic, "_ledger")
-            else stack.decision_ledger}
+class _Replays:
+    """The three baselines, each replaying the captured turns on its own target."""
 
+    def __init__(self, tmp: Path, snapshot: Path, captured: Capture) -> None:
+        from hrm.config import LLMConfig
+        from hrm.llm import OfflineAdapter
+        from hrm.storage.ledger import Ledger
 
-def run_baseline(per_turn: list[list[Batch]], calls: list[Call]) -> list[float]:
-    from hrm.config import LLMConfig
-    from hrm.llm import OfflineAdapter
-    from hrm.storage.ledger import Ledger
+        self.captured = captured
+        self.adapter = OfflineAdapter(LLMConfig(provider="offline"))
+        self.ledgers = {name: Ledger(tmp / f"{name}.jsonl", durability="group")
+                        for name in ("decision", "execution", "episodic")}
+        copy = tmp / "replay.db"
+        shutil.copy(snapshot, copy)
+        self.conn = sqlite3.connect(copy, isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        for pragma in PRAGMAS:
+            self.conn.execute(f"PRAGMA {pragma}")
 
-    adapter = OfflineAdapter(LLMConfig(provider="offline"))
-    with tempfile.TemporaryDirectory() as tmp:
-        ledgers = {name: Ledger(Path(tmp) / f"{name}.jsonl", durability="group")
-                   for name in ("decision", "execution", "episodic")}
-        times: list[float] = []
-        for (messages, system), records in zip(calls, per_turn, strict=True):
-            t0 = time.perf_counter()
-            adapter.chat(messages, system)
-            for name, batch in records:
-                ledgers[name].append_many(batch)
-            times.append((time.perf_counter() - t0) * 1000)
-        for ledger in ledgers.values():
+    def io(self, i: int) -> float:
+        """Turn i's adapter calls and ledger appends, done directly; milliseconds."""
+        t0 = time.perf_counter()
+        for messages, system in self.captured.calls[i]:
+            self.adapter.chat(messages, system)
+        for name, batch in self.captured.batches[i]:
+            self.ledgers[name].append_many(batch)
+        return (time.perf_counter() - t0) * 1000
+
+    def sql(self, i: int) -> float:
+        """Turn i's SQLite statements, in the same transactions, on the copy; milliseconds."""
+        conn = self.conn
+        t0 = time.perf_counter()
+        for many, sql, params in self.captured.statements[i]:
+            if many:
+                conn.executemany(sql, params)
+            else:
+                conn.execute(sql, params).fetchall()
+        elapsed = (time.perf_counter() - t0) * 1000
+        if i % 16 == 15:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        return elapsed
+
+    def close(self) -> None:
+        for ledger in self.ledgers.values():
             ledger.close()
-    return times
+        self.conn.close()
+
+
+def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
+            block: int) -> tuple[list[float], list[float], list[float]]:
+    """Time the same turns in a second home, interleaved block by block with the replays."""
+    n = len(captured.calls)
+    hrm = _open_warm(home)
+    replays = _Replays(tmp, snapshot, captured)
+    turns: list[float] = []
+    io: list[float] = []
+    sql: list[float] = []
+    failed = 0
+    try:
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            for i in range(start, stop):
+                t0 = time.perf_counter()
+                result = hrm.turn(INPUTS[i % len(INPUTS)])
+                turns.append((time.perf_counter() - t0) * 1000)
+                failed += result.decision.evaluation.get("success") is not True
+            io += [replays.io(i) for i in range(start, stop)]
+            sql += [replays.sql(i) for i in range(start, stop)]
+    finally:
+        replays.close()
+        hrm.close()
+    if failed:
+        raise SystemExit(f"{failed} of {n} measured turns failed")
+    return turns, io, sql
 
 
 def cold_start(runs: int) -> dict[str, float]:
@@ -248,40 +268,45 @@ def cold_start(runs: int) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--turns", type=int, help="how many turns (default 2000; --quick 300)")
+    parser.add_argument("--block", type=int, default=50,
+                        help="turns per block of the interleaved measurement")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold-start figure")
     args = parser.parse_args()
-    n = 300 if args.quick else 2000
-    with tempfile.TemporaryDirectory() as tmp:
-        turns, per_turn, calls = run_turns(Path(tmp) / "home", n)
-    base = run_baseline(per_turn, calls)
-    with tempfile.TemporaryDirectory() as tmp:
-        snapshot = Path(tmp) / "snapshot.db"
-        statements = capture_sql(Path(tmp) / "home", n, snapshot)
-        sql = run_sql_baseline(statements, snapshot)
+    n = args.turns or (300 if args.quick else 2000)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        snapshot = tmp / "snapshot.db"
+        captured = capture(tmp / "capture", n, snapshot)
+        turns, base, sql = measure(tmp / "home", tmp, snapshot, captured, max(1, args.block))
     all_io = [b + q for b, q in zip(base, sql, strict=True)]
     t50, t95, b50, b95 = pct(turns, 0.5), pct(turns, 0.95), pct(base, 0.5), pct(base, 0.95)
     s50, a50 = pct(sql, 0.5), pct(all_io, 0.5)
-    per_turn_sql = sum(len(t) for t in statements) / n
-    commits = sum(1 for t in statements for _, q, _ in t if q == "COMMIT") / n
-    cold = cold_start(3 if args.quick else 7)
+    records = sum(len(b) for turn in captured.batches for _, b in turn) / n
+    appends = sum(len(turn) for turn in captured.batches) / n
+    per_turn_sql = sum(len(t) for t in captured.statements) / n
+    commits = sum(1 for t in captured.statements for _, q, _ in t if q == "COMMIT") / n
+    cold = None if args.no_cold else cold_start(3 if args.quick else 7)
     result = {
         "turns": n,
+        "interleaved_block": args.block,
         "turn_p50_ms": round(t50, 3), "turn_p95_ms": round(t95, 3),
         "baseline_p50_ms": round(b50, 3), "baseline_p95_ms": round(b95, 3),
         "kernel_overhead_p50_ms": round(t50 - b50, 3),
         "ratio_p50": round(t50 / b50, 2),
-        "records_per_turn": round(sum(len(b) for r in per_turn for _, b in r) / n, 1),
-        "appends_per_turn": round(sum(len(r) for r in per_turn) / n, 1),
+        "records_per_turn": round(records, 1),
+        "appends_per_turn": round(appends, 1),
         "sql_statements_per_turn": round(per_turn_sql, 1),
         "sql_commits_per_turn": round(commits, 2),
         "sql_direct_p50_ms": round(s50, 3),
         "all_io_baseline_p50_ms": round(a50, 3),
         "kernel_overhead_over_all_io_p50_ms": round(t50 - a50, 3),
-        "cold_start": {k: round(v, 1) for k, v in cold.items()},
+        "cold_start": None if cold is None else {k: round(v, 1) for k, v in cold.items()},
         "goals": {"kernel_overhead_p50_ms": 1.0, "turn_p50_ms": 3.0},
     }
-    print(f"turns: {n}; records written per turn: {result['records_per_turn']} "
-          f"in {result['appends_per_turn']} ledger appends; {per_turn_sql:.1f} SQLite "
-          f"statements in {commits:.2f} transactions")
+    print(f"turns: {n}, timed in blocks of {args.block} interleaved with their replays; "
+          f"records written per turn: {records:.1f} in {appends:.1f} ledger appends; "
+          f"{per_turn_sql:.1f} SQLite statements in {commits:.2f} transactions")
     print(f"whole turn        p50 {t50:7.2f} ms  p95 {t95:7.2f} ms   (goal p50 ≤ 3 ms)")
     print(f"baseline (I/O)    p50 {b50:7.2f} ms  p95 {b95:7.2f} ms   "
           "(the same adapter calls + ledger appends, done directly)")
@@ -290,8 +315,9 @@ def main() -> int:
     print(f"SQLite, directly  p50 {s50:7.2f} ms   (the same statements on a plain connection)")
     print(f"overhead on top of all I/O (adapter + ledgers + SQLite) p50 {t50 - a50:7.2f} ms   "
           f"ratio {t50 / a50:.2f}×")
-    print(f"cold start `hrm turn`: {cold['hrm_turn_ms']:.0f} ms = {cold['ratio']:.1f}× "
-          f"`python -c pass` ({cold['python_pass_ms']:.0f} ms)")
+    if cold is not None:
+        print(f"cold start `hrm turn`: {cold['hrm_turn_ms']:.0f} ms = {cold['ratio']:.1f}× "
+              f"`python -c pass` ({cold['python_pass_ms']:.0f} ms)")
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "turn.json").write_text(json.dumps(result, indent=2))
     return 0
