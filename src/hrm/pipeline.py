@@ -352,8 +352,9 @@ class HRM:
         ]
         items.append(("turn", turn_record))
         written = self.decisions.append_many(items)
-        self._seen_seq = written[-1].seq  # our own append is not a change by another process
-        self._seen_size = self._ledger_size()
+        # Our own append is not a change by another process; one that came after it is.
+        self._seen_seq = written[-1].seq
+        self._seen_size = self.decisions.appended_end
         self.stack.end_turn()
         return TurnResult(response=response, action=action, decision=record, asked=asked)
 
@@ -648,7 +649,7 @@ class HRM:
     def _load_state(self) -> TurnState:
         """Rebuild the turn state from the decision ledger (004 §8 recovery: read, not recall)."""
         self._seen_seq = 0
-        self._seen_size = self._ledger_size()
+        self._seen_size = self.decisions.size()
         last = self.decisions.last()
         if last is None:
             state = TurnState(altitude=self.config.altitude_default_level.value)
@@ -667,17 +668,12 @@ class HRM:
         self.evaluator.failure_streak = state.failure_streak
         return state
 
-    def _ledger_size(self) -> int:
-        try:
-            return self.decisions.path.stat().st_size
-        except FileNotFoundError:
-            return 0
-
     def _refresh_state(self) -> None:
         # Another process's append (or a truncation) changes the size: only then re-read.
-        if self._ledger_size() == self._seen_size:
+        size = self.decisions.size()
+        if size == self._seen_size:
             return
-        self._seen_size = self._ledger_size()
+        self._seen_size = size
         last = self.decisions.last()
         if last is not None and last.seq != self._seen_seq:
             self._state = self._load_state()
@@ -718,7 +714,7 @@ class HRM:
         )
         self.decisions.commit()
         self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]
-        self._seen_size = self._ledger_size()
+        self._seen_size = self.decisions.size()
 
     def _allocate_budget(self) -> None:
         """The stack's token ceiling bounds one session, not the stack's whole life (D23)."""

@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import random_hex
 from hrm.errors import HRMError
 from hrm.scrubbing import scrub, scrub_text
 from hrm.types import Clock, system_clock
@@ -335,8 +335,11 @@ class Tracer:
     def generate_id(self, hrm: str) -> str:
         """A trace id ``{hrm}_{timestamp}_{random}``: ``focus_20260102T030405123Z_1a2b3c4d``."""
         moment = self.clock()
-        stamp = f"{moment:%Y%m%dT%H%M%S}{moment.microsecond // 1000:03d}Z"
-        return f"{hrm}_{stamp}_{secrets.token_hex(4)}"
+        stamp = (  # fields, not strftime: one id a turn, and strftime pads no year below 1000
+            f"{moment.year:04d}{moment.month:02d}{moment.day:02d}T{moment.hour:02d}"
+            f"{moment.minute:02d}{moment.second:02d}{moment.microsecond // 1000:03d}Z"
+        )
+        return f"{hrm}_{stamp}_{random_hex(8)}"
 
     def summarize(self, text: str | None) -> str | None:
         """`text` scrubbed and cut to `summary_chars` (with an ellipsis when cut)."""

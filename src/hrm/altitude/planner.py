@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from typing import TYPE_CHECKING
 
+from hrm._process import new_id
 from hrm.altitude.governor import ask_model_json
 from hrm.altitude.types import PLAN_ACTION_TYPES, Plan, PlanStep
 from hrm.reasoning.types import STRATEGIES
@@ -237,7 +237,7 @@ def _assemble(steps: list[PlanStep], strategy: str, requires_agents: bool) -> Pl
     for step in steps:
         step.step_index, step.total_steps = step.order, len(steps)
     return Plan(
-        id=f"plan_{uuid.uuid4().hex[:12]}",
+        id=new_id("plan", 12),
         steps=steps,
         estimated_turns=_depth(steps),
         requires_agents=requires_agents,

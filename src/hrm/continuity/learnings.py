@@ -341,7 +341,14 @@ class LearningsRepository:
         )
 
     def _row_count(self) -> int:
-        """Rows ever stored (the highest row number; nothing is deleted, only marked)."""
+        """Rows ever stored (the highest row number; nothing is deleted, only marked).
+
+        Attention searches a stack's learnings every turn, so the count is cached until the
+        table changes (`Database.cached`): inside a turn that costs no statement at all.
+        """
+        return self._db.cached(("learnings.row_count",), self._read_row_count, table="learnings")
+
+    def _read_row_count(self) -> int:
         row = self._db.one("SELECT max(seq) AS n FROM learnings")
         return 0 if row is None or row["n"] is None else int(row["n"])
 

@@ -13,11 +13,11 @@ same turns remaining. Turns are capped at ``max_turns`` (``HRMConfig.max_commitm
 from __future__ import annotations
 
 import logging
-import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.scrubbing import scrub_text
 from hrm.types import Clock, system_clock
@@ -152,7 +152,7 @@ class CommitmentManager:
             raise HRMError.validation_failed("A commitment needs a problem id", field="problem_id")
         total = min(turns, self.max_turns)
         commitment = Commitment(
-            id=f"cmt_{uuid.uuid4().hex[:12]}",
+            id=new_id("cmt", 12),
             problem_id=problem_id,
             description=scrub_text(description.strip()),
             turns_remaining=total,

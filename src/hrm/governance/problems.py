@@ -21,13 +21,13 @@ from __future__ import annotations
 import builtins
 import logging
 import re
-import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.scrubbing import scrub_text
 from hrm.types import Clock, system_clock
@@ -150,7 +150,7 @@ def keyword_similarity(text_keywords: frozenset[str], problem_keywords: frozense
 
 def new_problem_id() -> str:
     """A fresh problem id: ``prob_`` and twelve hex digits."""
-    return f"prob_{uuid.uuid4().hex[:12]}"
+    return new_id("prob", 12)
 
 
 class ProblemStatus(StrEnum):

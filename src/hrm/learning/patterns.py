@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.reasoning.types import PatternMatch
 from hrm.scrubbing import scrub
@@ -307,7 +307,7 @@ class PatternStore:
             )
         stored = replace(
             pattern,
-            id=pattern.id or f"pat_{uuid.uuid4().hex[:16]}",
+            id=pattern.id or new_id("pat"),
             input_signature=scrub(pattern.input_signature),
             recommended_action=scrub(pattern.recommended_action),
         )

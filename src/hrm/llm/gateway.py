@@ -25,11 +25,11 @@ import logging
 import random
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.llm._ratelimit import TokenBucket
 from hrm.llm._retry import RetryPolicy
@@ -68,7 +68,7 @@ class _WorkOrder:
     model: str
     purpose: str | None
     started: float
-    wo_id: str = field(default_factory=lambda: f"wo_{uuid.uuid4().hex[:16]}")
+    wo_id: str = field(default_factory=lambda: new_id("wo"))
     attempts: int = 0
     recorded: bool = False
 

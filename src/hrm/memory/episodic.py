@@ -26,11 +26,11 @@ import json
 import logging
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from hrm._process import new_id
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.memory.types import EpisodeEntry, check_json, format_timestamp
@@ -100,8 +100,8 @@ _COMPONENT = "memory.episodic"
 
 
 def new_episode_id() -> str:
-    """A fresh entry id: ``ep_`` + 16 hex characters of a uuid4."""
-    return f"ep_{uuid.uuid4().hex[:16]}"
+    """A fresh entry id: ``ep_`` + 16 random hex characters."""
+    return new_id("ep")
 
 
 class EpisodicTraceStore:

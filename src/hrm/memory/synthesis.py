@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.home import parse_agent_class
 from hrm.memory.episodic import EpisodicTraceStore
@@ -97,8 +97,8 @@ class Weakening:
 
 
 def new_pattern_id() -> str:
-    """A fresh pattern id: ``syn_`` + 16 hex characters of a uuid4."""
-    return f"syn_{uuid.uuid4().hex[:16]}"
+    """A fresh pattern id: ``syn_`` + 16 random hex characters."""
+    return new_id("syn")
 
 
 class SemanticSynthesisStore:

@@ -240,9 +240,12 @@ class WorkingSetStore:
     # ── internals ──────────────────────────────────────────────────────────
 
     def _load(self, problem_id: str, *, include_expired: bool = False) -> WorkingSet | None:
-        row = self.db.one(
-            "SELECT * FROM working_sets WHERE agent_class = ? AND problem_id = ?",
-            (self.agent_class, problem_id),
+        # Attention reads the active problem's set every turn: the row (immutable) is cached
+        # until the table changes; the set is decoded fresh, so callers may change theirs.
+        row = self.db.cached(
+            ("memory.working_set", self.agent_class, problem_id),
+            lambda: self._read_row(problem_id),
+            table="working_sets",
         )
         if row is None:
             return None
@@ -250,6 +253,12 @@ class WorkingSetStore:
         if not include_expired and working.expires_at <= self._clock():
             return None
         return working
+
+    def _read_row(self, problem_id: str) -> sqlite3.Row | None:
+        return self.db.one(
+            "SELECT * FROM working_sets WHERE agent_class = ? AND problem_id = ?",
+            (self.agent_class, problem_id),
+        )
 
     def _save(self, working: WorkingSet, *, replace: bool) -> None:
         data = {name: getattr(working, name) for name in WORKING_SET_FIELDS}

@@ -25,10 +25,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from hrm._process import new_id
 from hrm.altitude.types import Plan, PlanStepStatus
 from hrm.errors import HRMError
 from hrm.plans import phases
@@ -208,7 +208,7 @@ class _Run:
         self.global_ttl = global_ttl
         self.commitment = commitment
         self.on_event = on_event
-        self.execution_id = f"run_{uuid.uuid4().hex[:12]}"
+        self.execution_id = new_id("run", 12)
         self.started = time.perf_counter()
         self.passes: list[ExecutionPass] = []
         self.profile = TaskProfile()
@@ -252,7 +252,7 @@ class _Run:
         }
         self.emit("profile", {"task_profile": self.profile.model_dump(), "ttl": allocated})
         plan = copy_plan(given) if given is not None else Plan(
-            id=f"plan_{uuid.uuid4().hex[:12]}", steps=[], estimated_turns=0,
+            id=new_id("plan", 12), steps=[], estimated_turns=0,
             requires_agents=False, agent_suggestion=None,
         )
         state = OrchestrationState(

@@ -22,11 +22,11 @@ import contextvars
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.altitude.types import PlanStepStatus
 from hrm.errors import HRMError
 from hrm.plans.step_prep import DEPENDENCIES_KEY
@@ -158,7 +158,7 @@ class StepExecutor:
             error_code, duration_ms, wo_id}`` with ``status`` ``COMPLETE`` or ``FAILED``.
         """
         started = time.perf_counter()
-        wo_id = f"wo_{uuid.uuid4().hex[:16]}"
+        wo_id = new_id("wo")
         executor = "agent" if step.agent else "tool" if step.tool else "model"
         self._emit("step_started", {
             "step_id": step.step_id, "description": step.description, "executor": executor,

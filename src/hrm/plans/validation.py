@@ -18,10 +18,10 @@ is dropped, and a failed or malformed call adds nothing.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.altitude.types import PLAN_ACTION_TYPES, PlanStepStatus
 from hrm.plans.types import SEVERITIES, SemanticValidationReport, ValidationIssue
 
@@ -163,7 +163,7 @@ class SemanticValidator:
                 issues += gaps
                 source = "model"
         return SemanticValidationReport(
-            validation_id=f"val_{uuid.uuid4().hex[:12]}",
+            validation_id=new_id("val", 12),
             issues=issues,
             overall_severity=_worst(issues),
             source=source,

@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.errors import HRMError, recover_from_error
 from hrm.llm.types import LLMCallConfig, Message
 from hrm.runtime import _packets
@@ -605,7 +605,7 @@ class AgentRuntime:
     # ── handles and records ──────────────────────────────────────────────
 
     def _open(self, agents: list[str], kind: ReducerType, handle_id: str | None) -> str:
-        run_id = handle_id or f"bundle_{uuid.uuid4().hex[:16]}"
+        run_id = handle_id or new_id("bundle")
         handle = AgentExecutionHandle(
             id=run_id, agents=list(agents), reducer=kind, status="pending",
             started_at=self._clock(),
@@ -666,7 +666,7 @@ class AgentRuntime:
             error = slot.state
         tokens = slot.output.metadata.get("tokens") if slot.output is not None else None
         data = {
-            "wo_id": f"wo_{uuid.uuid4().hex[:16]}",
+            "wo_id": new_id("wo"),
             "type": "agent_run",
             "agent_id": slot.agent_id,
             "bundle_id": bundle_id,

@@ -9,10 +9,10 @@ stacks whose attention templates probe for anchors (``ledger_query`` with
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.storage.ledger import Ledger
@@ -34,7 +34,7 @@ def add_anchor(
     if agent_class is not None:
         parse_agent_class(agent_class)
     anchor = {
-        "id": f"anc_{uuid.uuid4().hex[:12]}",
+        "id": new_id("anc", 12),
         "text": text.strip()[:500],
         "agent_class": agent_class,
         "must_mention": must_mention,

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import stat as stat_module
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,7 +276,7 @@ class _StageRunner:
         if "hot" not in self.tiers:
             return []
         target = str(config.get("target", "frameworks_registry.csv"))
-        found = _registry_file(_registries_dir(self.stack.home), target)
+        found = _registry_file_recent(_registries_dir(self.stack.home), target)
         if found is None:
             return [ContextItem("registry", target, f"Registry {target}: not found", 0.6)]
         return list(_registry_items(*found, target, int(config.get("limit", 50))))
@@ -439,6 +440,28 @@ def _registry_items(
     )
     _REGISTRY_CACHE[key] = (stamp, items)
     return items
+
+
+REGISTRY_RECHECK_S = 1.0
+"""How long a registry file's status is trusted before it is looked up again."""
+_FOUND: dict[tuple[Path, str], tuple[float, tuple[Path, os.stat_result] | None]] = {}
+
+
+def _registry_file_recent(root: Path, name: str) -> tuple[Path, os.stat_result] | None:
+    """`_registry_file`, looked up at most once a second per file.
+
+    Every turn reads the registry and the lookup is a system call; registries change by hand,
+    rarely, so an edit shows in a running process's context within a second (a new process
+    sees it at once) instead of costing a system call a turn.
+    """
+    key = (root, name)
+    now = time.monotonic()
+    known = _FOUND.get(key)
+    if known is not None and now - known[0] < REGISTRY_RECHECK_S:
+        return known[1]
+    found = _registry_file(root, name)
+    _FOUND[key] = (now, found)
+    return found
 
 
 def _registry_file(root: Path, name: str) -> tuple[Path, os.stat_result] | None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
 from hrm.errors import HRMError, recover_from_error
 from hrm.llm import LLMCallConfig, Message
@@ -69,7 +69,7 @@ class ExecutionOutcome:
 def _single_step_plan(action_type: str, description: str) -> Plan:
     step = PlanStep(order=1, description=description[:200], action_type="respond")
     return Plan(
-        id=f"plan_{uuid.uuid4().hex[:10]}",
+        id=new_id("plan", 10),
         steps=[step],
         estimated_turns=1,
         requires_agents=False,

@@ -28,12 +28,12 @@ import csv
 import io
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
 from hrm.errors import HRMError
 from hrm.home import parse_agent_class
@@ -217,7 +217,7 @@ class _Steps:
 
     def record(self, step: str, description: str, *, wo_type: str, ok: bool,
                started: float, **data: Any) -> str:
-        wo_id = f"wo_{uuid.uuid4().hex[:16]}"
+        wo_id = new_id("wo")
         self.stack.record_work_order("work_order", {
             "wo_id": wo_id, "type": wo_type, "flow": self.flow, "step": step,
             "outcome": "ok" if ok else "error",
@@ -236,7 +236,7 @@ class _Steps:
         ))
 
     def plan(self, strategy: str) -> Plan:
-        return Plan(id=f"plan_{uuid.uuid4().hex[:10]}", steps=self.steps, estimated_turns=1,
+        return Plan(id=new_id("plan", 10), steps=self.steps, estimated_turns=1,
                     requires_agents=False, agent_suggestion=None, strategy=strategy)
 
     def trace(self, **data: Any) -> None:

@@ -16,10 +16,10 @@ in the governance ledger. This module adds what the other phases need:
 from __future__ import annotations
 
 import logging
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.home import HRMHome, initialize, stack_dirname
 from hrm.stacks.visibility import StackScope, guard_partitions
@@ -112,7 +112,7 @@ def degrade(
     text = str(getattr(turn_input, "text", turn_input))
     call = direct_call(stack, text, system=MINIMAL_SYSTEM_PROMPT, purpose="degraded_direct")
     record: dict[str, Any] = {
-        "wo_id": f"wo_{uuid.uuid4().hex[:16]}",
+        "wo_id": new_id("wo"),
         "type": "degradation",
         "reason": error.code.value,
         "error": error.message,

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from hrm._process import pid
 from hrm.errors import ErrorCode, HRMError
 
 __all__ = ["TURN_WAIT_S", "TurnLock"]
@@ -48,7 +49,7 @@ class TurnLock:
         self.agent_class = agent_class
         self.wait_s = wait_s
         self._fd: int | None = None
-        self._pid = os.getpid()
+        self._pid = pid()
 
     def __enter__(self) -> TurnLock:
         self.acquire()
@@ -84,7 +85,7 @@ class TurnLock:
             time.sleep(min(sleep, remaining))
             sleep = min(sleep * 2, _MAX_SLEEP_S)
         with contextlib.suppress(OSError):  # only for the waiter's message
-            os.pwrite(fd, f"pid {os.getpid()}".encode().ljust(_PID_WIDTH - 1) + b"\n", 0)
+            os.pwrite(fd, f"pid {pid()}".encode().ljust(_PID_WIDTH - 1) + b"\n", 0)
 
     def release(self) -> None:
         """Let the next turn of this stack in (a no-op when not held)."""
@@ -94,14 +95,14 @@ class TurnLock:
     def close(self) -> None:
         """Release and close the lock file (idempotent)."""
         fd, self._fd = self._fd, None
-        if fd is not None and self._pid == os.getpid():
+        if fd is not None and self._pid == pid():
             with contextlib.suppress(OSError):
                 os.close(fd)
 
     def _descriptor(self) -> int:
-        if self._fd is not None and self._pid != os.getpid():
+        if self._fd is not None and self._pid != pid():
             # Inherited through fork, the descriptor shares the parent's lock: open our own.
-            self._fd, self._pid = None, os.getpid()
+            self._fd, self._pid = None, pid()
         if self._fd is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from hrm._process import pid
 from hrm.errors import ErrorCode, HRMError
 from hrm.storage._ledger_format import (
     GENESIS_HASH,
@@ -201,7 +202,7 @@ class Ledger:
         self._mutex = threading.Lock()
         self._fd: int | None = None
         self._anchor_fd: int | None = None
-        self._pid = os.getpid()
+        self._pid = pid()
         self._writable = True
         self._closed = False
         self._size = -1  # file size when the tail was last read; -1: never read
@@ -234,7 +235,7 @@ class Ledger:
         with self._mutex:
             self._closed = True
             for fd in (self._fd, self._anchor_fd):
-                if fd is not None and self._pid == os.getpid():
+                if fd is not None and self._pid == pid():
                     with contextlib.suppress(OSError):
                         os.close(fd)
             self._fd = self._anchor_fd = None
@@ -301,7 +302,7 @@ class Ledger:
         advances the anchor, so a later truncation below this point is detected.
         """
         with self._mutex:
-            if not self._dirty or self._fd is None or self._pid != os.getpid():
+            if not self._dirty or self._fd is None or self._pid != pid():
                 return
             anchor = _Anchor(self._last_seq, self._last_hash, self._end)
             self._sync_and_anchor(self._fd, anchor, locked=False)
@@ -398,6 +399,27 @@ class Ledger:
         """The last record, or None for an empty or missing ledger."""
         found = self.tail(1)
         return found[0] if found else None
+
+    def size(self) -> int:
+        """The file's size in bytes now, 0 before it exists; counts other processes' appends.
+
+        One `fstat` of the open descriptor when there is one: a caller that polls for other
+        writers once a turn pays no path lookup (seven directories deep in a home).
+        """
+        with self._mutex:
+            if self._fd is not None and self._pid == pid():
+                return _fstat_size(self._fd, self.path)
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise _os_error(exc, self.path) from exc
+
+    @property
+    def appended_end(self) -> int:
+        """Where this handle's last append ended: the file's size just after it (0 before)."""
+        return self._end
 
     def verify(self) -> VerifyReport:
         """Check every record and the anchor. Never raises for what it finds in the file."""
@@ -610,7 +632,7 @@ class Ledger:
     def _ensure_fd(self, *, create: bool) -> int | None:
         if self._closed:
             raise HRMError.validation_failed(f"Ledger '{self.path}' is closed", path=str(self.path))
-        if self._pid != os.getpid():
+        if self._pid != pid():
             # A descriptor inherited through fork would share the parent's flock: reopen.
             # Closing the child's copies leaves the parent's descriptors and lock untouched.
             for inherited in (self._fd, self._anchor_fd):
@@ -618,7 +640,7 @@ class Ledger:
                     with contextlib.suppress(OSError):
                         os.close(inherited)
             self._fd = self._anchor_fd = None
-            self._pid = os.getpid()
+            self._pid = pid()
             self._size = -1
             self._anchor_checked = False
         if self._fd is not None:
