@@ -75,6 +75,13 @@ _MIGRATIONS = [
     CREATE UNIQUE INDEX problems_one_active ON problems (agent_class) WHERE status = 'active';
     CREATE INDEX problems_by_status ON problems (agent_class, status, last_progress_at);
     """,
+    # Every turn stamps the active problem's progress: with last_progress_at in an index that
+    # stamp rewrote an index page as well as the row's (no query needed it there: lists are
+    # ordered in memory and the active problem has its own index).
+    """
+    DROP INDEX problems_by_status;
+    CREATE INDEX problems_by_status ON problems (agent_class, status);
+    """,
 ]
 
 _STOPWORD_TEXT = """
@@ -362,7 +369,12 @@ class ProblemRegistry:
             problem = active if active is not None and active.id == problem_id else None
             problem = problem or self._require(problem_id)
             everything = self._everything()
-            self._set(problem_id, status=problem.status, progress_at=now)
+            # Only the stamp: assigning the status too, even unchanged, rewrites both indexes
+            # that hold it (SQLite updates an index when its column is assigned).
+            self._db.execute(
+                "UPDATE problems SET last_progress_at = ? WHERE id = ? AND agent_class = ?",
+                (now.isoformat(), problem_id, self.agent_class),
+            )
             progressed = replace(problem, last_progress_at=now)
             if problem is active:
                 self._db.remember(

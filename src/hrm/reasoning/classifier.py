@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from hrm._wordlists import HeadIndex
 from hrm.reasoning.types import InputClassification
 from hrm.types import Complexity, ConflictLevel, Stakes
 
@@ -126,6 +127,23 @@ _HORIZONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("near", _words(r"this week", r"tomorrow", r"soon", r"next week", r"next sprint", r"upcoming")),
     ("far", _words(r"roadmap", r"long[- ]term", r"quarter\w*", r"next year", r"years?", r"vision")),
 )
+_INDEX = HeadIndex(
+    {
+        **{f"domain:{name}": [lexicon] for name, lexicon in DOMAIN_LEXICONS.items()},
+        **{name: [pattern] for name, pattern in _HORIZONS},
+        "multi_step": [_MULTI_STEP],
+        "conjunction": [_CONJUNCTION],
+        "heavy": [_HEAVY],
+        "hedge": [_HEDGE],
+        "vague": [_VAGUE],
+        "conflict": [_CONFLICT],
+        "high_stakes": [_HIGH_STAKES],
+        "medium_stakes": [_MEDIUM_STAKES],
+        "irreversible": [_IRREVERSIBLE],
+    }
+)
+"""Which of the lists above can match a window: one pass over its words (`HeadIndex`)."""
+_DOMAIN_KEYS = {name: f"domain:{name}" for name in DOMAIN_LEXICONS}
 _CLAUSE_MARKS = ".;!?\n"
 _CONFLICT_LEVELS = (ConflictLevel.NONE, ConflictLevel.LOW, ConflictLevel.MEDIUM, ConflictLevel.HIGH)
 
@@ -154,15 +172,19 @@ class InputClassifier:
         """`classify` on bare text (for callers without a `TurnInput`)."""
         text = text if isinstance(text, str) else str(text)
         window = _window(text).lower()
+        maybe = _INDEX.candidates(window)  # the lists that cannot match are not run
         signals: list[str] = []
-        complexity = _complexity(text, window, signals)
-        uncertainty = _uncertainty(window, signals)
-        conflict = _conflict(window, conflict_hint, signals)
-        stakes = _stakes(window, signals)
-        irreversible_hits = sorted({m.group(0) for m in _IRREVERSIBLE.finditer(window)})
+        complexity = _complexity(text, window, maybe, signals)
+        uncertainty = _uncertainty(window, maybe, signals)
+        conflict = _conflict(window, maybe, conflict_hint, signals)
+        stakes = _stakes(window, maybe, signals)
+        irreversible_hits = (
+            sorted({m.group(0) for m in _IRREVERSIBLE.finditer(window)})
+            if "irreversible" in maybe else []
+        )
         signals += [f"irreversible:{hit}" for hit in irreversible_hits[:3]]
-        horizon = _horizon(window, signals)
-        domain = _domains(window, signals)
+        horizon = _horizon(window, maybe, signals)
+        domain = _domains(window, maybe, signals)
         confidence = 0.3 if not text.strip() else min(0.95, 0.5 + 0.05 * len(signals))
         return InputClassification(
             complexity=complexity,
@@ -183,7 +205,7 @@ def _window(text: str) -> str:
     return text[:WINDOW_CHARS] + "\n" + text[-WINDOW_CHARS:]
 
 
-def _complexity(text: str, window: str, signals: list[str]) -> Complexity:
+def _complexity(text: str, window: str, maybe: set[str], signals: list[str]) -> Complexity:
     points = 0
     words = len(text.split()) if len(text) < 200_000 else text.count(" ") + 1
     if words > 60:
@@ -193,7 +215,7 @@ def _complexity(text: str, window: str, signals: list[str]) -> Complexity:
     if clauses >= 3:
         points += 2 if clauses >= 6 else 1
         signals.append(f"complexity:clauses={clauses}")
-    steps = len(_MULTI_STEP.findall(window))
+    steps = len(_MULTI_STEP.findall(window)) if "multi_step" in maybe else 0
     if steps >= 2:
         points += 1
         signals.append(f"complexity:multi_step={steps}")
@@ -204,11 +226,11 @@ def _complexity(text: str, window: str, signals: list[str]) -> Complexity:
     if "```" in window:
         points += 1
         signals.append("complexity:code_block")
-    conjunctions = len(_CONJUNCTION.findall(window))
+    conjunctions = len(_CONJUNCTION.findall(window)) if "conjunction" in maybe else 0
     if conjunctions >= 3:
         points += 1
         signals.append(f"complexity:conjunctions={conjunctions}")
-    heavy = _HEAVY.search(window)
+    heavy = _HEAVY.search(window) if "heavy" in maybe else None
     if heavy:
         points += 1
         signals.append(f"complexity:heavy:{heavy.group(0)}")
@@ -217,10 +239,11 @@ def _complexity(text: str, window: str, signals: list[str]) -> Complexity:
     return Complexity.MODERATE if points else Complexity.SIMPLE
 
 
-def _uncertainty(window: str, signals: list[str]) -> float:
+def _uncertainty(window: str, maybe: set[str], signals: list[str]) -> float:
     questions = min(2, window.count("?"))
-    hedges = sorted({m.group(0) for m in _HEDGE.finditer(window)})[:3]
-    vague = sorted({m.group(0) for m in _VAGUE.finditer(window)})[:2]
+    hedges = _distinct(_HEDGE, window) if "hedge" in maybe else []
+    vague = _distinct(_VAGUE, window) if "vague" in maybe else []
+    hedges, vague = hedges[:3], vague[:2]
     if questions:
         signals.append(f"uncertainty:questions={questions}")
     signals += [f"uncertainty:hedge:{h}" for h in hedges]
@@ -229,8 +252,13 @@ def _uncertainty(window: str, signals: list[str]) -> float:
     return round(min(1.0, max(0.0, value)), 4)
 
 
-def _conflict(window: str, hint: ConflictLevel | None, signals: list[str]) -> ConflictLevel:
-    found = [m.group(0).split()[0] for m in _CONFLICT.finditer(window)][:5]
+def _conflict(
+    window: str, maybe: set[str], hint: ConflictLevel | None, signals: list[str]
+) -> ConflictLevel:
+    found = (
+        [m.group(0).split()[0] for m in _CONFLICT.finditer(window)][:5]
+        if "conflict" in maybe else []
+    )
     signals += [f"conflict:{marker}" for marker in found]
     level = _CONFLICT_LEVELS[min(3, len(found))]
     if hint is not None:
@@ -242,21 +270,23 @@ def _conflict(window: str, hint: ConflictLevel | None, signals: list[str]) -> Co
     return level
 
 
-def _stakes(window: str, signals: list[str]) -> Stakes:
-    high = sorted({m.group(0) for m in _HIGH_STAKES.finditer(window)})
+def _stakes(window: str, maybe: set[str], signals: list[str]) -> Stakes:
+    high = _distinct(_HIGH_STAKES, window) if "high_stakes" in maybe else []
     if high:
         signals += [f"stakes:high:{word}" for word in high[:3]]
         return Stakes.HIGH
-    medium = sorted({m.group(0) for m in _MEDIUM_STAKES.finditer(window)})
+    medium = _distinct(_MEDIUM_STAKES, window) if "medium_stakes" in maybe else []
     if medium:
         signals += [f"stakes:medium:{word}" for word in medium[:3]]
         return Stakes.MEDIUM
     return Stakes.LOW
 
 
-def _horizon(window: str, signals: list[str]) -> str:
-    counts = [(len(pattern.findall(window)), rank, name) for rank, (name, pattern) in
-              enumerate(_HORIZONS)]
+def _horizon(window: str, maybe: set[str], signals: list[str]) -> str:
+    counts = [
+        (len(pattern.findall(window)) if name in maybe else 0, rank, name)
+        for rank, (name, pattern) in enumerate(_HORIZONS)
+    ]
     best = max(counts)
     if best[0] == 0:
         return "immediate"
@@ -264,11 +294,18 @@ def _horizon(window: str, signals: list[str]) -> str:
     return best[2]
 
 
-def _domains(window: str, signals: list[str]) -> list[str]:
+def _domains(window: str, maybe: set[str], signals: list[str]) -> list[str]:
     found: list[str] = []
     for name, lexicon in DOMAIN_LEXICONS.items():
+        if _DOMAIN_KEYS[name] not in maybe:
+            continue
         match = lexicon.search(window)
         if match:
             found.append(name)
             signals.append(f"domain:{name}:{match.group(0)}")
     return found or ["general"]
+
+
+def _distinct(pattern: re.Pattern[str], window: str) -> list[str]:
+    """The distinct texts `pattern` matches in `window`, sorted."""
+    return sorted({m.group(0) for m in pattern.finditer(window)})
