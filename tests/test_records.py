@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.records import jsonable
+from hrm.records import DecisionRecord, jsonable
 from hrm.types import AltitudeLevel
 
 
@@ -58,3 +58,13 @@ def test_dataclasses_enums_datetimes_and_odd_keys_are_converted() -> None:
     assert out == {"name": "x", "inner": inner, "items": [1, "red", {"2": inner}]}
     assert jsonable({_Colour.RED: 1}) == {str(_Colour.RED): 1}
     assert type(jsonable(True)) is bool and jsonable(None) is None
+
+
+def test_fields_are_the_record_itself_and_to_dict_a_json_copy() -> None:
+    record = DecisionRecord(turn=1, session_id="s", agent_class="ADMIN", trace_id="t",
+                            input_summary="hi", escalation={"signals": {"at": datetime(2026, 1, 2, tzinfo=UTC)}})
+    fields = record.fields(omit=frozenset({"arbitration"}))
+    assert "arbitration" not in fields and fields["escalation"] is record.escalation
+    copied = record.to_dict()
+    assert copied["escalation"] == {"signals": {"at": "2026-01-02T00:00:00+00:00"}}
+    assert copied["escalation"] is not record.escalation

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hrm.config import HRMConfig, LLMConfig, load_config
-from hrm.errors import HRMError
+from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
 from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
@@ -89,6 +89,8 @@ class HRM:
         self.agent_class = agent_class
         self._clock = clock
         self._lock = threading.Lock()
+        self._json_repairs = 0
+        """Turns whose records held a value JSON cannot (stored converted; see `_append`)."""
         # Turns of one stack run one at a time across processes (reading state to writing it).
         self._turn_lock = TurnLock(
             home.ho2_dir(agent_class) / "turn.lock", agent_class=agent_class, wait_s=turn_wait_s
@@ -281,7 +283,7 @@ class HRM:
         )
 
         def event(kind: str, /, **payload: Any) -> None:
-            events.append((kind, jsonable(payload)))
+            events.append((kind, payload))  # JSON-ready parts; the ledger copies (`_append`)
 
         ctx = self._context(number)
         turn_input = TurnInput(
@@ -335,7 +337,7 @@ class HRM:
             "action": action,
             "asked": asked,
             # attention_state and arbitration are stored once, as the HO2m fields (D24).
-            "decision": record.to_dict(omit=_STORED_ONCE),
+            "decision": record.fields(omit=_STORED_ONCE),
             "state": state.to_dict(),
         }
         items = [
@@ -351,7 +353,7 @@ class HRM:
             for kind, payload in events
         ]
         items.append(("turn", turn_record))
-        written = self.decisions.append_many(items)
+        written = self._append(number, items)
         # Our own append is not a change by another process; one that came after it is.
         self._seen_seq = written[-1].seq
         self._seen_size = self.decisions.appended_end
@@ -565,6 +567,25 @@ class HRM:
         return response, action.action_type, action.action_type == "ask"
 
     # ── steps ──────────────────────────────────────────────────────────────
+
+    def _append(self, number: int, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        """Append the turn's records to HO2m as they were built, or their JSON-safe form.
+
+        Events and the decision record are built from JSON-ready parts (`to_record` forms,
+        numbers, strings), and the ledger validates and copies what it stores, so they are
+        handed over without a copy of their own. Should a part carry something JSON cannot
+        hold (a datetime, a dataclass), the ledger refuses the whole batch, having written
+        nothing; the turn is then stored in its `jsonable` form and the slip is logged: a
+        bug to fix, never a lost turn.
+        """
+        try:
+            return self.decisions.append_many(items)
+        except HRMError as exc:
+            if exc.code is not ErrorCode.VALIDATION_FAILED:
+                raise
+            logger.warning("turn %d: %s; stored its JSON-safe form instead", number, exc.message)
+            self._json_repairs += 1
+        return self.decisions.append_many([(kind, jsonable(data)) for kind, data in items])
 
     @contextlib.contextmanager
     def _consequences(self) -> Iterator[None]:

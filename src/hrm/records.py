@@ -76,6 +76,17 @@ class DecisionRecord:
     notes: list[str] = field(default_factory=list)
     """Degradations and fallbacks, in words (never silent)."""
 
+    def fields(self, *, omit: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The fields as they are, not copied, without those named in `omit`.
+
+        For a writer that copies anyway (the ledger scrubs what it stores into a new value):
+        the turn loop fills every field with JSON data, so converting it again would copy the
+        whole record twice. Use `to_dict` for a copy that is JSON data whatever was put in.
+        """
+        return {
+            name: getattr(self, name) for name in self.__dataclass_fields__ if name not in omit
+        }
+
     def to_dict(self, *, omit: frozenset[str] = frozenset()) -> dict[str, Any]:
         """The record as JSON data, without the fields named in `omit`."""
         return {

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,36 @@ def test_the_stored_decision_reads_back_whole_and_stores_ho2m_fields_once(
     assert "attention_state" not in stored["decision"] and "arbitration" not in stored["decision"]
     assert stored["attention_state"] == result.decision.attention_state
     assert stored["arbitration_outcomes"] == [result.decision.arbitration]
+
+
+def test_turn_records_are_stored_as_built_and_a_non_json_slip_is_converted_not_lost(
+    hrm: HRM, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Events and the decision record go to the ledger without a copy of their own (the
+    ledger copies); every part is JSON data by construction. A part that is not (here a
+    datetime in a Focus event) makes the ledger refuse the batch; the turn is then stored
+    converted, and the slip is logged."""
+    for text in ("How do I rename a git branch?", "I prefer short answers",
+                 "Let's focus on the billing launch for the next 2 turns", "no, that's wrong"):
+        hrm.turn(text)
+    assert hrm._json_repairs == 0
+
+    real = hrm.focus.process_turn
+
+    def with_a_datetime(*args: object, **kwargs: object) -> object:
+        result = real(*args, **kwargs)  # type: ignore[arg-type]
+        result.events.append({"event_type": "clock_read",
+                              "payload": {"at": datetime(2026, 1, 2, tzinfo=UTC)}})
+        return result
+
+    monkeypatch.setattr(hrm.focus, "process_turn", with_a_datetime)
+    with caplog.at_level("WARNING", logger="hrm.pipeline"):
+        result = hrm.turn("How do I rename a git branch?")
+    assert result.action == "respond" and hrm._json_repairs == 1
+    assert "stored its JSON-safe form" in caplog.text
+    stored = [r for r in hrm.decisions.tail(40) if r.kind == "clock_read"]
+    assert stored[-1].data["at"] == "2026-01-02T00:00:00+00:00"
+    assert hrm.last_decision() == json.loads(json.dumps(result.decision.to_dict()))
 
 
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
