@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from hrm._wordlists import HeadIndex
 from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome, initialize, parse_agent_class
@@ -55,12 +56,15 @@ _NEGATIVE_FEEDBACK = re.compile(
     r"that (didn'?t|does ?n'?t) work|not helpful|bad answer)",
     re.IGNORECASE,
 )
+_NEGATIVE_STARTS = ("no", "wrong", "that", "incorrect", "bad")
 _COMMIT_FOR = re.compile(r"\bfor the next (\d{1,2}) turns?\b", re.IGNORECASE)
 _COMMIT_TO = re.compile(
     r"\b(?:let'?s|we'?ll|i want to|commit to) (?:focus on|work on|commit to|finish|ship)"
     r"\s+(.{3,80})",
     re.IGNORECASE,
 )
+
+_COMMITMENT_WORDS = HeadIndex({"for": [_COMMIT_FOR], "to": [_COMMIT_TO]})
 
 
 class HRM:
@@ -604,7 +608,13 @@ class HRM:
 
     def _feedback_on_previous(self, text: str, record: DecisionRecord, event: Any) -> None:
         state = self._state
-        if not (_NEGATIVE_FEEDBACK.match(text) and state.last_signal and state.last_routing):
+        if not (state.last_signal and state.last_routing):
+            return
+        # Every form of negative feedback starts with one of these: a cheap test first (for
+        # ASCII text, where ignoring case is exactly `lower`).
+        if text.isascii() and not text.lstrip()[:9].lower().startswith(_NEGATIVE_STARTS):
+            return
+        if not _NEGATIVE_FEEDBACK.match(text):
             return
         self.feedback.record_outcome(
             state.last_signal,
@@ -628,8 +638,10 @@ class HRM:
         """Create a commitment on explicit commitment language, or for planned execution."""
         if self.focus.problem_registry.get_active() is None:
             return
-        turns_match = _COMMIT_FOR.search(text[:5000])
-        topic_match = _COMMIT_TO.search(text[:5000])
+        head = text[:5000]
+        maybe = _COMMITMENT_WORDS.candidates(head)
+        turns_match = _COMMIT_FOR.search(head) if "for" in maybe else None
+        topic_match = _COMMIT_TO.search(head) if "to" in maybe else None
         active = self.focus.commitments.get_active()
         if turns_match or topic_match:
             turns = int(turns_match.group(1)) if turns_match else 3

@@ -122,8 +122,11 @@ def clean_text(text: str) -> str:
         )
     # Lone surrogates are how Python carries bytes that were not UTF-8 (argv, stdin): they
     # cannot be stored or printed, so each becomes U+FFFD, as a lenient decoder would write.
-    text = _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
-    return unicodedata.normalize("NFC", text)
+    if not text.isprintable():  # cheap tests first: most inputs are printable ASCII
+        text = _CONTROL.sub("", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", _SURROGATE.sub("\ufffd", text))
+    return text
 
 
 def clip(text: str, limit: int = MAX_STORED_TEXT) -> str:

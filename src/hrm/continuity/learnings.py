@@ -301,14 +301,20 @@ class LearningsRepository:
                 recoverable=False,
                 context={"field": "limit", "value": query.limit},
             )
+        mode = "hybrid" if self._embedder is not None else "fts"
+        row_count = self._row_count()
+        if row_count == 0 and query.filters is None:
+            # Nothing stored: skip filters, planning, ranking and the query embedding. A
+            # stack's store is empty until something is learned, and attention searches it
+            # every turn. (Filters, when given, are still checked below.)
+            return SearchResults(
+                results=[], total_count=0, mode=mode,
+                query_time_ms=int((time.perf_counter() - started) * 1000),
+            )
         now = self._clock()
         fsql = build_filters(query.filters, include_expired=query.include_expired, now=now)
         terms = _fts.query_terms(query.text)
-        mode = "hybrid" if self._embedder is not None else "fts"
-        row_count = self._row_count()
         if row_count == 0:
-            # Nothing stored: skip planning, ranking and the query embedding. A stack's store
-            # is empty until something is learned, and attention searches it every turn.
             return SearchResults(
                 results=[], total_count=0, mode=mode,
                 query_time_ms=int((time.perf_counter() - started) * 1000),

@@ -41,6 +41,7 @@ so every process sees the same stance.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -141,9 +142,13 @@ def action_purposes(candidate: CandidateAction) -> frozenset[str]:
     """What a candidate action is for: its bundle's purposes, or ``research`` by description."""
     if candidate.agent_proposal is not None:
         return proposal_purposes(candidate.agent_proposal)
-    if _RESEARCH.search(candidate.description):
-        return frozenset({"research"})
-    return frozenset()
+    return _described_purposes(candidate.description)
+
+
+@functools.lru_cache(maxsize=256)
+def _described_purposes(description: str) -> frozenset[str]:
+    """``research`` when the description says so (descriptions repeat: cached)."""
+    return frozenset({"research"}) if _RESEARCH.search(description) else frozenset()
 
 
 @dataclass(frozen=True, slots=True)

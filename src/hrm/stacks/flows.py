@@ -129,7 +129,9 @@ def classify_speech_act(text: str, *, has_history: bool = False) -> SpeechAct:
 
 def is_framework_inspection(text: str) -> bool:
     """True for a read-only question about the installed frameworks (Flow B's trigger)."""
-    return bool(_INSPECT.search(text[:500]))
+    head = text[:500]
+    # Every match names "framework": most inputs are ruled out by one substring scan.
+    return "framework" in head.lower() and bool(_INSPECT.search(head))
 
 
 def compare_frameworks(
