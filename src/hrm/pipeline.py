@@ -266,7 +266,7 @@ class HRM:
         Never leaves half-written state: each store writes atomically, ledgers append whole
         records, and a failure inside a step is recorded and answered with a fallback.
         """
-        with self._lock, self._turn_lock, self.db.pinned():
+        with self._lock, self._turn_lock, self.db.pinned(), self.db.deferring():
             return self._turn(clean_text(text), source, priority, metadata or {})
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
@@ -321,6 +321,7 @@ class HRM:
             span.set_output(response[:200])
         record.work_orders = list(work_orders)
         self.stack.work_order_sink = None
+        self._store_bookkeeping(record)
         state.turn_number = number
         state.last_at = self._clock().isoformat()
         exchange = recent_exchange(text, len(text), response, len(response))
@@ -571,6 +572,23 @@ class HRM:
         return response, action.action_type, action.action_type == "ask"
 
     # ── steps ──────────────────────────────────────────────────────────────
+
+    def _store_bookkeeping(self, record: DecisionRecord) -> None:
+        """Commit Focus's deferred bookkeeping if no transaction of the turn carried it.
+
+        The turn's outcome transaction usually does; a degraded turn may end without one.
+        Failing to store a progress stamp or a stance count must not lose the turn: it is
+        dropped and said in the record.
+        """
+        if not self.db.has_deferred:
+            return
+        try:
+            self.db.flush_deferred()
+        except HRMError as exc:
+            self.db.discard_deferred()
+            record.notes.append(
+                f"focus bookkeeping (progress stamp, stance turn) not stored: {exc.message}"
+            )
 
     def _append(self, number: int, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
         """Append the turn's records to HO2m as they were built, or their JSON-safe form.

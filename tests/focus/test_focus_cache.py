@@ -1,8 +1,10 @@
-"""Focus's own writes keep its cached reads current (`Database.remember`).
+"""Focus's own writes keep its cached reads current (`Database.remember`, `Database.defer`).
 
 A turn stamps problem progress, ticks the lease and counts the stance turn; the stores say
-what their reads now return instead of reading it back. Whatever sequence of writes, rollbacks
-and clock moves happens, what the stores answer must be what a fresh handle reads from disk.
+what their reads now return instead of reading it back, and outside a transaction the progress
+stamp and the stance count wait for the next one. Whatever sequence of writes, rollbacks,
+clock moves and other connections' commits happens, what the stores answer must be what a
+fresh handle reads from disk once the pending writes are stored.
 """
 
 from __future__ import annotations
@@ -48,10 +50,22 @@ OPS = st.lists(
         ),
         st.integers(0, 20),  # picks a problem, a priority, a lease or a move
         st.integers(0, 3),  # clock step in seconds (0: the same instant as the last write)
-        st.booleans(),  # run it in a transaction that rolls back
+        st.sampled_from(["commit", "roll back", "bare"]),  # in a transaction, or none
+        st.booleans(),  # another connection commits before the pending writes are stored
     ),
     max_size=30,
 )
+
+
+def _answers(
+    registry: ProblemRegistry, commitments: CommitmentManager, stance: StanceMachine
+) -> tuple[object, ...]:
+    return (
+        registry.get_active(),
+        sorted(registry.list(), key=lambda p: p.id),
+        commitments.get_active(),
+        stance.state(),
+    )
 
 
 def _ordered(problems: list[Problem]) -> bool:
@@ -62,7 +76,7 @@ def _ordered(problems: list[Problem]) -> bool:
 @settings(max_examples=80, deadline=None)
 @given(ops=OPS)
 def test_cached_focus_reads_match_a_fresh_handle_after_any_writes(
-    ops: list[tuple[str, int, int, bool]],
+    ops: list[tuple[str, int, int, str, bool]],
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "memory.db"
@@ -77,7 +91,9 @@ def test_cached_focus_reads_match_a_fresh_handle_after_any_writes(
         registry.set_active(first.id)
         commitments.create(first.id, "ship it", 3)
         try:
-            for op, n, step, roll_back in ops:
+            other = StanceMachine(POLICY, fresh, "ADMIN", clock=clock)
+            other_problems = ProblemRegistry(fresh, "ADMIN", clock=clock)
+            for op, n, step, mode, interleaved in ops:
                 clock.now += timedelta(seconds=step)
                 known = registry.list()
 
@@ -105,28 +121,35 @@ def test_cached_focus_reads_match_a_fresh_handle_after_any_writes(
                         gate, to = MOVES[n % len(MOVES)]
                         stance.attempt(to, "test", gate, {"reframe": True, "delivered": True})
 
-                if roll_back:
+                if mode == "roll back":
                     try:
                         with db.transaction():
                             run()
                             raise Boom
                     except Boom:
                         pass
-                else:
+                elif mode == "commit":
                     with db.transaction():
                         run()
+                with db.deferring():  # a turn: bookkeeping waits for its transaction
+                    if mode == "bare":
+                        run()
+                    answered = _answers(registry, commitments, stance)
+                    if interleaved:  # another process moves on before our writes land
+                        clock.now += timedelta(seconds=1)
+                        other.record_turn()
+                        if known := other_problems.list():
+                            other_problems.record_progress(known[n % len(known)].id)
 
-                disk_problems = ProblemRegistry(fresh, "ADMIN", clock=clock)
-                disk_commitments = CommitmentManager(fresh, "ADMIN", clock=clock)
-                disk_stance = StanceMachine(POLICY, fresh, "ADMIN", clock=clock)
-                assert registry.get_active() == disk_problems.get_active()
-                cached_list = registry.list()
-                assert sorted(cached_list, key=lambda p: p.id) == sorted(
-                    disk_problems.list(), key=lambda p: p.id
+                disk = _answers(
+                    ProblemRegistry(fresh, "ADMIN", clock=clock),
+                    CommitmentManager(fresh, "ADMIN", clock=clock),
+                    StanceMachine(POLICY, fresh, "ADMIN", clock=clock),
                 )
-                assert _ordered(cached_list)
-                assert commitments.get_active() == disk_commitments.get_active()
-                assert stance.state() == disk_stance.state()
+                if not interleaved:  # what the stores said before their writes landed held
+                    assert answered == disk
+                assert _answers(registry, commitments, stance) == disk
+                assert _ordered(registry.list())
         finally:
             db.close()
             fresh.close()

@@ -310,3 +310,93 @@ def test_checkpoint_is_a_no_op_unless_deferred(tmp_path: Path) -> None:
     memory = Database(":memory:")
     memory.defer_checkpoints()
     assert not memory.checkpoint(min_commits=0)
+
+
+def _count(db: Database) -> int:
+    return int(db.one("SELECT count(*) FROM t")[0])
+
+
+def test_a_deferred_write_rides_with_the_next_transaction(tmp_path: Path) -> None:
+    path = tmp_path / "d.db"
+    db, other = Database(path), Database(path)
+    db.migrate("test", [MIGRATIONS[0], "CREATE TABLE u (id INTEGER PRIMARY KEY, v TEXT);"])
+    traced: list[str] = []
+    db._conn.set_trace_callback(traced.append)
+
+    def statements() -> list[str]:  # what ran, without the data_version checks
+        return [s for s in traced if not s.startswith("PRAGMA")]
+
+    with db.deferring():
+        db.defer("INSERT INTO t (v) VALUES (?)", ("a",), table="t", leaves={"n": 1})
+        assert db.has_deferred and statements() == []  # nothing ran
+        assert db.cached("n", lambda: _count(db), table="t") == 1  # what the write will leave
+        assert statements() == [] and _count(other) == 0  # still pending: unseen by others
+        with db.transaction():
+            db.execute("INSERT INTO u (v) VALUES ('the turn')")
+        assert not db.has_deferred and _count(other) == 1  # in the same commit
+    assert statements()[:2] == ["BEGIN IMMEDIATE", "INSERT INTO t (v) VALUES ('a')"]
+    traced.clear()
+    assert db.cached("n", lambda: _count(db), table="t") == 1 and statements() == []
+
+
+def test_outside_a_deferring_block_a_deferred_write_is_written_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    db, other = Database(path), Database(path)
+    db.migrate("test", MIGRATIONS[:1])
+    db.defer("INSERT INTO t (v) VALUES (?)", ("a",), table="t", leaves={"n": 1})
+    assert not db.has_deferred and _count(other) == 1
+    with db.transaction():
+        db.defer("INSERT INTO t (v) VALUES (?)", ("b",), table="t", leaves={"n": 2})
+        assert not db.has_deferred
+    assert _count(other) == 2 and db.cached("n", lambda: -1, table="t") == 2
+
+
+def test_a_read_of_a_deferred_table_stores_the_write_first(tmp_path: Path) -> None:
+    db = Database(tmp_path / "r.db")
+    db.migrate("test", MIGRATIONS[:1])
+    with db.deferring():
+        db.defer("INSERT INTO t (v) VALUES (?)", ("a",), table="t")
+        assert _count(db) == 1 and not db.has_deferred
+        db.defer("INSERT INTO t (v) VALUES (?)", ("b",), table="t")
+        assert db.cached("other key", lambda: _count(db), table="t") == 2  # no value left
+        db.defer("INSERT INTO t (v) VALUES (?)", ("c",), table="t")
+    assert not db.has_deferred and _count(Database(tmp_path / "r.db")) == 3  # the end stores it
+    db._deferring += 1  # as if a block were open when the handle is closed
+    db.defer("INSERT INTO t (v) VALUES (?)", ("d",), table="t")
+    db.close()
+    assert _count(Database(tmp_path / "r.db")) == 4
+
+
+def test_deferred_writes_go_with_a_rollback_or_an_exception_and_run_at_once_in_a_transaction(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "b.db")
+    db.migrate("test", MIGRATIONS[:1])
+    with db.deferring():
+        db.defer("INSERT INTO t (v) VALUES (?)", ("a",), table="t", leaves={"n": 1})
+        with pytest.raises(ValueError), db.transaction():
+            raise ValueError
+        assert not db.has_deferred and db.cached("n", lambda: _count(db), table="t") == 0
+        with db.transaction():
+            db.defer("INSERT INTO t (v) VALUES (?)", ("b",), table="t", leaves={"n": 1})
+            assert not db.has_deferred and _count(db) == 1
+        db.defer("INSERT INTO t (v) VALUES (?)", ("c",), table="t", leaves={"n": 2})
+        db.discard_deferred()
+        assert not db.has_deferred and db.cached("n", lambda: _count(db), table="t") == 1
+    with pytest.raises(KeyboardInterrupt), db.deferring():  # a turn that did not happen
+        db.defer("INSERT INTO t (v) VALUES (?)", ("d",), table="t", leaves={"n": 2})
+        raise KeyboardInterrupt
+    assert not db.has_deferred and _count(db) == 1
+
+
+def test_what_a_deferred_write_leaves_is_not_trusted_after_another_connection_commits(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "o.db"
+    db, other = Database(path), Database(path)
+    db.migrate("test", MIGRATIONS[:1])
+    with db.deferring():
+        db.defer("INSERT INTO t (v) VALUES (?)", ("mine",), table="t", leaves={"n": 1})
+        with other.transaction():
+            other.execute("INSERT INTO t (v) VALUES ('theirs')")
+    assert db.cached("n", lambda: _count(db), table="t") == 2  # read, not the stale 1

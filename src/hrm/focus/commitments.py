@@ -206,8 +206,24 @@ class CommitmentManager:
     def tick(self) -> Commitment | None:
         """Spend one turn of the active lease; the commitment if still active, else None.
 
-        The tick that spends the last turn ends the commitment as ``expired``.
+        The tick that spends the last turn ends the commitment as ``expired``. Any other tick
+        is bookkeeping every turn of a lease does: `Database.defer`red to the turn's next
+        transaction (at once inside one), as a decrement that only touches a lease still
+        active with turns to spare, so one another process ended meanwhile stays ended.
         """
+        active = self.get_active()
+        if active is None:  # the usual turn: no lease, and nothing to write
+            return None
+        if active.turns_remaining > 1:
+            ticked = replace(active, turns_remaining=active.turns_remaining - 1)
+            self._db.defer(
+                "UPDATE commitments SET turns_remaining = turns_remaining - 1"
+                " WHERE id = ? AND status = 'active' AND turns_remaining > 1",
+                (active.id,),
+                table="commitments",
+                leaves={("focus.commitment", self.agent_class): ticked},
+            )
+            return ticked
         with self._db.transaction():
             active = self.get_active()
             if active is None:

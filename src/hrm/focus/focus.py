@@ -202,7 +202,15 @@ class FocusHRM:
                 commitment_after=commitment_before,
                 events=events,
             )
-        with self._atomic():
+        # A switch, a newly queued problem or an expiring lease changes several rows that
+        # must land together. Otherwise a turn only stamps progress, ticks a lease with turns
+        # to spare and counts the stance turn: bookkeeping that rides with the turn's next
+        # transaction (`Database.defer`); a stance move it triggers takes a transaction of its
+        # own that carries the bookkeeping first.
+        moves = _changes_rows(arbitration) or (
+            commitment_before is not None and commitment_before.turns_remaining <= 1
+        )
+        with self._atomic() if moves else contextlib.nullcontext():
             switched_to, queued = self._apply(arbitration, events)
             commitment_after = self._count_turn(turn_input, events)
         stance_after = self.stance.get_current()
@@ -502,6 +510,16 @@ class FocusHRM:
             if reasons:
                 return None
         return list(selected.batch)
+
+
+def _changes_rows(arbitration: ArbitrationDecision) -> bool:
+    """Whether applying `arbitration` writes the problem registry (see `FocusHRM._apply`)."""
+    disposition, candidate = arbitration.disposition, arbitration.candidate
+    if disposition is ArbitrationDisposition.SWITCH:
+        return candidate is not None
+    if disposition is ArbitrationDisposition.QUEUE and candidate is not None:
+        return arbitration.is_new_candidate or candidate.status is not ProblemStatus.QUEUED
+    return False
 
 
 def _synthesized(action_type: Literal["respond", "ask"]) -> CandidateAction:

@@ -398,11 +398,26 @@ class StanceMachine:
         )
 
     def record_turn(self) -> int:
-        """Count one processed turn in the current stance; returns the new count."""
-        with self._db.transaction():
-            state = self.state()
-            turns = state.turns_in_stance + 1
-            self._write(state.stance, turns=turns, entered_at=state.entered_at or self._clock())
+        """Count one processed turn in the current stance; returns the new count.
+
+        Bookkeeping every turn does: the count is `Database.defer`red to the turn's next
+        transaction (at once inside one), written as an increment of the stored count for
+        the same stance, so a stance another process set meanwhile is not overwritten.
+        """
+        state = self.state()
+        turns = state.turns_in_stance + 1
+        entered_at = state.entered_at or self._clock()
+        self._db.defer(
+            "INSERT INTO focus_stance (agent_class, stance, turns_in_stance, entered_at)"
+            " VALUES (?, ?, 1, ?) ON CONFLICT (agent_class) DO UPDATE SET"
+            " turns_in_stance = focus_stance.turns_in_stance + 1"
+            " WHERE focus_stance.stance = excluded.stance",
+            (self.agent_class, state.stance.value, entered_at.isoformat()),
+            table="focus_stance",
+            leaves={
+                ("focus.stance", self.agent_class): StanceState(state.stance, turns, entered_at)
+            },
+        )
         return turns
 
     def start_session(self, reason: str = "new session") -> dict[str, Any]:

@@ -34,6 +34,7 @@ from hrm.types import Clock, system_clock
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Hashable
 
     from hrm.storage.sqlite import Database
 
@@ -362,25 +363,29 @@ class ProblemRegistry:
         return self._move(problem_id, ProblemStatus.RESOLVED)
 
     def record_progress(self, problem_id: str) -> Problem:
-        """Stamp progress now (resets the staleness the arbiter weighs against it)."""
+        """Stamp progress now (resets the staleness the arbiter weighs against it).
+
+        Bookkeeping every turn does: the stamp is `Database.defer`red to the turn's next
+        transaction (at once inside one); reads through this registry see it meanwhile.
+        """
         now = self._clock()
-        with self._db.transaction():
-            active = self.get_active()  # the usual subject, and usually known without a query
-            problem = active if active is not None and active.id == problem_id else None
-            problem = problem or self._require(problem_id)
-            everything = self._everything()
-            # Only the stamp: assigning the status too, even unchanged, rewrites both indexes
-            # that hold it (SQLite updates an index when its column is assigned).
-            self._db.execute(
-                "UPDATE problems SET last_progress_at = ? WHERE id = ? AND agent_class = ?",
-                (now.isoformat(), problem_id, self.agent_class),
-            )
-            progressed = replace(problem, last_progress_at=now)
-            if problem is active:
-                self._db.remember(
-                    ("governance.problem", self.agent_class), progressed, table="problems"
-                )
-            self._remember_everything(everything, progressed)
+        active = self.get_active()  # the usual subject, and usually known without a query
+        problem = active if active is not None and active.id == problem_id else None
+        problem = problem or self._require(problem_id)
+        progressed = replace(problem, last_progress_at=now)
+        leaves: dict[Hashable, object] = {
+            ("governance.problems", self.agent_class): self._everything_with(progressed),
+        }
+        if problem is active:
+            leaves[("governance.problem", self.agent_class)] = progressed
+        # Only the stamp: assigning the status too, even unchanged, rewrites both indexes
+        # that hold it (SQLite updates an index when its column is assigned).
+        self._db.defer(
+            "UPDATE problems SET last_progress_at = ? WHERE id = ? AND agent_class = ?",
+            (now.isoformat(), problem_id, self.agent_class),
+            table="problems",
+            leaves=leaves,
+        )
         return progressed
 
     # ── reads ──────────────────────────────────────────────────────────────
@@ -420,24 +425,21 @@ class ProblemRegistry:
             ("governance.problems", self.agent_class), self._read_everything, table="problems"
         )
 
-    def _remember_everything(
-        self, before: tuple[tuple[Problem, frozenset[str]], ...], changed: Problem
-    ) -> None:
-        """Stage the registry as it reads once `changed` is written over `before`.
+    def _everything_with(
+        self, changed: Problem
+    ) -> tuple[tuple[Problem, frozenset[str]], ...]:
+        """The registry as it reads once `changed` is written over what it holds now.
 
         Every turn stamps progress, so without this each turn would read every problem back.
         The order is `_read_everything`'s: priority, then the stored progress text, descending.
-        Call it inside the write's transaction, right after the write.
         """
         entries = [
             (changed, keywords) if problem.id == changed.id else (problem, keywords)
-            for problem, keywords in before
+            for problem, keywords in self._everything()
         ]
         entries.sort(key=lambda e: e[0].last_progress_at.isoformat(), reverse=True)
         entries.sort(key=lambda e: e[0].priority, reverse=True)
-        self._db.remember(
-            ("governance.problems", self.agent_class), tuple(entries), table="problems"
-        )
+        return tuple(entries)
 
     def _read_everything(self) -> tuple[tuple[Problem, frozenset[str]], ...]:
         rows = self._db.execute(

@@ -86,6 +86,14 @@ class Database:
         self._tx_version: int | None = None
         """`data_version` inside the open transaction, read once: while this handle holds the
         write lock no other connection can commit, so it cannot change before COMMIT."""
+        self._deferred: list[tuple[str, tuple[Any, ...], str, dict[Hashable, object], int]] = []
+        """Writes `defer`red to the next transaction: (sql, params, table, what they leave,
+        the `data_version` their caller's reads saw)."""
+        self._deferred_tables: set[str] = set()
+        self._deferring = 0
+        """Open `deferring` blocks: outside one, `defer` writes at once."""
+        self._overlay: dict[Hashable, object] = {}
+        """What `cached` reads while a deferred write that leaves it is pending."""
         self._checkpoints_deferred = False
         self._commits_since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
@@ -117,6 +125,8 @@ class Database:
     # ── lifecycle ──────────────────────────────────────────────────────────
 
     def close(self) -> None:
+        if self._deferred:
+            self.flush_deferred()
         with self._checkpoint_lock:
             if self._checkpointer is not None:
                 self._checkpointer.close()
@@ -228,6 +238,8 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
         with self._lock:
+            if self._deferred and self._touches_deferred(sql):
+                self.flush_deferred()
             if not _is_read(sql):
                 self._note_write(sql)
             try:
@@ -241,6 +253,8 @@ class Database:
         Returns how many rows it inserted, updated or deleted (an ignored conflict is none).
         """
         with self._lock:
+            if self._deferred and self._touches_deferred(sql):
+                self.flush_deferred()
             self._note_write(sql)
             try:
                 return max(0, self._conn.executemany(sql, rows).rowcount)
@@ -250,6 +264,8 @@ class Database:
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         """The first row of a query, or None."""
         with self._lock:
+            if self._deferred and self._touches_deferred(sql):
+                self.flush_deferred()
             if not _is_read(sql):
                 self._note_write(sql)
             try:
@@ -270,6 +286,12 @@ class Database:
         `remember` staged. Return only immutable values.
         """
         with self._lock:
+            if self._deferred:
+                if key in self._overlay:
+                    value: T = self._overlay[key]  # type: ignore[assignment]
+                    return value
+                if table is None or table in self._deferred_tables:
+                    self.flush_deferred()
             version = self._data_version()
             stamp = (
                 (self._generation,)
@@ -279,7 +301,7 @@ class Database:
             if self._depth:
                 staged = self._staged.get(key)
                 if staged is not None and staged[0] == table and staged[1] == stamp:
-                    value: T = staged[2]
+                    value = staged[2]
                     return value
             entry = self._cache.get(key)
             if entry is not None and entry[0] == version and entry[1] == stamp:
@@ -306,6 +328,101 @@ class Database:
             self._data_version()  # read inside the write lock: the version the commit keeps
             stamp = (self._epoch, self._table_generation.get(table, 0))
             self._staged[key] = (table, stamp, value)
+
+    def defer(
+        self,
+        sql: str,
+        params: Sequence[Any],
+        *,
+        table: str,
+        leaves: dict[Hashable, object] | None = None,
+    ) -> None:
+        """Inside a `deferring` block, run a write with the next transaction, not one of its own.
+
+        For bookkeeping a caller knows the result of (a turn counted, progress stamped): a
+        turn's own transaction then carries it, in one commit with the turn's other changes,
+        instead of paying a transaction (BEGIN, COMMIT, its own WAL pages) for it. `leaves`
+        maps `cached` keys of `table` to what they read once the write is done; until then
+        `cached` answers them from there. Any other read of `table` through this handle, and
+        any transaction, runs the pending writes first; the block's end (and `close`) runs
+        what is left. Inside a transaction the write runs at once (and `leaves` is
+        `remember`ed); outside both, in a transaction of its own.
+
+        Pending writes are this handle's alone: other connections see them when their
+        transaction commits, and a rollback of it drops them with everything else. Write
+        `sql` so it is right whatever another connection committed meanwhile (an increment,
+        not a computed total): `leaves` is only trusted when no other connection committed
+        since the caller's reads; otherwise the next read loads what the database holds.
+        """
+        with self._lock:
+            if self._depth:  # one statement: atomic without a savepoint of its own
+                self._write_now(sql, params, table, leaves or {})
+                return
+            if not self._deferring:
+                with self.transaction():
+                    self._write_now(sql, params, table, leaves or {})
+                return
+            seen = self._data_version()
+            self._deferred.append((sql, tuple(params), table, dict(leaves or {}), seen))
+            self._deferred_tables.add(table)
+            self._overlay.update(leaves or {})
+
+    def _write_now(
+        self, sql: str, params: Sequence[Any], table: str, leaves: dict[Hashable, object]
+    ) -> None:
+        self._note_write(sql)
+        try:
+            self._conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise wrap_sqlite_error(exc, self.path) from exc
+        for key, value in leaves.items():
+            self.remember(key, value, table=table)
+
+    def deferring(self) -> _Deferring:
+        """A block (a turn) in which `defer`red writes wait for the next transaction.
+
+        At its end what is still pending is written in a transaction of its own; when the
+        block ends by an exception, it is dropped instead: a turn that did not happen leaves
+        no bookkeeping behind. Nested blocks end with the outermost.
+        """
+        return _Deferring(self)
+
+    @property
+    def has_deferred(self) -> bool:
+        """Whether `defer`red writes are waiting for a transaction."""
+        return bool(self._deferred)
+
+    def flush_deferred(self) -> None:
+        """Run the `defer`red writes now, in a transaction of their own (no-op when none)."""
+        with self._lock:
+            if not self._deferred or self._depth:
+                return
+            with self.transaction():
+                pass  # the transaction runs them first
+
+    def discard_deferred(self) -> None:
+        """Drop the `defer`red writes unrun (their table reads come from the database again)."""
+        with self._lock:
+            self._deferred.clear()
+            self._deferred_tables.clear()
+            self._overlay.clear()
+
+    def _touches_deferred(self, sql: str) -> bool:
+        """Whether `sql` may read or write a table with pending writes (by name: may over-flush)."""
+        return any(table in sql for table in self._deferred_tables)
+
+    def _run_deferred(self) -> None:
+        """Inside a new outermost transaction: run the pending writes, stage what they leave."""
+        pending = self._deferred
+        self._deferred = []
+        self._deferred_tables = set()
+        self._overlay = {}
+        for sql, params, table, leaves, seen in pending:
+            self._note_write(sql)
+            self._conn.execute(sql, params)
+            if self._data_version() == seen:  # nobody else committed: the caller's values hold
+                for key, value in leaves.items():
+                    self.remember(key, value, table=table)
 
     def data_version(self) -> int:
         """A number that changes when another connection commits (``PRAGMA data_version``).
@@ -396,6 +513,30 @@ def _written_table(sql: str) -> str | None:
     return match.group(1).lower() if match else None
 
 
+class _Deferring:
+    """`Database.deferring` as a plain context manager (see there)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        with self._db._lock:
+            self._db._deferring += 1
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        db = self._db
+        with db._lock:
+            db._deferring -= 1
+            if db._deferring:
+                return
+            if exc_type is not None:
+                db.discard_deferred()
+            else:
+                db.flush_deferred()
+
+
 class _Pinned:
     """`Database.pinned` as a plain context manager (re-entrant: the outer pin stands)."""
 
@@ -449,6 +590,21 @@ class _Transaction:
             db._lock.release()
             raise
         db._depth += 1
+        if depth == 0 and db._deferred:
+            try:
+                db._run_deferred()
+            except BaseException as exc:
+                db._depth -= 1
+                db._staged.clear()
+                db._tx_version = None
+                try:  # noqa: SIM105 - contextlib is the import this class avoids
+                    db._conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the deferred write's error is the one worth raising
+                db._lock.release()
+                if isinstance(exc, sqlite3.Error):
+                    raise wrap_sqlite_error(exc, db.path) from exc
+                raise
         return db._conn
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
