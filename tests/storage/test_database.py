@@ -400,3 +400,35 @@ def test_what_a_deferred_write_leaves_is_not_trusted_after_another_connection_co
         with other.transaction():
             other.execute("INSERT INTO t (v) VALUES ('theirs')")
     assert db.cached("n", lambda: _count(db), table="t") == 2  # read, not the stale 1
+
+
+def test_a_joined_block_runs_without_a_savepoint_and_its_failure_fails_the_whole(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "j.db")
+    db.migrate("test", MIGRATIONS[:1])
+    traced: list[str] = []
+    db._conn.set_trace_callback(traced.append)
+    with db.transaction():
+        db.execute("INSERT INTO t (v) VALUES ('outer')")
+        with db.transaction(join=True):
+            db.execute("INSERT INTO t (v) VALUES ('joined')")
+    assert not [s for s in traced if s.startswith(("SAVEPOINT", "RELEASE"))]
+    assert _count(db) == 2
+
+    with pytest.raises(ValueError), db.transaction():  # the failure propagates: all goes
+        db.execute("INSERT INTO t (v) VALUES ('outer')")
+        with db.transaction(join=True):
+            db.execute("INSERT INTO t (v) VALUES ('joined')")
+            raise ValueError
+    assert _count(db) == 2
+
+    with pytest.raises(HRMError) as info, db.transaction():  # the caller goes on regardless
+        db.execute("INSERT INTO t (v) VALUES ('outer')")
+        with pytest.raises(ValueError), db.transaction(join=True):
+            db.execute("INSERT INTO t (v) VALUES ('half')")
+            raise ValueError
+    assert "rolled back" in info.value.message and _count(db) == 2  # nothing committed in part
+    with db.transaction(join=True):  # outermost: an ordinary transaction, not doomed
+        db.execute("INSERT INTO t (v) VALUES ('after')")
+    assert _count(db) == 3

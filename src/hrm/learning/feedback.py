@@ -185,10 +185,12 @@ class FeedbackLoop:
         events: list[LearningEvent] = []
         db = self.store.db
         try:
-            # One transaction for the outcome and its pattern change: one commit a turn. The
-            # evidence is a ledger line (indexed later, in a batch: D27). Should the outcome
-            # fail, that line stays in the trace and no outcome row claims it.
-            with db.transaction():
+            # One transaction for the outcome and its pattern change: one commit a turn (inside
+            # a turn's transaction, part of it: this block's failure fails the turn's, so no
+            # savepoint of its own). The evidence is a ledger line (indexed later, in a batch:
+            # D27). Should the outcome fail, that line stays in the trace and no outcome row
+            # claims it.
+            with db.transaction(join=True):
                 evidence_id = self.episodic_log(
                     {
                         "event_type": "learning_outcome",

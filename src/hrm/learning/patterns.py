@@ -346,9 +346,11 @@ class PatternStore:
     def strengthen(self, pattern_id: str, evidence_id: str) -> None:
         """Raise confidence by (1 - c) x 0.2, link the evidence, count the match.
 
-        Costs the same however much evidence the pattern already has.
+        Costs the same however much evidence the pattern already has. Inside another
+        transaction it is part of it (`Database.transaction(join=True)`): its failure must
+        fail the caller's transaction too.
         """
-        with self.db.transaction():
+        with self.db.transaction(join=True):
             pattern = self._current(pattern_id)
             gain = (1 - pattern.confidence) * STRENGTHEN_RATE
             pattern.confidence = round(pattern.confidence + gain, 6)

@@ -83,6 +83,8 @@ class Database:
         """Values `remember`ed in the open transaction: (table, stamp, value) per cache key."""
         self._pinned: int | None = None
         """`data_version` as read when the outermost `pinned` block began (see there)."""
+        self._doomed = False
+        """A joined block failed inside the open transaction: it may only roll back."""
         self._tx_version: int | None = None
         """`data_version` inside the open transaction, read once: while this handle holds the
         write lock no other connection can commit, so it cannot change before COMMIT."""
@@ -227,13 +229,19 @@ class Database:
 
     # ── statements ─────────────────────────────────────────────────────────
 
-    def transaction(self) -> _Transaction:
+    def transaction(self, *, join: bool = False) -> _Transaction:
         """A write transaction (``BEGIN IMMEDIATE``); nested use becomes a savepoint.
 
         Everything inside commits together or not at all. sqlite3 errors leave as `HRMError`.
         Use as ``with db.transaction() as conn:``.
+
+        `join`: nested, run inside the enclosing transaction without a savepoint of its own
+        (two statements saved). For a block that is one unit inside a larger one, whose
+        failure fails its caller too: should it fail and the caller go on regardless, the
+        outermost transaction rolls back at its end and raises, instead of committing half
+        of the block. Outermost, `join` changes nothing.
         """
-        return _Transaction(self)
+        return _Transaction(self, join)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
@@ -567,11 +575,13 @@ class _Transaction:
     is held from ``__enter__`` to ``__exit__``, so one thread's transaction excludes others.
     """
 
-    __slots__ = ("_db", "_depth")
+    __slots__ = ("_db", "_depth", "_join", "_joined")
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, join: bool = False) -> None:
         self._db = db
         self._depth = 0
+        self._join = join
+        self._joined = False
 
     def __enter__(self) -> sqlite3.Connection:
         db = self._db
@@ -581,6 +591,8 @@ class _Transaction:
             db._generation += 1
             if depth == 0:
                 db._conn.execute("BEGIN IMMEDIATE")
+            elif self._join:
+                self._joined = True
             else:
                 db._conn.execute(f"SAVEPOINT sp{depth}")
         except sqlite3.Error as exc:
@@ -612,6 +624,25 @@ class _Transaction:
         try:
             db._depth -= 1
             db._generation += 1
+            if self._joined:
+                self._joined = False
+                if exc_type is not None:
+                    db._doomed = True  # nothing to roll back to here: the whole must go
+                    db._staged.clear()
+                return
+            if depth == 0 and db._doomed and exc_type is None:
+                db._doomed = False
+                db._staged.clear()
+                try:  # noqa: SIM105 - contextlib is the import this class avoids
+                    db._conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the error below says what happened
+                raise HRMError.internal(
+                    f"A block joined to a transaction on '{db.path}' failed and its caller went"
+                    " on: the whole transaction was rolled back, not committed in part"
+                )
+            if depth == 0:
+                db._doomed = False
             if exc_type is not None:
                 db._staged.clear()
                 try:
