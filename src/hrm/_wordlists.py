@@ -23,6 +23,7 @@ the regular expressions themselves.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 
@@ -135,6 +136,12 @@ def required_literals(pattern: str | re.Pattern[str]) -> tuple[str, ...]:
     return tuple(runs)
 
 
+@functools.lru_cache(maxsize=8)
+def _words(lower: str) -> frozenset[str]:
+    """The distinct words of a lower-cased text (several indexes read the same turn's text)."""
+    return frozenset(_WORD.findall(lower))
+
+
 class HeadIndex:
     """The heads of named lists of patterns, for `candidates`.
 
@@ -159,7 +166,8 @@ class HeadIndex:
                     continue
                 for head, exact in heads:
                     self._by_start.setdefault(head[:2], []).append((head, exact, name))
-        self._gated = tuple(gated)
+        self._always = frozenset(name for name, literals in gated if not literals)
+        self._gated = tuple((name, literals) for name, literals in gated if literals)
 
     def candidates(self, text: str) -> set[str]:
         """The names of the lists that may match `text` (a superset of those that do).
@@ -170,9 +178,12 @@ class HeadIndex:
         if not text.isascii():
             return set(self._all)
         lower = text if text.islower() else text.lower()
-        found = {name for name, literals in self._gated if all(x in lower for x in literals)}
+        found = set(self._always)
+        for name, literals in self._gated:
+            if all(literal in lower for literal in literals):
+                found.add(name)
         by_start = self._by_start
-        for word in set(_WORD.findall(lower)):
+        for word in _words(lower):
             entries = by_start.get(word[:2])
             if entries is None:
                 continue

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.learning import Pattern, PatternStore, signature_similarity
+from hrm.learning import patterns as patterns_module
 from hrm.storage.sqlite import Database
 
 SIG = {"complexity": "simple", "stakes": "low", "horizon": "immediate", "domain": ["code"]}
@@ -234,3 +235,22 @@ def test_linking_the_same_evidence_twice_adds_it_once(db: Database, clock: Any) 
     pattern = store.get_pattern(pid)
     assert pattern is not None and pattern.evidence_ids == ["ep_1", "ep_2", "ep_3"]
     assert pattern.match_count == 1
+
+
+_VALUES = st.one_of(
+    st.sampled_from(["simple", "moderate", "high", "low", "immediate"]), st.integers(-2, 2),
+    st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.sampled_from(["code", "data", "ops", "general"]), max_size=3),
+    st.lists(st.sampled_from(["code", "data"]), max_size=2).map(tuple),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@given(st.lists(
+    st.dictionaries(st.sampled_from(["complexity", "stakes", "horizon", "domain", "other"]),
+                    _VALUES, max_size=5),
+    min_size=1, max_size=6,
+))
+def test_signature_keys_are_the_same_answered_from_memory(signatures: list[dict[str, Any]]) -> None:
+    for signature in signatures * 2:  # the second round is answered from the memo
+        assert patterns_module.signature_key(signature) == patterns_module._signature_key(signature)

@@ -138,7 +138,33 @@ class PatternSummary(NamedTuple):
 
 
 def signature_key(signature: dict[str, Any]) -> str:
-    """A canonical string for an exact signature (fields of `InputClassification.signature`)."""
+    """A canonical string for an exact signature (fields of `InputClassification.signature`).
+
+    Signatures repeat (a handful of field values), and a turn asks for a few keys: answers
+    are kept per (field, type, value) combination.
+    """
+    parts = tuple(
+        (name, type(value), tuple(value) if type(value) is list else value)
+        for name in _KEY_FIELDS
+        if name in signature
+        for value in (signature[name],)
+    )
+    try:
+        found = _KEYS.get(parts)
+    except TypeError:  # an unhashable value: no memo
+        return _signature_key(signature)
+    if found is None:
+        if len(_KEYS) >= 4096:
+            _KEYS.clear()
+        found = _KEYS[parts] = _signature_key(signature)
+    return found
+
+
+_KEY_FIELDS = (*_SCALAR_FIELDS, "domain")
+_KEYS: dict[tuple[Any, ...], str] = {}
+
+
+def _signature_key(signature: dict[str, Any]) -> str:
     normal = {
         name: signature[name] for name in (*_SCALAR_FIELDS, "domain") if name in signature
     }
