@@ -217,10 +217,11 @@ class AttentionPipeline:
         """Run every stage and bound the result (the stack's attention for this turn)."""
         if self.stack is None:
             raise HRMError.internal("attention pipeline used before being attached to a stack")
-        kind, _ = parse_agent_class(self.agent_class)
+        kind, _ = _agent_kind(self.agent_class)
         runner = _StageRunner(self.stack, ctx, problem)
         sources: list[tuple[str, Callable[[str], Iterable[ContextItem]]]] = []
-        for stage in self.stages():
+        stages = self.stages()
+        for stage in stages:
             stage_type = stage.get("type", "")
             fn = runner.source(stage_type, stage.get("config", {}))
             sources.append((f"{stage.get('template_id')}:{stage.get('stage', stage_type)}", fn))
@@ -229,7 +230,7 @@ class AttentionPipeline:
         assembled = assembler.assemble(text, sources, failures=failures)
         assembled.extra = {
             "templates": self.template_ids,
-            "stages": [s.get("stage", s.get("type")) for s in self.stages()],
+            "stages": [s.get("stage", s.get("type")) for s in stages],
             "tiers": runner.tiers,
             "failures": failures,
         }
@@ -249,21 +250,10 @@ class _StageRunner:
     def source(
         self, stage_type: str, config: dict[str, Any]
     ) -> Callable[[str], Iterable[ContextItem]]:
-        table: dict[str, Callable[[str, dict[str, Any]], Iterable[ContextItem]]] = {
-            "tier_select": self._tier_select,
-            "registry_query": self._registry_query,
-            "horizontal_search": self._horizontal_search,
-            "ledger_query": self._ledger_query,
-            "memory_search": self._memory_search,
-            "learnings_search": self._learnings_search,
-            "canon": self._canon,
-            "working_set": self._working_set,
-            "recent_turns": self._recent_turns,
-            "patterns": self._patterns,
-        }
-        fn = table.get(stage_type)
-        if fn is None:
+        method = _STAGE_METHODS.get(stage_type)
+        if method is None:
             raise HRMError.validation_failed(f"Unknown attention stage type {stage_type!r}")
+        fn: Callable[[str, dict[str, Any]], Iterable[ContextItem]] = getattr(self, method)
         return lambda text: fn(text, config)
 
     # ── stages ─────────────────────────────────────────────────────────────
@@ -413,6 +403,27 @@ class _StageRunner:
                 )
             )
         return items
+
+
+_STAGE_METHODS = {
+    "tier_select": "_tier_select",
+    "registry_query": "_registry_query",
+    "horizontal_search": "_horizontal_search",
+    "ledger_query": "_ledger_query",
+    "memory_search": "_memory_search",
+    "learnings_search": "_learnings_search",
+    "canon": "_canon",
+    "working_set": "_working_set",
+    "recent_turns": "_recent_turns",
+    "patterns": "_patterns",
+}
+"""Each stage type and the `_StageRunner` method that retrieves for it."""
+
+
+@functools.lru_cache(maxsize=64)
+def _agent_kind(agent_class: str) -> tuple[str, str | None]:
+    """`parse_agent_class`, once per agent class (a stack assembles every turn)."""
+    return parse_agent_class(agent_class)
 
 
 _REGISTRY_CACHE: dict[tuple[Path, str, int], tuple[tuple[int, int], tuple[ContextItem, ...]]] = {}
