@@ -176,6 +176,11 @@ class AttentionPipeline:
         default=None, init=False, repr=False, compare=False
     )
     """The merged stages and the templates they came from: merged once, not every turn."""
+    flow_cache: tuple[list[int], Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The 004 §9 flow the bound templates call for, and the templates it was chosen for
+    (`hrm.stacks.flows.flow_for`)."""
 
     @classmethod
     def bind(cls, home: HRMHome, agent_class: str, config: HRMConfig) -> AttentionPipeline:

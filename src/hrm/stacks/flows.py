@@ -168,7 +168,23 @@ def compare_frameworks(
 
 
 def flow_for(stack: CognitiveStack) -> FlowFn | None:
-    """The 004 §9 flow this stack's kind and bound templates call for, or None."""
+    """The 004 §9 flow this stack's kind and bound templates call for, or None.
+
+    Asked every turn; the answer only changes with the bound templates, so it is kept per
+    stack until they do (as `AttentionPipeline.stages` keeps the merged stages).
+    """
+    attention = stack.attention
+    key = [id(t) for t in attention.templates]
+    known = attention.flow_cache
+    if known is not None and known[0] == key:
+        flow: FlowFn | None = known[1]
+        return flow
+    flow = _flow_for(stack)
+    attention.flow_cache = (key, flow)
+    return flow
+
+
+def _flow_for(stack: CognitiveStack) -> FlowFn | None:
     kind, _ = parse_agent_class(stack.agent_class)
     stages = {str(s.get("type")): s for s in stack.attention.stages()}
     if kind == "ADMIN" and "registry_query" in stages:
