@@ -127,14 +127,18 @@ class Database:
     # ── lifecycle ──────────────────────────────────────────────────────────
 
     def close(self) -> None:
-        if self._deferred:
-            self.flush_deferred()
-        with self._checkpoint_lock:
-            if self._checkpointer is not None:
-                self._checkpointer.close()
-                self._checkpointer = None
-        with self._lock:
-            self._conn.close()
+        """Store what is still `defer`red, then release the file (even if storing failed)."""
+        try:
+            if self._deferred:
+                self.flush_deferred()
+        finally:
+            self.discard_deferred()
+            with self._checkpoint_lock:
+                if self._checkpointer is not None:
+                    self._checkpointer.close()
+                    self._checkpointer = None
+            with self._lock:
+                self._conn.close()
 
     # ── checkpoints ────────────────────────────────────────────────────────
 
@@ -391,7 +395,9 @@ class Database:
 
         At its end what is still pending is written in a transaction of its own; when the
         block ends by an exception, it is dropped instead: a turn that did not happen leaves
-        no bookkeeping behind. Nested blocks end with the outermost.
+        no bookkeeping behind. Nested blocks end with the outermost. The block is also
+        `pinned`, so what a deferred write leaves and the reads it was computed from are
+        checked against one `data_version`.
         """
         return _Deferring(self)
 
@@ -522,27 +528,32 @@ def _written_table(sql: str) -> str | None:
 
 
 class _Deferring:
-    """`Database.deferring` as a plain context manager (see there)."""
+    """`Database.deferring` as a plain context manager (see there); it also `pinned`s."""
 
-    __slots__ = ("_db",)
+    __slots__ = ("_db", "_pin")
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._pin = _Pinned(db)
 
     def __enter__(self) -> None:
         with self._db._lock:
+            self._pin.__enter__()
             self._db._deferring += 1
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         db = self._db
         with db._lock:
-            db._deferring -= 1
-            if db._deferring:
-                return
-            if exc_type is not None:
-                db.discard_deferred()
-            else:
-                db.flush_deferred()
+            try:
+                db._deferring -= 1
+                if db._deferring:
+                    return
+                if exc_type is not None:
+                    db.discard_deferred()
+                else:
+                    db.flush_deferred()
+            finally:
+                self._pin.__exit__()
 
 
 class _Pinned:
