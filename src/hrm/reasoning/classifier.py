@@ -2,7 +2,8 @@
 
 Reasoning's strategy, escalation and voting all read this classification, so it must be cheap
 and total: regular expressions are compiled once and run on a bounded window (the first and
-last `WINDOW_CHARS` characters); only length metrics look at the whole text. Any string —
+last `WINDOW_CHARS` characters), and only those whose words can occur in it (`HeadIndex`: the
+window is split into words once); only length metrics look at the whole text. Any string —
 empty, a megabyte, control characters — gets a classification.
 
 Dimensions and their markers:
