@@ -1,0 +1,37 @@
+"""Process-local ids and pid: unique, in the documented shapes, and right after fork."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hrm import _process
+from hrm._process import new_id, pid, random_hex
+
+
+def test_ids_have_the_documented_shape_and_do_not_repeat() -> None:
+    ids = {new_id("ep") for _ in range(20_000)}
+    assert len(ids) == 20_000
+    assert all(re.fullmatch(r"ep_[0-9a-f]{16}", i) for i in ids)
+    assert re.fullmatch(r"prob_[0-9a-f]{12}", new_id("prob", 12))
+    assert re.fullmatch(r"[0-9a-f]{8}", random_hex(8))
+    assert pid() == os.getpid()
+
+
+def test_a_forked_child_has_its_own_pid_and_its_own_ids() -> None:
+    new_id("warm")  # the parent's generator exists before the fork
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        try:
+            os.write(write, f"{pid()} {os.getpid()} {new_id('x')} {new_id('x')}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    with os.fdopen(read) as pipe:
+        child_pid, real_pid, *child_ids = pipe.read().split()
+    assert child_pid == real_pid == str(child) and pid() == os.getpid() != child
+    parent_ids = [new_id("x"), new_id("x")]
+    assert not set(child_ids) & set(parent_ids)  # reseeded: not the parent's next draws
+    assert _process._bits is not None
