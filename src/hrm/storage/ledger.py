@@ -290,7 +290,7 @@ class Ledger:
                 self._dirty = True
                 if self.durability is Durability.FSYNC:
                     # Under the lock no anchor can be ahead of this tail: write without reading.
-                    self._sync_and_anchor(fd, _Anchor(seq, prev, offset), locked=True)
+                    self._sync_and_anchor(fd, _Anchor(seq, prev, offset))
             finally:
                 unlock(fd)
         return records
@@ -305,7 +305,31 @@ class Ledger:
             if not self._dirty or self._fd is None or self._pid != pid():
                 return
             anchor = _Anchor(self._last_seq, self._last_hash, self._end)
-            self._sync_and_anchor(self._fd, anchor, locked=False)
+            try:
+                # A descriptor of its own, so closing the ledger meanwhile cannot pull the
+                # file out from under the sync.
+                synced = os.dup(self._fd)
+            except OSError as exc:
+                raise _os_error(exc, self.path) from exc
+            self._dirty = False
+        # The sync runs outside the mutex: it takes a disk's time (~0.2 ms here, far more on
+        # some disks), and a group commit runs on its own thread while the next turn appends
+        # to this ledger. What it vouches for (`anchor`) was written before it began.
+        try:
+            _sync_data(synced)
+        except OSError as exc:
+            with self._mutex:
+                self._dirty = True  # the next boundary tries again
+            raise _os_error(exc, self.path) from exc
+        finally:
+            os.close(synced)
+        with self._mutex:
+            if self._fd is None or self._closed:
+                return
+            with exclusive(self._fd, path=str(self.path)):
+                current = self._read_anchor()
+                if current is None or current.seq < anchor.seq:
+                    self._write_anchor(anchor)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[Ledger]:
@@ -597,19 +621,14 @@ class Ledger:
         self._anchor_checked = False  # the quarantine moved the anchor: check it again
         return True
 
-    def _sync_and_anchor(self, fd: int, anchor: _Anchor, *, locked: bool) -> None:
+    def _sync_and_anchor(self, fd: int, anchor: _Anchor) -> None:
+        """Sync and anchor under the mutex and the file lock (`Durability.FSYNC` appends)."""
         try:
             _sync_data(fd)
         except OSError as exc:
             raise _os_error(exc, self.path) from exc
         self._dirty = False
-        if locked:
-            self._write_anchor(anchor)
-            return
-        with exclusive(fd, path=str(self.path)):
-            current = self._read_anchor()
-            if current is None or current.seq < anchor.seq:
-                self._write_anchor(anchor)
+        self._write_anchor(anchor)
 
     def _anchor_path(self) -> Path:
         return _anchor_path(self.path)
