@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from hrm.config import PolicySurface
 from hrm.errors import ErrorCode, HRMError
+from hrm.governance import preferences
 from hrm.governance.preferences import (
     PreferenceClass,
     PreferenceClassification,
@@ -128,3 +130,28 @@ def test_classification_is_total_and_consistent(text: str, source: str) -> None:
 def test_a_user_saying_i_prefer_anywhere_is_explicit(prefix: str, rest: str) -> None:
     result = PreferenceClassifier(PolicySurface()).classify(f"{prefix} I PREFER {rest}")
     assert result.preference_class is PreferenceClass.EXPLICIT
+
+
+_WORDS = ["I", "prefer", "hate", "always", "never", "like", "don't", "need", "I'm", "the", "kind",
+          "of", "person", "who", "user", "often", "noticed", "that", "based", "on", "history",
+          "statistically", "better", "rather", "avoid", "tabs", "İ", "ı", "ſ", "Prefer", "i"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.lists(st.sampled_from(_WORDS), max_size=8).map(" ".join),
+    st.lists(st.sampled_from(_WORDS), max_size=8).map("".join),
+    st.text(max_size=30),
+))
+def test_the_prefilters_never_change_what_is_matched(text: str) -> None:
+    classifier = PreferenceClassifier(PolicySurface())
+    expected = next(
+        (p.pattern for p in classifier._patterns if p.search(text)), None
+    )
+    assert classifier._match_preference_pattern(text) == expected
+    assert PreferenceClassifier._is_behavioral_observation(text) == any(
+        re.search(m, text, re.IGNORECASE) for m in preferences._BEHAVIORAL_MARKERS
+    )
+    assert PreferenceClassifier._looks_like_preference(text) == any(
+        re.search(i, text, re.IGNORECASE) for i in preferences._PREFERENCE_INDICATORS
+    )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from hrm._wordlists import HeadIndex
 from hrm.errors import HRMError
 
 __all__ = [
@@ -39,6 +40,9 @@ _PREFERENCE_INDICATORS: tuple[str, ...] = (
     r"(don't like|hate|avoid|dislike)",
     r"(better|worse|rather)",
 )
+_BEHAVIORAL = re.compile("|".join(f"(?:{m})" for m in _BEHAVIORAL_MARKERS), re.IGNORECASE)
+_INDICATOR = re.compile("|".join(f"(?:{i})" for i in _PREFERENCE_INDICATORS), re.IGNORECASE)
+"""Each list as one alternation: "any of them occurs" in one search."""
 
 
 class PreferencePolicy(Protocol):
@@ -106,6 +110,7 @@ class PreferenceClassifier:
                     key="policy.PREFERENCE_PATTERNS",
                     pattern=pattern,
                 ) from exc
+        self._index = HeadIndex({str(index): [p] for index, p in enumerate(self._patterns)})
 
     def classify(self, statement: str, source: str = "user") -> PreferenceClassification:
         """Classify a statement for preference handling.
@@ -155,15 +160,20 @@ class PreferenceClassifier:
         )
 
     def _match_preference_pattern(self, statement: str) -> str | None:
-        for pattern in self._patterns:
-            if pattern.search(statement):
+        """The first explicit pattern, in the policy's order, that occurs in `statement`.
+
+        Every turn asks; a pattern whose words cannot occur (`HeadIndex`) is not run.
+        """
+        maybe = self._index.candidates(statement)
+        for index, pattern in enumerate(self._patterns):
+            if str(index) in maybe and pattern.search(statement):
                 return pattern.pattern
         return None
 
     @staticmethod
     def _is_behavioral_observation(statement: str) -> bool:
-        return any(re.search(m, statement, re.IGNORECASE) for m in _BEHAVIORAL_MARKERS)
+        return _BEHAVIORAL.search(statement) is not None
 
     @staticmethod
     def _looks_like_preference(statement: str) -> bool:
-        return any(re.search(i, statement, re.IGNORECASE) for i in _PREFERENCE_INDICATORS)
+        return _INDICATOR.search(statement) is not None
