@@ -8,8 +8,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from hrm import pipeline
 from hrm._wordlists import HeadIndex, heads_of, required_literals
-from hrm.governance import signals
+from hrm.governance import arbiter, signals
+from hrm.governance.policy import POLICY
+from hrm.governance.preferences import PreferenceClassifier
 from hrm.reasoning import classifier
 
 CLASSIFIER_LISTS: dict[str, re.Pattern[str]] = {
@@ -26,10 +29,18 @@ CLASSIFIER_LISTS: dict[str, re.Pattern[str]] = {
     "irreversible": classifier._IRREVERSIBLE,
     "list_item": classifier._LIST_ITEM,
 }
-MARKERS: dict[str, re.Pattern[str]] = {
-    p.pattern: p
-    for markers in (signals._EMERGENCY, signals._URGENCY, signals._DEADLINE, signals._CITATION)
-    for p in markers._patterns
+MARKERS: dict[str, re.Pattern[str]] = {  # case-insensitive, on the text as written
+    **{
+        p.pattern: p
+        for markers in (signals._EMERGENCY, signals._URGENCY, signals._DEADLINE,
+                        signals._CITATION)
+        for p in markers._patterns
+    },
+    "switch": arbiter._SWITCH_REQUEST,
+    "mention": arbiter._MENTION,
+    "commit for": pipeline._COMMIT_FOR,
+    "commit to": pipeline._COMMIT_TO,
+    **{f"preference {i}": p for i, p in enumerate(PreferenceClassifier(POLICY)._patterns)},
 }
 ALL = {**CLASSIFIER_LISTS, **MARKERS}
 
@@ -89,6 +100,7 @@ def test_a_text_that_is_not_ascii_makes_every_list_a_candidate() -> None:
 @example("either this or that, on the other hand vs. the trade-off")
 @example("1. first\n2. then\n3. finally")
 @example("Rm -rf / and force-push by 5pm")
+@example("Let's go back to the billing launch; I prefer tabs for the next 3 turns")
 def test_every_list_whose_pattern_matches_is_a_candidate(text: str) -> None:
     index = HeadIndex({name: [pattern] for name, pattern in ALL.items()})
     maybe = index.candidates(text)

@@ -31,8 +31,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hrm._wordlists import HeadIndex
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -79,6 +81,8 @@ _REFERS_BACK = re.compile(
 )
 _CONNECTIVE = re.compile(r"^\s*(?:and|also|then|next|now|so|ok(?:ay)?|great|cool)\b", re.I)
 _FOLLOW_UP_MAX_KEYWORDS = 3
+_REFERENCE_WORDS = HeadIndex({"switch": [_SWITCH_REQUEST], "mention": [_MENTION]})
+"""Which of the two reference patterns can match a text (most inputs request no switch)."""
 
 
 class ArbitrationDisposition(StrEnum):
@@ -372,7 +376,12 @@ class PreemptScoreArbiter:
         return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
 
     def _explicit_reference(self, text: str, registry: ProblemRegistry) -> _Candidate | None:
-        for pattern, is_switch in ((_SWITCH_REQUEST, True), (_MENTION, False)):
+        maybe = _REFERENCE_WORDS.candidates(text)
+        for name, pattern, is_switch in (
+            ("switch", _SWITCH_REQUEST, True), ("mention", _MENTION, False)
+        ):
+            if name not in maybe:
+                continue
             for match in pattern.finditer(text):
                 named = _named_problem(match.group("ref"), registry)
                 if named is not None:
@@ -421,13 +430,19 @@ def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
     for problem in registry.list():
         if problem.status is ProblemStatus.RESOLVED:
             continue
-        title_words = frozenset(extract_keywords(problem.title))
+        title_words = _title_words(problem.title)
         if not title_words:
             continue
         score = 1.0 if title_words <= words else keyword_similarity(words, title_words)
         if score >= EXPLICIT_REFERENCE_THRESHOLD and (best is None or score > best[0]):
             best = (score, problem)
     return best[1] if best else None
+
+
+@lru_cache(maxsize=1024)
+def _title_words(title: str) -> frozenset[str]:
+    """A problem title's keywords (every mention is compared with every open title)."""
+    return frozenset(extract_keywords(title))
 
 
 def _unit(value: float) -> float:
