@@ -131,3 +131,40 @@ def test_the_memo_of_short_texts_stays_bounded_and_always_answers_as_scrubbing_w
             assert len(scrubbing.SCRUBBED) <= scrubbing._CACHED_ENTRIES
     assert secret not in scrub_text(f"again {secret}")
     assert "[REDACTED:github_token]" in scrubbing.SCRUBBED[f"again {secret}"]
+
+
+def _reference_scrub(value: object) -> object:
+    """The rule, written plainly: strings scrubbed, containers walked (keys too)."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {(scrub_text(k) if isinstance(k, str) else k): _reference_scrub(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reference_scrub(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_reference_scrub(v) for v in value)
+    return value
+
+
+_LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+    st.sampled_from(["plain", "", SECRETS["github_token"], f"key {SECRETS['stripe_key']}"]),
+    st.text(max_size=12),
+)
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.one_of(st.text(max_size=6), st.integers(), st.just(SECRETS["jwt"])),
+                        inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@given(_VALUES)
+def test_scrub_walks_any_value_as_the_plain_rule_does(value: object) -> None:
+    scrubbed = scrub(value)
+    assert scrubbed == _reference_scrub(value)
+    assert type(scrubbed) is type(value)

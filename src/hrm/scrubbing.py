@@ -213,6 +213,18 @@ def scrub(value: Any) -> Any:
 
     Keys are scrubbed as well as values. Other types pass through unchanged.
     """
+    kind = type(value)  # exact types first: the Mapping check below is an ABC (slow) one
+    if kind is str:
+        return SCRUBBED.get(value) or scrub_text(value)
+    if kind is dict:
+        return {
+            (scrub_text(k) if type(k) is str else k): (
+                v if v is None or type(v) in _PLAIN else scrub(v)
+            )
+            for k, v in value.items()
+        }
+    if kind in _PLAIN:
+        return value
     if isinstance(value, str):
         return scrub_text(value)
     if isinstance(value, Mapping):
@@ -222,6 +234,10 @@ def scrub(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(scrub(v) for v in value)
     return value
+
+
+_PLAIN = frozenset({int, float, bool})
+"""Types `scrub` returns as they are without a closer look."""
 
 
 def contains_secret(text: str) -> bool:

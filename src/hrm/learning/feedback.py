@@ -425,7 +425,11 @@ def _turn(*sources: JSONDict) -> int | None:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+"""One encoder for every row (`json.dumps` with options builds a new one each call)."""
 
 
 def _decode(row: sqlite3.Row) -> OutcomeRecord:

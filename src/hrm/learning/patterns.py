@@ -496,7 +496,11 @@ class PatternStore:
         """
         cached = self._cache.get(pattern_id) if self._cache is not None else None
         if cached is not None and self._current_version() == self._data_version:
-            return replace(cached, evidence_ids=[])
+            # A copy the caller may change (the cache changes only once the write is done);
+            # `replace` would run every field through __init__ again, a turn's costliest copy.
+            current = object.__new__(Pattern)
+            current.__dict__.update(cached.__dict__, evidence_ids=[])
+            return current
         return self._require(pattern_id, with_evidence=False)
 
     def _require(self, pattern_id: str, *, with_evidence: bool = True) -> Pattern:
@@ -613,7 +617,11 @@ def _clone(value: Any) -> Any:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+"""One encoder for every row (`json.dumps` with options builds a new one each call)."""
 
 
 def _decode(row: sqlite3.Row) -> Pattern:
