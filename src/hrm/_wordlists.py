@@ -154,20 +154,30 @@ class HeadIndex:
     """
 
     def __init__(self, lists: Mapping[str, Iterable[str | re.Pattern[str]]]) -> None:
-        self._by_start: dict[str, list[tuple[str, bool, str]]] = {}
+        exact: dict[str, set[str]] = {}
+        prefixes: dict[str, list[tuple[str, str]]] = {}
         self._all = frozenset(lists)
         gated: list[tuple[str, tuple[str, ...]]] = []
         for name, patterns in lists.items():
             for pattern in patterns:
                 heads = heads_of(pattern)
-                if heads is None or any(len(h) < 2 and not exact for h, exact in heads):
+                if heads is None or any(len(h) < 2 and not whole for h, whole in heads):
                     # no head, or a one-letter prefix: no cheap test but its literals
                     gated.append((name, required_literals(pattern)))
                     continue
-                for head, exact in heads:
-                    self._by_start.setdefault(head[:2], []).append((head, exact, name))
+                for head, whole in heads:
+                    if whole:
+                        exact.setdefault(head, set()).add(name)
+                    else:
+                        prefixes.setdefault(head[:2], []).append((head, name))
+        self._exact = {head: frozenset(names) for head, names in exact.items()}
+        """Heads a word must equal → the lists they belong to (one lookup a word)."""
+        self._prefixes = prefixes
+        """Heads a word must start with, by their first two letters."""
         self._always = frozenset(name for name, literals in gated if not literals)
-        self._gated = tuple((name, literals) for name, literals in gated if literals)
+        self._gated = tuple(
+            (name, literals[0], literals[1:]) for name, literals in gated if literals
+        )
 
     def candidates(self, text: str) -> set[str]:
         """The names of the lists that may match `text` (a superset of those that do).
@@ -179,15 +189,17 @@ class HeadIndex:
             return set(self._all)
         lower = text if text.islower() else text.lower()
         found = set(self._always)
-        for name, literals in self._gated:
-            if all(literal in lower for literal in literals):
+        for name, first, rest in self._gated:
+            if first in lower and (not rest or all(literal in lower for literal in rest)):
                 found.add(name)
-        by_start = self._by_start
+        exact, prefixes = self._exact, self._prefixes
         for word in _words(lower):
-            entries = by_start.get(word[:2])
-            if entries is None:
-                continue
-            for head, exact, name in entries:
-                if word == head if exact else word.startswith(head):
-                    found.add(name)
+            names = exact.get(word)
+            if names is not None:
+                found |= names
+            entries = prefixes.get(word[:2])
+            if entries is not None:
+                for head, name in entries:
+                    if word.startswith(head):
+                        found.add(name)
         return found
