@@ -437,8 +437,7 @@ class ProblemRegistry:
             (changed, keywords) if problem.id == changed.id else (problem, keywords)
             for problem, keywords in self._everything()
         ]
-        entries.sort(key=lambda e: e[0].last_progress_at.isoformat(), reverse=True)
-        entries.sort(key=lambda e: e[0].priority, reverse=True)
+        entries.sort(key=lambda e: (e[0].priority, e[0].last_progress_at.isoformat()), reverse=True)
         return tuple(entries)
 
     def _read_everything(self) -> tuple[tuple[Problem, frozenset[str]], ...]:

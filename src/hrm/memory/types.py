@@ -82,6 +82,8 @@ def format_timestamp(moment: datetime) -> str:
     Raises:
         HRMError: ``VALIDATION_FAILED`` for a naive datetime (its zone would be a guess).
     """
+    if moment.tzinfo is UTC:  # the system clock's own times: no conversion to pay for
+        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise HRMError.validation_failed(
             f"Timestamp {moment.isoformat()} has no time zone; pass an aware datetime (UTC)",
