@@ -404,30 +404,38 @@ def test_records_yield_good_records_then_raise_at_the_bad_one(
     assert seen == list(range(1, damage.line))
 
 
-def test_appends_go_on_while_another_thread_syncs_a_group_commit(
-    path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The sync takes a disk's time; a turn appending meanwhile must not wait for it."""
+def _held_sync(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Thread, threading.Event]:
+    """A group commit of `ledger` on another thread, held inside its sync until released."""
     syncing, release = threading.Event(), threading.Event()
     real_sync = ledger_module._sync_data
 
     def slow_sync(fd: int) -> None:
         syncing.set()
         assert release.wait(10)
-        real_sync(fd)
+        real_sync(fd)  # its own descriptor: still open whatever happened meanwhile
 
-    ledger = Ledger(path, clock=fixed_clock)
-    ledger.append("turn", {"i": 1})
     monkeypatch.setattr(ledger_module, "_sync_data", slow_sync)
     committer = threading.Thread(target=ledger.commit)
     committer.start()
     assert syncing.wait(10)
+    monkeypatch.setattr(ledger_module, "_sync_data", real_sync)  # for anything else
+    return committer, release
+
+
+def test_appends_go_on_while_another_thread_syncs_a_group_commit(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync takes a disk's time; a turn appending meanwhile must not wait for it."""
+    ledger = Ledger(path, clock=fixed_clock)
+    ledger.append("turn", {"i": 1})
+    committer, release = _held_sync(ledger, monkeypatch)
     ledger.append("turn", {"i": 2})  # does not block on the sync in progress
     assert verify_ledger(path).anchor_seq is None
     release.set()
     committer.join(10)
     assert verify_ledger(path).anchor_seq == 1  # what was written before the sync began
-    monkeypatch.setattr(ledger_module, "_sync_data", real_sync)
     ledger.commit()  # the append made meanwhile is still to be committed
     assert verify_ledger(path).anchor_seq == 2
     ledger.close()
@@ -436,21 +444,9 @@ def test_appends_go_on_while_another_thread_syncs_a_group_commit(
 def test_closing_a_ledger_during_a_group_commit_sync_loses_nothing(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    syncing, release = threading.Event(), threading.Event()
-    real_sync = ledger_module._sync_data
-
-    def slow_sync(fd: int) -> None:
-        syncing.set()
-        assert release.wait(10)
-        real_sync(fd)  # its own descriptor: still open whatever close did
-
     ledger = Ledger(path, clock=fixed_clock)
     ledger.append("turn", {"i": 1})
-    monkeypatch.setattr(ledger_module, "_sync_data", slow_sync)
-    committer = threading.Thread(target=ledger.commit)
-    committer.start()
-    assert syncing.wait(10)
-    monkeypatch.setattr(ledger_module, "_sync_data", real_sync)
+    committer, release = _held_sync(ledger, monkeypatch)
     ledger.close()  # nothing dirty left: the sync in progress owns it
     release.set()
     committer.join(10)
