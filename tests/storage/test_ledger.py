@@ -441,17 +441,36 @@ def test_appends_go_on_while_another_thread_syncs_a_group_commit(
     ledger.close()
 
 
-def test_closing_a_ledger_during_a_group_commit_sync_loses_nothing(
+def test_a_commit_or_close_returns_only_once_a_sync_in_progress_is_done(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ledger = Ledger(path, clock=fixed_clock)
     ledger.append("turn", {"i": 1})
     committer, release = _held_sync(ledger, monkeypatch)
-    ledger.close()  # nothing dirty left: the sync in progress owns it
+    waiting, closed = threading.Event(), threading.Event()
+
+    class _Watched:  # the sync lock, saying when another commit starts waiting for it
+        def __init__(self, lock: Any) -> None:
+            self.lock = lock
+
+        def __enter__(self) -> None:
+            waiting.set()
+            self.lock.acquire()
+
+        def __exit__(self, *_: object) -> None:
+            self.lock.release()
+
+    ledger._sync_lock = _Watched(ledger._sync_lock)  # type: ignore[assignment]
+    closer = threading.Thread(target=lambda: (ledger.close(), closed.set()))
+    closer.start()
+    assert waiting.wait(10)
+    assert not closed.is_set()  # the close waits for the sync: durable when it returns
     release.set()
     committer.join(10)
-    assert not committer.is_alive()
-    assert verify_ledger(path).ok and verify_ledger(path).records == 1
+    closer.join(10)
+    assert closed.is_set() and not committer.is_alive()
+    report = verify_ledger(path)
+    assert report.ok and report.records == 1 and report.anchor_seq == 1
 
 
 def test_cutting_records_from_the_end_is_caught_by_the_anchor(path: Path) -> None:

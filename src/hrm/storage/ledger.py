@@ -200,6 +200,8 @@ class Ledger:
         self.repaired: TornTail | None = None
         self._clock = clock
         self._mutex = threading.Lock()
+        self._sync_lock = threading.Lock()
+        """Held by a `commit` through its sync: commits wait for each other, appends do not."""
         self._fd: int | None = None
         self._anchor_fd: int | None = None
         self._pid = pid()
@@ -301,35 +303,37 @@ class Ledger:
         A no-op under ``Durability.FSYNC`` (already durable) or when nothing was appended. Also
         advances the anchor, so a later truncation below this point is detected.
         """
-        with self._mutex:
-            if not self._dirty or self._fd is None or self._pid != pid():
-                return
-            anchor = _Anchor(self._last_seq, self._last_hash, self._end)
-            try:
-                # A descriptor of its own, so closing the ledger meanwhile cannot pull the
-                # file out from under the sync.
-                synced = os.dup(self._fd)
-            except OSError as exc:
-                raise _os_error(exc, self.path) from exc
-            self._dirty = False
-        # The sync runs outside the mutex: it takes a disk's time (~0.2 ms here, far more on
-        # some disks), and a group commit runs on its own thread while the next turn appends
-        # to this ledger. What it vouches for (`anchor`) was written before it began.
-        try:
-            _sync_data(synced)
-        except OSError as exc:
+        # Commits take turns (one returning means what came before it is durable, even when
+        # another thread's commit was syncing), but appends do not wait for them: the sync
+        # runs outside the mutex, as it takes a disk's time (~0.2 ms here, far more on some
+        # disks) while a group commit on its own thread overlaps the next turn's appends.
+        with self._sync_lock:
             with self._mutex:
-                self._dirty = True  # the next boundary tries again
-            raise _os_error(exc, self.path) from exc
-        finally:
-            os.close(synced)
-        with self._mutex:
-            if self._fd is None or self._closed:
-                return
-            with exclusive(self._fd, path=str(self.path)):
-                current = self._read_own_anchor()
-                if current is None or current.seq < anchor.seq:
-                    self._write_anchor(anchor)
+                if not self._dirty or self._fd is None or self._pid != pid():
+                    return
+                anchor = _Anchor(self._last_seq, self._last_hash, self._end)
+                try:
+                    # A descriptor of its own, so closing the ledger meanwhile cannot pull
+                    # the file out from under the sync.
+                    synced = os.dup(self._fd)
+                except OSError as exc:
+                    raise _os_error(exc, self.path) from exc
+                self._dirty = False
+            try:
+                _sync_data(synced)  # what `anchor` vouches for was written before it began
+            except OSError as exc:
+                with self._mutex:
+                    self._dirty = True  # the next boundary tries again
+                raise _os_error(exc, self.path) from exc
+            finally:
+                os.close(synced)
+            with self._mutex:
+                if self._fd is None or self._closed:
+                    return
+                with exclusive(self._fd, path=str(self.path)):
+                    current = self._read_own_anchor()
+                    if current is None or current.seq < anchor.seq:
+                        self._write_anchor(anchor)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[Ledger]:
