@@ -134,6 +134,12 @@ def test_cached_focus_reads_match_a_fresh_handle_after_any_writes(
                 with db.deferring():  # a turn: bookkeeping waits for its transaction
                     if mode == "bare":
                         run()
+                        if n % 2:  # a transaction that carries the bookkeeping, and fails
+                            try:
+                                with db.transaction():
+                                    raise Boom
+                            except Boom:
+                                pass
                     answered = _answers(registry, commitments, stance)
                     if interleaved:  # another process moves on before our writes land
                         clock.now += timedelta(seconds=1)

@@ -367,26 +367,29 @@ def test_a_read_of_a_deferred_table_stores_the_write_first(tmp_path: Path) -> No
     assert _count(Database(tmp_path / "r.db")) == 4
 
 
-def test_deferred_writes_go_with_a_rollback_or_an_exception_and_run_at_once_in_a_transaction(
+def test_deferred_writes_outlive_a_rollback_go_with_their_block_and_run_at_once_inside(
     tmp_path: Path,
 ) -> None:
     db = Database(tmp_path / "b.db")
     db.migrate("test", MIGRATIONS[:1])
     with db.deferring():
         db.defer("INSERT INTO t (v) VALUES (?)", ("a",), table="t", leaves={"n": 1})
-        with pytest.raises(ValueError), db.transaction():
+        with pytest.raises(ValueError), db.transaction():  # carried them, then rolled back
             raise ValueError
-        assert not db.has_deferred and db.cached("n", lambda: _count(db), table="t") == 0
+        assert db.has_deferred and db.cached("n", lambda: -1, table="t") == 1  # waiting again
         with db.transaction():
-            db.defer("INSERT INTO t (v) VALUES (?)", ("b",), table="t", leaves={"n": 1})
-            assert not db.has_deferred and _count(db) == 1
-        db.defer("INSERT INTO t (v) VALUES (?)", ("c",), table="t", leaves={"n": 2})
+            pass
+        assert not db.has_deferred and _count(db) == 1  # the next transaction stored them
+        with db.transaction():
+            db.defer("INSERT INTO t (v) VALUES (?)", ("b",), table="t", leaves={"n": 2})
+            assert not db.has_deferred and _count(db) == 2
+        db.defer("INSERT INTO t (v) VALUES (?)", ("c",), table="t", leaves={"n": 3})
         db.discard_deferred()
-        assert not db.has_deferred and db.cached("n", lambda: _count(db), table="t") == 1
+        assert not db.has_deferred and db.cached("n", lambda: _count(db), table="t") == 2
     with pytest.raises(KeyboardInterrupt), db.deferring():  # a turn that did not happen
-        db.defer("INSERT INTO t (v) VALUES (?)", ("d",), table="t", leaves={"n": 2})
+        db.defer("INSERT INTO t (v) VALUES (?)", ("d",), table="t", leaves={"n": 3})
         raise KeyboardInterrupt
-    assert not db.has_deferred and _count(db) == 1
+    assert not db.has_deferred and _count(db) == 2
 
 
 def test_what_a_deferred_write_leaves_is_not_trusted_after_another_connection_commits(

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Database", "wrap_sqlite_error"]
 
+if TYPE_CHECKING:
+    _Deferred = tuple[str, tuple[Any, ...], str, dict[Hashable, object], int]
+    """A `Database.defer`red write: sql, params, table, what it leaves, the data_version seen."""
+
 _BUSY_TIMEOUT_MS = 5000
 CHECKPOINT_COMMITS = 32
 """Commits between two deferred checkpoints (a turn commits two or three times)."""
@@ -88,7 +92,7 @@ class Database:
         self._tx_version: int | None = None
         """`data_version` inside the open transaction, read once: while this handle holds the
         write lock no other connection can commit, so it cannot change before COMMIT."""
-        self._deferred: list[tuple[str, tuple[Any, ...], str, dict[Hashable, object], int]] = []
+        self._deferred: list[_Deferred] = []
         """Writes `defer`red to the next transaction: (sql, params, table, what they leave,
         the `data_version` their caller's reads saw)."""
         self._deferred_tables: set[str] = set()
@@ -360,8 +364,9 @@ class Database:
         what is left. Inside a transaction the write runs at once (and `leaves` is
         `remember`ed); outside both, in a transaction of its own.
 
-        Pending writes are this handle's alone: other connections see them when their
-        transaction commits, and a rollback of it drops them with everything else. Write
+        Pending writes are this handle's alone: other connections see them when the
+        transaction that carries them commits; should it roll back, they wait for the next
+        one (only the `deferring` block's failure drops them). Write
         `sql` so it is right whatever another connection committed meanwhile (an increment,
         not a computed total): `leaves` is only trusted when no other connection committed
         since the caller's reads; otherwise the next read loads what the database holds.
@@ -425,8 +430,11 @@ class Database:
         """Whether `sql` may read or write a table with pending writes (by name: may over-flush)."""
         return any(table in sql for table in self._deferred_tables)
 
-    def _run_deferred(self) -> None:
-        """Inside a new outermost transaction: run the pending writes, stage what they leave."""
+    def _run_deferred(self) -> list[_Deferred]:
+        """Inside a new outermost transaction: run the pending writes, stage what they leave.
+
+        Returns them, for `_requeue` should this transaction roll back.
+        """
         pending = self._deferred
         self._deferred = []
         self._deferred_tables = set()
@@ -437,6 +445,18 @@ class Database:
             if self._data_version() == seen:  # nobody else committed: the caller's values hold
                 for key, value in leaves.items():
                     self.remember(key, value, table=table)
+        return pending
+
+    def _requeue(self, carried: list[_Deferred]) -> None:
+        """Put back the deferred writes a rolled-back transaction carried (they were not its
+        own: only the deferring block's failure drops them)."""
+        if not carried:
+            return
+        self._deferred = carried + self._deferred
+        for _, _, table, leaves, _ in carried:
+            self._deferred_tables.add(table)
+            for key, value in leaves.items():
+                self._overlay.setdefault(key, value)
 
     def data_version(self) -> int:
         """A number that changes when another connection commits (``PRAGMA data_version``).
@@ -586,13 +606,14 @@ class _Transaction:
     is held from ``__enter__`` to ``__exit__``, so one thread's transaction excludes others.
     """
 
-    __slots__ = ("_db", "_depth", "_join", "_joined")
+    __slots__ = ("_carried", "_db", "_depth", "_join", "_joined")
 
     def __init__(self, db: Database, join: bool = False) -> None:
         self._db = db
         self._depth = 0
         self._join = join
         self._joined = False
+        self._carried: list[_Deferred] = []
 
     def __enter__(self) -> sqlite3.Connection:
         db = self._db
@@ -613,9 +634,10 @@ class _Transaction:
             db._lock.release()
             raise
         db._depth += 1
+        self._carried = []
         if depth == 0 and db._deferred:
             try:
-                db._run_deferred()
+                self._carried = db._run_deferred()
             except BaseException as exc:
                 db._depth -= 1
                 db._staged.clear()
@@ -632,6 +654,7 @@ class _Transaction:
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         db, depth = self._db, self._depth
+        committed = False
         try:
             db._depth -= 1
             db._generation += 1
@@ -668,6 +691,7 @@ class _Transaction:
             try:
                 if depth == 0:
                     db._conn.execute("COMMIT")
+                    committed = True
                     db._commits_since_checkpoint += 1
                     if db._staged:
                         db._publish_staged()
@@ -683,6 +707,9 @@ class _Transaction:
         finally:
             if depth == 0:
                 db._tx_version = None
+                if not committed and not self._joined:
+                    db._requeue(self._carried)  # bookkeeping it carried waits for the next
+                self._carried = []
             db._lock.release()
 
 
