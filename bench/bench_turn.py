@@ -5,7 +5,8 @@ Measures, in one run:
 - the baseline the issue names: the same offline-adapter calls made bare (the messages and
   system prompt each turn sent) plus the same ledger records appended directly, in the same
   `append_many` batches, with the same durability policy;
-- the kernel's own cost = turn − baseline, and the ratio turn / baseline;
+- the kernel's own cost = turn − baseline, and the ratio turn / baseline; also paired block by
+  block (the median over blocks of each block's turn p50 minus its own replays' p50);
 - the SQLite statements a turn runs, done directly on a copy of the database (with their
   parameters, BEGIN, SAVEPOINT and COMMIT included, and the same pragmas). Added to the
   baseline, this gives the kernel's cost on top of all its I/O (adapter, ledgers and SQLite),

@@ -613,7 +613,8 @@ class HRM:
     def _consequences(self) -> Iterator[None]:
         """One transaction for the delivery, the evaluation's consequences and the learning.
 
-        They land together or not at all, in one commit, and after the model call, so no
+        Focus's deferred bookkeeping (progress stamp, lease tick, stance count: D32) runs first
+        in it. They land together or not at all, in one commit, and after the model call, so no
         write lock is held while a model answers. A rollback may undo pattern changes the
         pattern store already cached, so its cache is dropped then.
         """

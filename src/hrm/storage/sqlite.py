@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 _BUSY_TIMEOUT_MS = 5000
 CHECKPOINT_COMMITS = 32
-"""Commits between two deferred checkpoints (a turn commits two or three times)."""
+"""Commits between two deferred checkpoints (a steady turn commits once, D32)."""
 
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: str | Path) -> HRMError:
