@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -53,6 +56,22 @@ def test_estimate_tokens_examples() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("one two three") == 4
     assert estimate_tokens("Hello, world!") == 5
+
+
+_ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=127), max_size=300)
+
+
+@settings(max_examples=300)
+@given(st.one_of(_ASCII_TEXT, st.text(max_size=300)))
+def test_estimate_tokens_counts_what_the_regular_expressions_count(text: str) -> None:
+    # ASCII text takes a byte-class path; it must agree with the definition: words are
+    # runs of \w, symbols are characters neither \w nor \s.
+    words = len(re.findall(r"\w+", text))
+    symbols = len(re.findall(r"[^\w\s]", text))
+    assert estimate_tokens(text) == math.ceil(words * 4 / 3) + symbols
+    assert estimate_tokens(text * 3) == math.ceil(len(re.findall(r"\w+", text * 3)) * 4 / 3) + (
+        3 * symbols
+    )
 
 
 @settings(max_examples=150)

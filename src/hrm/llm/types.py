@@ -7,6 +7,7 @@ no I/O, so any layer may import them without pulling in a provider SDK.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import math
 import re
@@ -228,9 +229,32 @@ def _estimate_memo(text: str) -> int:
 
 
 def _estimate(text: str) -> int:
-    words = len(_WORD.findall(text))
-    symbols = len(_SYMBOL.findall(text))
-    return math.ceil(words * 4 / 3) + symbols
+    # One byte per character, each mapped to its class: `a` word, `.` symbol, space otherwise;
+    # a word starts wherever an `a` follows a non-`a`. The counts are the regular expressions'
+    # own (a property test holds them equal), some ten times faster on a prompt-sized text,
+    # where building two lists of matches dominated a turn's admission check. The few
+    # characters beyond ASCII (a dash, an ellipsis, an accent) are classed one by one.
+    classes = text.encode("ascii", _CLASS_ERRORS).translate(_ASCII_CLASSES)
+    words = classes.count(b" a") + classes.count(b".a") + classes.startswith(b"a")
+    return math.ceil(words * 4 / 3) + classes.count(b".")
+
+
+def _char_class(char: str) -> str:
+    return "a" if _WORD.match(char) else "." if _SYMBOL.match(char) else " "
+
+
+def _class_beyond_ascii(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    chunk = error.object[error.start : error.end]
+    return "".join(map(_char_class, chunk)), error.end
+
+
+_CLASS_ERRORS = "hrm-token-class"
+codecs.register_error(_CLASS_ERRORS, _class_beyond_ascii)
+
+_ASCII_CLASSES = bytes(ord(_char_class(chr(c))) for c in range(128)) + b" " * 128
+"""Each ASCII character's class for `_estimate`, read off `_WORD` and `_SYMBOL` themselves."""
 
 
 def prompt_tokens(adapter: ILLMAdapter, messages: list[Message], system: str) -> int:
