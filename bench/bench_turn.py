@@ -13,13 +13,21 @@ Measures, in one run:
   the issue's "(the kernel's own cost on top of its I/O)" read literally;
 - cold start of `hrm turn` as a process, as a ratio to `python -c pass`.
 
-How: a first, untimed run of the same N turns records, per turn, every adapter call, every
-ledger `append_many` call and every SQLite statement. A second home then runs the same turns
+The messages: a conversation of six kinds of message whose subjects are drawn anew each
+time (`conversation.py`), so that almost every message is new to the process, as a person's
+are. (Until the ninth session six fixed messages were said in a loop, and every cache keyed by
+text hit on every turn: those figures flattered the kernel by about 0.4 ms a turn.)
+
+How: a first, untimed run of N turns records, per turn, every adapter call, every ledger
+`append_many` call and every SQLite statement. A second home then runs N turns of the same
+kinds (their words drawn with another seed, so the capture run warmed no cache for them)
 while the three replays are timed **interleaved** with them, block by block (`--block`, 50
-turns): turns 1–50, their baseline, their SQLite; turns 51–100, … This machine is a VM whose
-speed drifts by tens of percent over a minute; timing the turns and their baseline minutes
-apart made the difference between them partly a difference between two moments. Interleaved,
-each block's turns and replays see the same machine.
+turns): turns 1–50, their baseline, their SQLite; turns 51–100, … The process's text caches
+are emptied before the second run, so the replayed messages are as new to the adapter and the
+ledgers as the turns' own are. This machine is a VM whose speed drifts by tens of percent
+over a minute; timing the turns and their baseline minutes apart made the difference between
+them partly a difference between two moments. Interleaved, each block's turns and replays see
+the same machine.
 
 Writes bench/out/turn.json.
 """
@@ -39,17 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conversation import WARM_UP, conversation
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
+CAPTURE_SEED, MEASURE_SEED = 1, 2
 
-INPUTS = (
-    "How do I rename a git branch?",
-    "What should we check first for the billing launch?",
-    "Write the migration step for the invoices table",
-    "I prefer short answers with examples",
-    "Why does the test suite fail on CI but not locally?",
-    "Summarise what we decided about the cache layer",
-)
 PRAGMAS = ("busy_timeout = 5000", "journal_mode = WAL", "synchronous = NORMAL",
            "foreign_keys = ON", "wal_autocheckpoint = 0")
 """What the stack's connection sets (its checkpoints run off the turn, D25: so do the replay's)."""
@@ -88,9 +91,25 @@ def _open_warm(home: Path) -> Any:
     # every measured turn is a real model call, not a refusal by the budget.
     config = replace(load_config(HRMHome.resolve(home)).config, stack_token_budget=10**9)
     hrm = HRM.open(home, "ADMIN", "offline", config=config)
-    for text in INPUTS * 3:  # warm caches, create the problem and patterns
+    for text in WARM_UP * 3:  # create the problem and the patterns
         hrm.turn(text)
     return hrm
+
+
+def _forget_texts() -> None:
+    """Empty the process's caches keyed by text (scrubbed strings, stems, estimates, keywords).
+
+    The replays say the capture run's messages again; without this, every cache the capture
+    run filled would serve them, and the baseline would be cheaper than the I/O the turns do.
+    """
+    import hrm.scrubbing
+
+    hrm.scrubbing.SCRUBBED.clear()
+    for name, module in list(sys.modules.items()):
+        if name == "hrm" or name.startswith("hrm."):
+            for value in list(vars(module).values()):
+                if hasattr(value, "cache_info") and hasattr(value, "cache_clear"):
+                    value.cache_clear()
 
 
 def _ledgers(hrm: Any) -> dict[str, Any]:
@@ -144,12 +163,12 @@ def capture(home: Path, n: int, snapshot: Path) -> Capture:
     hrm.db._conn = recorder
     failed = 0
     try:
-        for i in range(n):
+        for text in conversation(CAPTURE_SEED, n):
             captured.calls.append([])
             captured.batches.append([])
             recorder.sink = []
             captured.statements.append(recorder.sink)
-            result = hrm.turn(INPUTS[i % len(INPUTS)])
+            result = hrm.turn(text)
             failed += result.decision.evaluation.get("success") is not True
     finally:
         hrm.db._conn = real_conn
@@ -222,6 +241,8 @@ def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
             block: int) -> tuple[list[float], list[float], list[float]]:
     """Time the same turns in a second home, interleaved block by block with the replays."""
     n = len(captured.calls)
+    texts = conversation(MEASURE_SEED, n)
+    _forget_texts()
     hrm = _open_warm(home)
     replays = _Replays(tmp, snapshot, captured)
     turns: list[float] = []
@@ -233,7 +254,7 @@ def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
             stop = min(n, start + block)
             for i in range(start, stop):
                 t0 = time.perf_counter()
-                result = hrm.turn(INPUTS[i % len(INPUTS)])
+                result = hrm.turn(texts[i])
                 turns.append((time.perf_counter() - t0) * 1000)
                 failed += result.decision.evaluation.get("success") is not True
             io += [replays.io(i) for i in range(start, stop)]
