@@ -131,6 +131,28 @@ class SharedReferenceStore:
         )
         return [str(r["key"]) for r in rows]
 
+    def latest(self) -> tuple[tuple[str, Any], ...]:
+        """Every key with its latest value, sorted by key: the canon as one read.
+
+        One query instead of two a key (`keys` then `get`), cached until the table changes
+        or another connection commits; a turn reads its canon several times. Treat the
+        values as read-only: they are shared between callers.
+        """
+        return self.db.cached(
+            ("shared_reference.latest", self.agent_class),
+            self._load_latest,
+            table="shared_references",
+        )
+
+    def _load_latest(self) -> tuple[tuple[str, Any], ...]:
+        rows = self.db.execute(
+            "SELECT key, value_json FROM shared_references AS s"
+            " WHERE agent_class = ? AND version = (SELECT MAX(version) FROM shared_references"
+            " WHERE agent_class = s.agent_class AND key = s.key) ORDER BY key",
+            (self.agent_class,),
+        )
+        return tuple((str(r["key"]), decode_json(r["value_json"])) for r in rows)
+
     def rollback(self, key: str, to_version: int, *, source: str = "rollback") -> bool:
         """Restore the exact value of `to_version` as a new version of `key` (001 §6.3).
 

@@ -70,8 +70,6 @@ class CognitiveStack:
     work_order_sink: list[dict[str, Any]] | None = None
     """While a turn runs, work orders recorded in HO1m are also collected here."""
     _learnings: Any = field(default=None, repr=False)
-    _canon_cache: dict[str, Any] | None = field(default=None, repr=False)
-    _canon_version: int | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
 
     # ── HO2m ───────────────────────────────────────────────────────────────
@@ -119,13 +117,7 @@ class CognitiveStack:
 
     def canon(self) -> dict[str, Any]:
         """The stack's Shared Reference (canonical statements), cached until it changes."""
-        stamp = self.db.data_version()
-        if self._canon_cache is None or stamp != self._canon_version:
-            canon: dict[str, Any] = {}
-            for key in self.bus.shared.keys():  # noqa: SIM118 — a store method, not a dict
-                canon[key] = self.bus.shared.get(key).value
-            self._canon_cache, self._canon_version = canon, stamp
-        return dict(self._canon_cache)
+        return dict(self.bus.shared.latest())
 
     def learnings(self) -> Any:
         """The home's learnings repository on this stack's database, built once.
@@ -176,7 +168,6 @@ class CognitiveStack:
             source="user",
         )
         decision = self.bus.write(request)
-        self._canon_cache = None
         return {
             "target_requested": "shared_reference",
             "key": key,
