@@ -98,7 +98,12 @@ def handle_preference(
     statement = preference_statement(text)
     key = preference_key(statement)
     notes: list[str] = []
-    if pref.preference_class is PreferenceClass.EXPLICIT:
+    if pref.preference_class is PreferenceClass.EXPLICIT and stack.canon().get(key) == statement:
+        # Said again, word for word: the canon already holds it. A new version would add
+        # nothing but a row (and make every reader of the canon load it again). D33.
+        record.preference["resolution"] = "already canon"
+        notes.append(f"Already canon: “{statement}”.")
+    elif pref.preference_class is PreferenceClass.EXPLICIT:
         decision = stack.write_preference(
             statement, key, confirmed=False, signals=signals, confidence=pref.confidence
         )

@@ -34,6 +34,25 @@ def test_set_returns_consecutive_versions_and_get_returns_the_latest(
     assert store.list_versions("tone") == [1, 2]
 
 
+def test_latest_holds_every_key_at_its_newest_version_and_follows_writes(
+    store: SharedReferenceStore, db: Database, clock: Any
+) -> None:
+    assert store.latest() == ()
+    store.set("tone", "formal", "user")
+    store.set("units", "metric", "user")
+    store.set("tone", "casual", "user")
+    assert store.latest() == (("tone", "casual"), ("units", "metric"))
+    store.rollback("tone", 1)
+    assert dict(store.latest())["tone"] == "formal"
+    # Another connection's write is seen on the next read.
+    other = Database(db.path)
+    try:
+        SharedReferenceStore(other, "ADMIN", clock=clock).set("units", "imperial", "user")
+    finally:
+        other.close()
+    assert dict(store.latest())["units"] == "imperial"
+
+
 def test_created_at_is_the_first_version_and_updated_at_this_one(
     store: SharedReferenceStore, clock: Any
 ) -> None:

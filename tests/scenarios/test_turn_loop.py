@@ -75,6 +75,22 @@ def test_turn_returns_answer_and_full_decision_record(hrm: HRM) -> None:
     json.dumps(d)  # the record is JSON-ready
 
 
+def test_a_preference_said_again_word_for_word_is_not_written_again(hrm: HRM) -> None:
+    first = hrm.turn("I prefer short answers with examples")
+    assert first.decision.writes and first.decision.writes[0]["approved"]
+    key = first.decision.writes[0]["key"]
+    hrm.turn("How do I add a column to a SQLite table?")
+    again = hrm.turn("I prefer short answers with examples")
+    assert again.decision.writes == []
+    assert again.decision.preference["resolution"] == "already canon"
+    assert "Already canon" in again.response
+    assert hrm.stack.bus.shared.list_versions(key) == [1]
+    assert hrm.stack.canon()[key] == "I prefer short answers with examples"
+    # Any other wording under the same key is a new statement: the next version.
+    changed = hrm.turn("I prefer SHORT answers with examples")
+    assert changed.decision.writes and hrm.stack.bus.shared.list_versions(key) == [1, 2]
+
+
 def test_the_stored_decision_reads_back_whole_and_stores_ho2m_fields_once(
     hrm: HRM, home: HRMHome
 ) -> None:

@@ -145,10 +145,11 @@ class SharedReferenceStore:
         )
 
     def _load_latest(self) -> tuple[tuple[str, Any], ...]:
+        # SQLite takes a bare column of a MAX() aggregate from the row holding the maximum:
+        # one pass over the primary key instead of a subquery per version.
         rows = self.db.execute(
-            "SELECT key, value_json FROM shared_references AS s"
-            " WHERE agent_class = ? AND version = (SELECT MAX(version) FROM shared_references"
-            " WHERE agent_class = s.agent_class AND key = s.key) ORDER BY key",
+            "SELECT key, value_json, MAX(version) FROM shared_references"
+            " WHERE agent_class = ? GROUP BY key ORDER BY key",
             (self.agent_class,),
         )
         return tuple((str(r["key"]), decode_json(r["value_json"])) for r in rows)
