@@ -22,7 +22,7 @@ import builtins
 import logging
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -219,6 +219,11 @@ def _row_to_problem(row: sqlite3.Row) -> Problem:
         last_progress_at=datetime.fromisoformat(row["last_progress_at"]),
         agent_class=row["agent_class"],
     )
+
+
+def _instant(moment: datetime) -> float:
+    """Seconds since the epoch; a time without a zone is read as UTC (the store writes UTC)."""
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
 
 
 class ProblemRegistry:
@@ -431,13 +436,14 @@ class ProblemRegistry:
         """The registry as it reads once `changed` is written over what it holds now.
 
         Every turn stamps progress, so without this each turn would read every problem back.
-        The order is `_read_everything`'s: priority, then the stored progress text, descending.
+        The order is `_read_everything`'s: priority, then the latest progress first (as an
+        instant: formatting every problem's time as text to compare it cost more than the rest).
         """
         entries = [
             (changed, keywords) if problem.id == changed.id else (problem, keywords)
             for problem, keywords in self._everything()
         ]
-        entries.sort(key=lambda e: (e[0].priority, e[0].last_progress_at.isoformat()), reverse=True)
+        entries.sort(key=lambda e: (e[0].priority, _instant(e[0].last_progress_at)), reverse=True)
         return tuple(entries)
 
     def _read_everything(self) -> tuple[tuple[Problem, frozenset[str]], ...]:

@@ -82,7 +82,9 @@ class Database:
         """Per table: bumped by every write to it through this handle (see `cached(table=)`)."""
         self._epoch = 0
         """Bumped by writes whose table is not known (schema changes, unusual statements)."""
-        self._cache: dict[Hashable, tuple[int, tuple[int, ...], Any]] = {}
+        self._cache: dict[Hashable, tuple[int, int, int, Any]] = {}
+        """`cached` values: (data_version, generation or epoch, table generation or -1,
+        value)."""
         self._staged: dict[Hashable, tuple[str, tuple[int, int], Any]] = {}
         """Values `remember`ed in the open transaction: (table, stamp, value) per cache key."""
         self._pinned: int | None = None
@@ -308,24 +310,38 @@ class Database:
                     return value
                 if table is None or table in self._deferred_tables:
                     self.flush_deferred()
-            version = self._data_version()
-            stamp = (
-                (self._generation,)
-                if table is None
-                else (self._epoch, self._table_generation.get(table, 0))
-            )
-            if self._depth:
+            # `_data_version` inlined, and the stamp kept as two numbers rather than a tuple:
+            # a turn makes some thirty of these reads.
+            depth = self._depth
+            if depth:
+                version = self._tx_version
+                if version is None:
+                    version = self._tx_version = self._read_data_version()
+            else:
+                version = self._pinned
+                if version is None:
+                    version = self._read_data_version()
+            if table is None:
+                first, second = self._generation, -1
+            else:
+                first, second = self._epoch, self._table_generation.get(table, 0)
+            if depth:
                 staged = self._staged.get(key)
-                if staged is not None and staged[0] == table and staged[1] == stamp:
+                if staged is not None and staged[0] == table and staged[1] == (first, second):
                     value = staged[2]
                     return value
             entry = self._cache.get(key)
-            if entry is not None and entry[0] == version and entry[1] == stamp:
-                value = entry[2]
+            if (
+                entry is not None
+                and entry[0] == version
+                and entry[1] == first
+                and entry[2] == second
+            ):
+                value = entry[3]
                 return value
             value = load()
-            if not self._depth:
-                self._cache[key] = (version, stamp, value)
+            if not depth:
+                self._cache[key] = (version, first, second, value)
             return value
 
     def remember(self, key: Hashable, value: object, *, table: str) -> None:
@@ -501,7 +517,7 @@ class Database:
             return
         for key, (table, stamp, value) in staged.items():
             if stamp == (self._epoch, self._table_generation.get(table, 0)):
-                self._cache[key] = (version, stamp, value)
+                self._cache[key] = (version, stamp[0], stamp[1], value)
 
     def _note_write(self, sql: str) -> None:
         """Invalidate what a write statement may change (caller holds the lock)."""
