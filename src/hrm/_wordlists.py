@@ -136,6 +136,10 @@ def required_literals(pattern: str | re.Pattern[str]) -> tuple[str, ...]:
     return tuple(runs)
 
 
+_WORDS_REMEMBERED = 8192
+"""How many words a `HeadIndex` remembers the lists of before it starts afresh."""
+
+
 @functools.lru_cache(maxsize=8)
 def _words(lower: str) -> frozenset[str]:
     """The distinct words of a lower-cased text (several indexes read the same turn's text)."""
@@ -174,6 +178,8 @@ class HeadIndex:
         """Heads a word must equal → the lists they belong to (one lookup a word)."""
         self._prefixes = prefixes
         """Heads a word must start with, by their first two letters."""
+        self._by_word: dict[str, frozenset[str]] = {}
+        """Each word seen → `_names_of` it (texts are new each turn, their words seldom are)."""
         self._always = frozenset(name for name, literals in gated if not literals)
         self._gated = tuple(
             (name, literals[0], literals[1:]) for name, literals in gated if literals
@@ -192,14 +198,22 @@ class HeadIndex:
         for name, first, rest in self._gated:
             if first in lower and (not rest or all(literal in lower for literal in rest)):
                 found.add(name)
-        exact, prefixes = self._exact, self._prefixes
+        memo = self._by_word
         for word in _words(lower):
-            names = exact.get(word)
-            if names is not None:
+            names = memo.get(word)
+            if names is None:
+                names = self._names_of(word)
+                if len(memo) >= _WORDS_REMEMBERED:
+                    memo.clear()
+                memo[word] = names
+            if names:
                 found |= names
-            entries = prefixes.get(word[:2])
-            if entries is not None:
-                for head, name in entries:
-                    if word.startswith(head):
-                        found.add(name)
         return found
+
+    def _names_of(self, word: str) -> frozenset[str]:
+        """The lists one of whose heads `word` equals or starts with."""
+        names = set(self._exact.get(word, ()))
+        for head, name in self._prefixes.get(word[:2], ()):
+            if word.startswith(head):
+                names.add(name)
+        return frozenset(names)

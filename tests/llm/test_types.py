@@ -56,6 +56,8 @@ def test_estimate_tokens_examples() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("one two three") == 4
     assert estimate_tokens("Hello, world!") == 5
+    # Beyond ASCII: an em dash and an ellipsis are symbols, an accented letter is a letter.
+    assert estimate_tokens("wait — what… a café") == 6 + 2
 
 
 _ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=127), max_size=300)

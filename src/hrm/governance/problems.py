@@ -125,13 +125,19 @@ def _stem(word: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _keywords_cached(text: str) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for raw in _WORD.findall(_URL.sub(" ", text.lower())):
-        word = raw.strip("'-_")
-        if len(word) < 2 or word in _STOPWORDS or not _HAS_LETTER.search(word):
-            continue
-        seen.setdefault(_stem(word), None)
+    keyword = _keyword
+    seen = dict.fromkeys(keyword(raw) for raw in _WORD.findall(_URL.sub(" ", text.lower())))
+    seen.pop("", None)
     return tuple(seen)
+
+
+@lru_cache(maxsize=8192)
+def _keyword(raw: str) -> str:
+    """The keyword a word gives, or "" for none (memoised: texts are new, words seldom are)."""
+    word = raw.strip("'-_")
+    if len(word) < 2 or word in _STOPWORDS or not _HAS_LETTER.search(word):
+        return ""
+    return _stem(word)
 
 
 def extract_keywords(text: str) -> tuple[str, ...]:

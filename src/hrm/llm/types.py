@@ -233,7 +233,10 @@ def _estimate(text: str) -> int:
     # a word starts wherever an `a` follows a non-`a`. The counts are the regular expressions'
     # own (a property test holds them equal), some ten times faster on a prompt-sized text,
     # where building two lists of matches dominated a turn's admission check. The few
-    # characters beyond ASCII (a dash, an ellipsis, an accent) are classed one by one.
+    # characters beyond ASCII (an accent, a quotation mark) are classed one by one; the two
+    # the kernel writes into every prompt, an em dash and an ellipsis, are symbols as `-` is.
+    if not text.isascii():
+        text = text.replace("\u2014", "-").replace("\u2026", "-")
     classes = text.encode("ascii", _CLASS_ERRORS).translate(_ASCII_CLASSES)
     words = classes.count(b" a") + classes.count(b".a") + classes.startswith(b"a")
     return math.ceil(words * 4 / 3) + classes.count(b".")
