@@ -1,0 +1,109 @@
+"""Context assembly: a budget that holds, and a record of every inclusion and exclusion."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.context import ContextAssembler, ContextItem, estimate_tokens, score_items
+
+ROLE = "You are a careful assistant."
+
+
+def _source(*items: ContextItem) -> object:
+    return lambda _text: list(items)
+
+
+def _item(
+    source: str, key: str, words: int, priority: float, *, always: bool = False
+) -> ContextItem:
+    return ContextItem(source, key, " ".join(["word"] * words), priority, always=always)
+
+
+def test_items_are_kept_by_priority_until_the_budget_is_spent_and_the_rest_are_recorded() -> None:
+    assembler = ContextAssembler(ROLE, budget_tokens=64)
+    low = _item("episode", "old", 40, 0.2)
+    high = _item("pattern", "p1", 40, 0.9)
+    small = _item("recent_turn", "t1", 2, 0.5)
+    ctx = assembler.assemble("question", [("a", _source(low, small)), ("b", _source(high))])
+
+    kept = [item.key for item in ctx.items]
+    assert kept == ["p1", "t1"]  # highest priority first; the low one no longer fits
+    assert ctx.tokens <= ctx.budget == 64
+    assert [e["key"] for e in ctx.included] == ["p1", "t1"]
+    assert ctx.excluded == [
+        {
+            "source": "episode",
+            "key": "old",
+            "reason": f"over budget ({estimate_tokens(low.text)} tokens, {64 - ctx.tokens} left)",
+            "priority": 0.2,
+        }
+    ]
+    assert "## Learned patterns" in ctx.system and "## Recent episodes" not in ctx.system
+    state = ctx.attention_state()
+    assert state["retrieved"] == ctx.included and state["excluded"] == ctx.excluded
+
+
+def test_an_always_item_is_truncated_rather_than_dropped_and_says_so() -> None:
+    assembler = ContextAssembler(ROLE, budget_tokens=64)
+    canon = _item("canon", "preference.long", 400, 1.0, always=True)
+    ctx = assembler.assemble("q", [("canon", _source(canon))])
+
+    (entry,) = ctx.included
+    assert entry["key"] == "preference.long" and entry["truncated"] is True
+    assert ctx.items[0].text.endswith("…") and ctx.tokens <= 64
+
+
+def test_a_duplicate_and_a_failing_source_are_recorded_not_fatal() -> None:
+    def broken(_text: str) -> Iterable[ContextItem]:
+        raise RuntimeError("index offline")
+
+    failures: list[str] = []
+    item = _item("pattern", "p1", 3, 0.6)
+    ctx = ContextAssembler(ROLE).assemble(
+        "q",
+        [("one", _source(item)), ("two", _source(item)), ("learnings", broken)],
+        failures=failures,
+    )
+
+    assert [i.key for i in ctx.items] == ["p1"]
+    reasons = {(e["source"], e["reason"]) for e in ctx.excluded}
+    assert ("pattern", "duplicate") in reasons
+    assert ("learnings", "source failed: index offline") in reasons
+    assert failures == ["learnings: index offline"]
+
+
+def test_score_items_ranks_by_relevance_and_drops_what_is_below_the_floor() -> None:
+    items = score_items(
+        "shared_reference",
+        "which database do we deploy",
+        [("db", "database: PostgreSQL 16"), ("deploy", "deploy on Fridays"), ("x", "tabs")],
+        base=0.5,
+        floor=0.01,
+    )
+    assert [i.key for i in items][:2] in (["db", "deploy"], ["deploy", "db"])
+    assert "x" not in [i.key for i in items]
+    assert all(0.5 <= i.priority <= 1.0 for i in items)
+
+
+@settings(max_examples=100)
+@given(
+    st.lists(st.tuples(st.integers(0, 200), st.floats(0, 1), st.booleans()), max_size=25),
+    st.integers(64, 600),
+)
+def test_the_budget_always_holds_and_every_item_is_accounted_for(
+    specs: list[tuple[int, float, bool]], budget: int
+) -> None:
+    items = [
+        _item("episode", f"k{i}", words, priority, always=always)
+        for i, (words, priority, always) in enumerate(specs)
+    ]
+    ctx = ContextAssembler(ROLE, budget_tokens=budget).assemble("q", [("s", _source(*items))])
+
+    assert ctx.tokens <= budget
+    included = {e["key"] for e in ctx.included}
+    excluded = {e["key"] for e in ctx.excluded}
+    assert included.isdisjoint(excluded)
+    assert included | excluded == {item.key for item in items}
