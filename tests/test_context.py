@@ -46,6 +46,20 @@ def test_items_are_kept_by_priority_until_the_budget_is_spent_and_the_rest_are_r
     assert state["retrieved"] == ctx.included and state["excluded"] == ctx.excluded
 
 
+def test_a_sources_further_items_over_budget_are_one_entry_naming_each_key() -> None:
+    # A canon of many preferences must not add a record per preference to every turn.
+    canon = [_item("canon", f"preference.p{i}", 30, 1.0, always=True) for i in range(40)]
+    ctx = ContextAssembler(ROLE, budget_tokens=200).assemble("q", [("canon", _source(*canon))])
+
+    kept = [e["key"] for e in ctx.included]
+    (entry,) = [e for e in ctx.excluded if e["source"] == "canon"]
+    named = [entry["key"], *entry["more"]["keys"]]
+    assert sorted(kept + named) == sorted(item.key for item in canon)
+    assert entry["reason"].startswith("over budget")
+    each = estimate_tokens(canon[0].text)
+    assert entry["more"]["tokens"] == each * len(entry["more"]["keys"])
+
+
 def test_an_always_item_is_truncated_rather_than_dropped_and_says_so() -> None:
     assembler = ContextAssembler(ROLE, budget_tokens=64)
     canon = _item("canon", "preference.long", 400, 1.0, always=True)
@@ -105,5 +119,6 @@ def test_the_budget_always_holds_and_every_item_is_accounted_for(
     assert ctx.tokens <= budget
     included = {e["key"] for e in ctx.included}
     excluded = {e["key"] for e in ctx.excluded}
+    excluded |= {key for e in ctx.excluded for key in e.get("more", {}).get("keys", [])}
     assert included.isdisjoint(excluded)
     assert included | excluded == {item.key for item in items}

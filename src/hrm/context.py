@@ -199,6 +199,7 @@ class ContextAssembler:
         kept: list[ContextItem] = []
         included: list[dict[str, Any]] = []
         seen: set[tuple[str, str]] = set()
+        over_budget: dict[str, dict[str, Any]] = {}
         ordered = sorted(
             enumerate(candidates), key=lambda pair: (not pair[1].always, -pair[1].priority, pair[0])
         )
@@ -220,14 +221,22 @@ class ContextAssembler:
                 included.append({**_entry(trimmed, remaining), "truncated": True})
                 remaining = 0
             else:
-                excluded.append(
-                    {
+                over = over_budget.get(item.source)
+                if over is None:
+                    over = over_budget[item.source] = {
                         "source": item.source,
                         "key": item.key,
                         "reason": f"over budget ({cost} tokens, {max(remaining, 0)} left)",
                         "priority": round(item.priority, 3),
                     }
-                )
+                    excluded.append(over)
+                else:
+                    # A source's further items that do not fit are one entry, each key named:
+                    # a canon of hundreds of preferences must not write hundreds of records
+                    # into every turn's audit trail.
+                    more = over.setdefault("more", {"keys": [], "tokens": 0})
+                    more["keys"].append(item.key)
+                    more["tokens"] += cost
         system = self._render(kept)
         return AssembledContext(
             system=system,

@@ -331,11 +331,7 @@ class _StageRunner:
         return items[: int(config.get("limit", 10))]
 
     def _canon(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
-        items: list[ContextItem] = []
-        for key, value in self.stack.canon().items():
-            if key.startswith("preference."):
-                items.append(ContextItem("canon", key, str(value), 1.0, always=True))
-        return items
+        return _canon_items(self.stack.bus.shared.latest())
 
     def _memory_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         canon = self.stack.canon()
@@ -423,6 +419,32 @@ _STAGE_METHODS = {
     "patterns": "_patterns",
 }
 """Each stage type and the `_StageRunner` method that retrieves for it."""
+
+
+def _canon_items(latest: tuple[tuple[str, Any], ...]) -> tuple[ContextItem, ...]:
+    """The canon's preferences as always-kept items, built once per state of the canon.
+
+    Keyed by the identity of the store's cached `latest` tuple, which stays the same object
+    until the canon changes (its values need not be hashable, and hashing a large canon every
+    turn is what this avoids): a canon of hundreds is not rebuilt into items on every turn.
+    """
+    entry = _CANON_ITEMS.get(id(latest))
+    if entry is not None and entry[0] is latest:
+        return entry[1]
+    items = tuple(
+        ContextItem("canon", key, str(value), 1.0, always=True)
+        for key, value in latest
+        if key.startswith("preference.")
+    )
+    if len(_CANON_ITEMS) >= 16:
+        _CANON_ITEMS.clear()
+    _CANON_ITEMS[id(latest)] = (latest, items)
+    return items
+
+
+_CANON_ITEMS: dict[int, tuple[tuple[tuple[str, Any], ...], tuple[ContextItem, ...]]] = {}
+"""`_canon_items` by the id of the tuple they were built from (kept alive here, so the id
+cannot be reused while its entry stands)."""
 
 
 @functools.lru_cache(maxsize=64)
