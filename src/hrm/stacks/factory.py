@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from hrm._shipped import SHIPPED_HOME, unchanged
@@ -71,6 +72,7 @@ class CognitiveStack:
     """While a turn runs, work orders recorded in HO1m are also collected here."""
     _learnings: Any = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
+    _canon_view: tuple[Any, Mapping[str, Any]] | None = field(default=None, repr=False)
 
     # ── HO2m ───────────────────────────────────────────────────────────────
 
@@ -115,9 +117,15 @@ class CognitiveStack:
 
     # ── memory helpers the turn uses ───────────────────────────────────────
 
-    def canon(self) -> dict[str, Any]:
-        """The stack's Shared Reference (canonical statements), cached until it changes."""
-        return dict(self.bus.shared.latest())
+    def canon(self) -> Mapping[str, Any]:
+        """The stack's Shared Reference (canonical statements): read-only, and the same view
+        until the canon changes (a turn reads it several times; a large canon is not copied
+        each time)."""
+        latest = self.bus.shared.latest()
+        view = self._canon_view
+        if view is None or view[0] is not latest:
+            view = self._canon_view = (latest, MappingProxyType(dict(latest)))
+        return view[1]
 
     def learnings(self) -> Any:
         """The home's learnings repository on this stack's database, built once.
