@@ -194,3 +194,27 @@ def test_learned_after_three_successes_and_used_on_the_fourth_turn(
                     if e.event_type == "pattern_created"]
     assert len(created) == 1
     assert routed_by == [None, None, None, created[0]]
+
+
+def test_a_database_from_before_the_partial_tally_index_keeps_counting_toward_a_pattern(
+    tmp_path: Path, episodic: Any, clock: Any
+) -> None:
+    from hrm.learning.feedback import MIGRATIONS
+
+    old = Database(tmp_path / "memory.db")
+    old.migrate(FeedbackLoop.COMPONENT, MIGRATIONS[:1])  # a home made before migration 2
+    old.close()
+    db = Database(tmp_path / "memory.db")
+    try:
+        feedback = loop(db, episodic, clock)  # the default threshold: three successes
+        for _ in range(2):
+            feedback.record_outcome(SIG, ROUTE, {"success": True}, session_id="s1")
+        indexes = {
+            r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        }
+        assert "learning_outcomes_unclaimed" in indexes
+        assert "learning_outcomes_tally" not in indexes
+        feedback.record_outcome(SIG, ROUTE, {"success": True}, session_id="s1")
+        assert [e.event_type for e in feedback.last_events] == ["pattern_created"]
+    finally:
+        db.close()
