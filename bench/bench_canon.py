@@ -4,8 +4,9 @@ Each size gets a fresh home: the benchmark conversation's warm-up, then N distin
 preferences (each a canon entry of its own), then the conversation (`conversation.py`), timed.
 The figures are ratios to the same conversation with only the canon the conversation itself
 leaves (a handful of entries), measured in the same run and interleaved size by size in blocks,
-so the machine's drift falls on every size alike. Up to the token budget every preference is shown to the model and listed
-in the turn's record; past it they are excluded, one record per source (D35).
+so the machine's drift falls on every size alike. Up to the token budget every preference is
+shown to the model and listed in the turn's record; past it they are excluded, one record per
+source (D35).
 
 Run: ``.venv/bin/python bench/bench_canon.py [--quick]``. Writes bench/out/canon.json.
 """
