@@ -43,6 +43,11 @@ _PREFERENCE_INDICATORS: tuple[str, ...] = (
 _BEHAVIORAL = re.compile("|".join(f"(?:{m})" for m in _BEHAVIORAL_MARKERS), re.IGNORECASE)
 _INDICATOR = re.compile("|".join(f"(?:{i})" for i in _PREFERENCE_INDICATORS), re.IGNORECASE)
 """Each list as one alternation: "any of them occurs" in one search."""
+_BEHAVIORAL_LOWER = re.compile(_BEHAVIORAL.pattern)
+_INDICATOR_LOWER = re.compile(_INDICATOR.pattern)
+"""The same, for lower-cased ASCII text: a case-insensitive alternation with no literal prefix
+is tried at every position, some three times slower than lower-casing first. For ASCII text
+the two agree exactly; other text keeps the case-insensitive forms."""
 
 
 class PreferencePolicy(Protocol):
@@ -172,8 +177,12 @@ class PreferenceClassifier:
 
     @staticmethod
     def _is_behavioral_observation(statement: str) -> bool:
+        if statement.isascii():
+            return _BEHAVIORAL_LOWER.search(statement.lower()) is not None
         return _BEHAVIORAL.search(statement) is not None
 
     @staticmethod
     def _looks_like_preference(statement: str) -> bool:
+        if statement.isascii():
+            return _INDICATOR_LOWER.search(statement.lower()) is not None
         return _INDICATOR.search(statement) is not None
