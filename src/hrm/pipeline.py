@@ -385,7 +385,7 @@ class HRM:
         with tracer.span("focus", "process_turn", "FocusHRM") as span:
             focus = self.focus.process_turn(turn_input, signals)
             span.set_output(focus.arbitration.disposition.value)
-        record.arbitration = focus.arbitration.to_record()
+        record.arbitration = focus.arbitration_record or focus.arbitration.to_record()
         record.stance_before = focus.stance_before.value
         record.commitment_before = _commitment(focus.commitment_before)
         for ev in focus.events:

@@ -73,6 +73,8 @@ class FocusResult:
     commitment_after: Commitment | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     """``{"event_type", "payload"}`` records, in order, for the decision ledger."""
+    arbitration_record: dict[str, Any] = field(default_factory=dict)
+    """``arbitration.to_record()``, built once for its event and the decision record."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,7 +192,8 @@ class FocusHRM:
         arbitration = self.kernel.arbitrate(
             turn_input, state, self.problem_registry, signals=signals
         )
-        events = [_event("arbitration", **arbitration.to_record())]
+        arbitration_record = arbitration.to_record()
+        events = [_event("arbitration", **arbitration_record)]
         if arbitration.disposition is ArbitrationDisposition.ASK:
             return FocusResult(
                 action="ask_user",
@@ -201,6 +204,7 @@ class FocusHRM:
                 commitment_before=commitment_before,
                 commitment_after=commitment_before,
                 events=events,
+                arbitration_record=arbitration_record,
             )
         # A switch, a newly queued problem or an expiring lease changes several rows that
         # must land together. Otherwise a turn only stamps progress, ticks a lease with turns
@@ -225,6 +229,7 @@ class FocusHRM:
             commitment_before=commitment_before,
             commitment_after=commitment_after,
             events=events,
+            arbitration_record=arbitration_record,
         )
 
     def commit(self, description: str, turns: int, problem_id: str | None = None) -> FocusChange:
