@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from hrm.governance.preferences import PreferenceClass
+
 if TYPE_CHECKING:
     from hrm.records import DecisionRecord
     from hrm.turn_state import TurnState
@@ -83,8 +85,6 @@ def handle_preference(
     event: Any,
 ) -> list[str]:
     """Classify the input's preference and write or hold it; returns notes for the answer."""
-    from hrm.governance.preferences import PreferenceClass
-
     text = turn_input.text
     pref = kernel.classify_preference(text[:2000], source=turn_input.source)
     if pref.preference_class is PreferenceClass.INFERRED_SILENT:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from hrm._shipped import shipped_bytes, unchanged
 from hrm.config import HRMConfig
 from hrm.context import AssembledContext, ContextAssembler, ContextItem, score_items
+from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.types import HRMContext
@@ -371,8 +372,6 @@ class _StageRunner:
         return items
 
     def _learnings_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
-        from hrm.continuity.learnings_types import SearchQuery
-
         if not text.strip():
             return []
         limit = int(config.get("limit", 5))
