@@ -102,9 +102,11 @@ def _forget_texts() -> None:
     The replays say the capture run's messages again; without this, every cache the capture
     run filled would serve them, and the baseline would be cheaper than the I/O the turns do.
     """
+    import hrm.llm.types
     import hrm.scrubbing
 
     hrm.scrubbing.SCRUBBED.clear()
+    hrm.llm.types._line_counts_memo.clear()
     for name, module in list(sys.modules.items()):
         if name == "hrm" or name.startswith("hrm."):
             for value in list(vars(module).values()):

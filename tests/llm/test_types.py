@@ -76,6 +76,21 @@ def test_estimate_tokens_counts_what_the_regular_expressions_count(text: str) ->
     )
 
 
+@settings(max_examples=200)
+@given(st.lists(st.one_of(_ASCII_TEXT, st.text(max_size=300)), min_size=2, max_size=12))
+def test_a_long_text_counted_line_by_line_counts_what_the_whole_counts(lines: list[str]) -> None:
+    # Past 512 characters a text with several lines is counted line by line, each line's
+    # counts remembered; a later text sharing lines must still count exactly as the whole.
+    text = "\n".join(lines) + "\n" + "x" * 520
+    words = len(re.findall(r"\w+", text))
+    symbols = len(re.findall(r"[^\w\s]", text))
+    assert estimate_tokens(text) == math.ceil(words * 4 / 3) + symbols
+    again = "\n".join(reversed(lines)) + "\n" + "y" * 520
+    assert estimate_tokens(again) == math.ceil(
+        len(re.findall(r"\w+", again)) * 4 / 3
+    ) + len(re.findall(r"[^\w\s]", again))
+
+
 @settings(max_examples=150)
 @given(st.text(), st.text())
 def test_estimate_tokens_is_subadditive_within_one(left: str, right: str) -> None:
