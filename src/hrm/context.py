@@ -200,20 +200,26 @@ class ContextAssembler:
         included: list[dict[str, Any]] = []
         seen: set[tuple[str, str]] = set()
         over_budget: dict[str, dict[str, Any]] = {}
-        ordered = sorted(
-            enumerate(candidates), key=lambda pair: (not pair[1].always, -pair[1].priority, pair[0])
-        )
-        for _, item in ordered:
+        # Always-items first, then by priority; the sort is stable, so ties keep the sources'
+        # order.
+        for item in sorted(candidates, key=_order):
             ident = (item.source, item.key)
             if ident in seen:
                 excluded.append({"source": item.source, "key": item.key, "reason": "duplicate"})
                 continue
             seen.add(ident)
-            cost = estimate_tokens(item.text)
+            cost = max(1, (len(item.text) + 3) // 4)  # `estimate_tokens`, inline: ~20 a turn
             if cost <= remaining:
                 kept.append(item)
                 remaining -= cost
-                included.append(_entry(item, cost))
+                included.append(
+                    {
+                        "source": item.source,
+                        "key": item.key,
+                        "tokens": cost,
+                        "priority": round(item.priority, 3),
+                    }
+                )
             elif item.always and remaining > 16:
                 clipped = item.text[: remaining * 4 - 4] + "…"
                 trimmed = ContextItem(item.source, item.key, clipped, item.priority, True)
@@ -260,6 +266,10 @@ class ContextAssembler:
             lines.append(f"## {_SECTION_TITLES.get(source, source.replace('_', ' ').title())}")
             lines.extend(f"- {item.text}" for item in group)
         return "\n".join(lines)
+
+
+def _order(item: ContextItem) -> tuple[bool, float]:
+    return (not item.always, -item.priority)
 
 
 def _entry(item: ContextItem, tokens: int) -> dict[str, Any]:
