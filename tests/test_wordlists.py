@@ -81,10 +81,13 @@ def test_a_pattern_that_need_not_start_a_word_has_no_heads(source: str) -> None:
     assert heads_of(source) is None
 
 
-def test_required_literals_are_read_from_the_top_level_only() -> None:
+def test_required_literals_are_read_from_what_every_match_contains() -> None:
     assert required_literals(r"https?://\S+") == ("http", "://")
     assert required_literals(r"\bfoo\b|\bbar\b") == ()
     assert required_literals(re.compile(r"A b", re.IGNORECASE)) == ("a b",)
+    # A group and a repeat of at least once must occur; a branch or an optional part need not.
+    assert required_literals(r"(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,5}") == ("/", ".")
+    assert required_literals(r"(ab)+c(?:x|y)(z)*") == ("ab", "c")
 
 
 def test_a_text_that_is_not_ascii_makes_every_list_a_candidate() -> None:

@@ -109,9 +109,10 @@ def _heads(
 def required_literals(pattern: str | re.Pattern[str]) -> tuple[str, ...]:
     """Runs of literal characters every match of `pattern` contains (lower-cased).
 
-    Only the pattern's own top level is read (what sits in a group, a branch or a repeat may
-    be absent), so the answer is sound, not complete: ``https?://\\S+`` needs ``"http"`` and
-    ``"://"``; a pattern that is one big alternation needs nothing.
+    Read from the pattern's top level and from what must occur there: a group, and a repeat
+    of at least once (a branch, or a repeat that may occur no time, may be absent). Sound,
+    not complete: ``https?://\\S+`` needs ``"http"`` and ``"://"``, ``(?:[\\w.-]+/)+x``
+    needs ``"/"`` and ``"x"``; a pattern that is one big alternation needs nothing.
     """
     source, flags = (pattern.pattern, pattern.flags) if isinstance(pattern, re.Pattern) else (
         pattern, 0
@@ -123,6 +124,19 @@ def required_literals(pattern: str | re.Pattern[str]) -> tuple[str, ...]:
     except (re.error, RecursionError):
         return ()
     runs: list[str] = []
+    _required_runs(items, runs)
+    return tuple(runs)
+
+
+_REPEATS = frozenset(
+    op for op in (getattr(_c, name, None) for name in (
+        "MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"
+    )) if op is not None
+) if _parser is not None else frozenset()
+
+
+def _required_runs(items: Iterable[Any], runs: list[str]) -> None:
+    """Append to `runs` the literal runs every match of the parsed `items` contains."""
     run = ""
     for op, av in items:
         if op is _c.LITERAL:
@@ -131,9 +145,12 @@ def required_literals(pattern: str | re.Pattern[str]) -> tuple[str, ...]:
         if run:
             runs.append(run)
         run = ""
+        if op is _c.SUBPATTERN:
+            _required_runs(av[-1], runs)  # a group: its content occurs wherever it does
+        elif op in _REPEATS and av[0] >= 1:
+            _required_runs(av[2], runs)  # at least once: its content occurs
     if run:
         runs.append(run)
-    return tuple(runs)
 
 
 _WORDS_REMEMBERED = 8192
