@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from hrm.config import PolicySurface
 from hrm.errors import HRMError
+from hrm.governance import signals as signals_module
 from hrm.governance.signals import (
     SignalEngine,
     count_citations,
@@ -228,6 +229,26 @@ def test_no_contradiction_when_consistent_or_unrelated(text: str) -> None:
 def test_claims_capture_contrast_as_negative() -> None:
     claims = extract_claims("I prefer spaces over tabs")
     assert [(sorted(c.obj), c.positive) for c in claims] == [(["spac"], True), (["tab"], False)]
+
+
+_CLAIM_WORDS = ["I", "We", "prefer", "PREFER", "don't", "Never", "like", "use", "spaces", "over",
+                "Tabs", "for", "Python", "the", "API", "is", "IS", "not", "REST", "but", "and",
+                "i", "think", "Maybe", "instead", "of", "isn't", "should", "be", "vs.", "rather",
+                "than", "using", "Postgres", "in", "when", "hate", ",", ".", ";", "\n", "!"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.lists(st.sampled_from(_CLAIM_WORDS), max_size=14).map(" ".join),
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=60),
+))
+def test_claims_of_ascii_text_read_lower_cased_are_those_read_ignoring_case(text: str) -> None:
+    # ASCII text is lower-cased and read with case-sensitive copies of the claim patterns;
+    # the claims, quoted clauses included, must be exactly those of the case-insensitive ones.
+    assert all(p.pattern == p.pattern.lower() for p in signals_module._CASED)
+    assert signals_module._claims(text, text.lower(), signals_module._FOLDED) == (
+        signals_module._claims(text, text, signals_module._CASED)
+    )
 
 
 def test_conflict_level_combines_canon_and_is_in_signals() -> None:
