@@ -95,20 +95,24 @@ class LLMCallConfig:
         if override is None:
             return self
         changes: dict[str, Any] = {}
-        for item in fields(override):
-            value = getattr(override, item.name)
-            if item.name == "json_mode":
+        for name in _CALL_FIELDS:
+            value = getattr(override, name)
+            if name == "json_mode":
                 if value:
-                    changes[item.name] = True
+                    changes[name] = True
             elif value is not None:
-                changes[item.name] = value
-        return replace(self, **changes)
+                changes[name] = value
+        return replace(self, **changes) if changes else self  # frozen: sharing is safe
 
     @property
     def output_limit(self) -> int | None:
         """The effective answer limit: the smaller of ``max_tokens`` and ``max_output_tokens``."""
         limits = [v for v in (self.max_tokens, self.max_output_tokens) if v is not None]
         return min(limits) if limits else None
+
+
+_CALL_FIELDS = tuple(item.name for item in fields(LLMCallConfig))
+"""`LLMCallConfig`'s field names, once (every model call resolves a config)."""
 
 
 @dataclass(kw_only=True, slots=True)
