@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from conversation import conversation
 from hrm.config import load_config
 from hrm.home import HRMHome, initialize
 from hrm.llm import LLMCallConfig, Message
@@ -33,6 +34,7 @@ from hrm.storage.ledger import Ledger
 
 OUT = Path(__file__).resolve().parent / "out" / "bench_stacks.json"
 EXTRA_TEMPLATES = 10
+CONVERSATION_SEED = 3
 
 
 def _median_ms(samples: list[float]) -> float:
@@ -79,8 +81,10 @@ def bench_creation(root: Path, rounds: int) -> dict[str, Any]:
 
 def bench_turns(root: Path, turns: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    texts = ["How should I structure the closet design project?", "show me all frameworks",
-             "What did we decide about shelves?", "List the next three steps"]
+    # The turn benchmark's conversation (D34): messages new to the process, as a person's
+    # are, not four fixed texts whose text-keyed caches would hit on every turn. Both
+    # template sets and the direct calls say the same messages.
+    texts = conversation(CONVERSATION_SEED, turns)
     for label, extra in (("shipped", 0), ("extra", EXTRA_TEMPLATES)):
         home = HRMHome(root / f"turn-{label}")
         initialize(home)
@@ -90,14 +94,14 @@ def bench_turns(root: Path, turns: int) -> dict[str, Any]:
             direct = []
             for i in range(turns):
                 start = time.perf_counter()
-                hrm.stack.gateway.chat([Message(role="user", content=texts[i % len(texts)])],
+                hrm.stack.gateway.chat([Message(role="user", content=texts[i])],
                                        "You are a helpful assistant.",
                                        LLMCallConfig(purpose="bench"))
                 direct.append(time.perf_counter() - start)
             governed = []
             for i in range(turns):
                 start = time.perf_counter()
-                hrm.turn(texts[i % len(texts)])
+                hrm.turn(texts[i])
                 governed.append(time.perf_counter() - start)
         out[f"turn_{label}_ms"] = _median_ms(governed)
         out[f"direct_call_{label}_ms"] = _median_ms(direct)
