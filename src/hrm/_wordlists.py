@@ -129,10 +129,11 @@ def required_literals(pattern: str | re.Pattern[str]) -> tuple[str, ...]:
 
 
 _REPEATS = frozenset(
-    op for op in (getattr(_c, name, None) for name in (
-        "MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"
-    )) if op is not None
-) if _parser is not None else frozenset()
+    getattr(_c, name)
+    for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if _parser is not None and hasattr(_c, name)
+)
+"""The parser's repeat operators (``POSSESSIVE_REPEAT`` is new in Python 3.11)."""
 
 
 def _required_runs(items: Iterable[Any], runs: list[str]) -> None:
