@@ -208,18 +208,11 @@ class ContextAssembler:
                 excluded.append({"source": item.source, "key": item.key, "reason": "duplicate"})
                 continue
             seen.add(ident)
-            cost = max(1, (len(item.text) + 3) // 4)  # `estimate_tokens`, inline: ~20 a turn
+            cost = estimate_tokens(item.text)
             if cost <= remaining:
                 kept.append(item)
                 remaining -= cost
-                included.append(
-                    {
-                        "source": item.source,
-                        "key": item.key,
-                        "tokens": cost,
-                        "priority": round(item.priority, 3),
-                    }
-                )
+                included.append(_entry(item, cost))
             elif item.always and remaining > 16:
                 clipped = item.text[: remaining * 4 - 4] + "…"
                 trimmed = ContextItem(item.source, item.key, clipped, item.priority, True)
