@@ -551,7 +551,7 @@ class HRM:
             if action.action_type in ("respond", "execute", "delegate"):
                 outcome_record = {
                     "success": evaluation.success,
-                    "turn": record.turn,
+                    "turn_number": record.turn,
                     "quality": evaluation.quality_score,
                 }
                 with tracer.span("learning", "record_outcome", "FeedbackLoop"):
@@ -641,7 +641,8 @@ class HRM:
             {
                 "success": False,
                 "reason": "the person said the last answer was wrong",
-                "turn": record.turn,
+                "turn_number": record.turn - 1,  # the answer judged, not the turn judging it
+                "feedback_turn": record.turn,
             },
             session_id=state.session_id,
         )

@@ -133,6 +133,19 @@ def test_turn_records_are_stored_as_built_and_a_non_json_slip_is_converted_not_l
     assert hrm.last_decision() == json.loads(json.dumps(result.decision.to_dict()))
 
 
+def test_learning_outcomes_name_the_turn_they_judge(hrm: HRM) -> None:
+    for text in ("What is the capital of France?", "Explain how a hash map works",
+                 "no, that's wrong"):
+        hrm.turn(text)
+    outcomes = hrm.feedback.outcomes(hrm.session_id)
+    judged = [(o.outcome.get("turn_number"), o.success) for o in outcomes]
+    # turns 1 and 2 answered; turn 3 says turn 2's answer was wrong, then is answered itself
+    assert judged == [(1, True), (2, True), (2, False), (3, True)]
+    assert outcomes[2].outcome["feedback_turn"] == 3
+    analysis = hrm.feedback.analyze_session(hrm.session_id)
+    assert analysis.turn_count == 3 and analysis.outcomes_recorded == 4
+
+
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         db_file = home.memory_db

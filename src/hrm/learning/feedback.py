@@ -178,7 +178,9 @@ class FeedbackLoop:
             signal: The input signature (`InputClassification.signature`), may carry more.
             routing: How it was routed: ``strategy`` and, if a pattern chose it,
                 ``pattern_match`` (as in `RoutingDecision`).
-            outcome: What happened: ``success`` (bool) and anything else worth keeping.
+            outcome: What happened: ``success`` (bool), ``turn_number`` (the turn whose answer
+                is judged: `analyze_session` counts distinct turns) and anything else worth
+                keeping. ``turn_number`` may come in `signal` or `routing` instead.
             session_id: The session, for `analyze_session` (else ``outcome["session_id"]``).
 
         Raises:
