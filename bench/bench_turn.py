@@ -11,7 +11,7 @@ Measures, in one run:
   parameters, BEGIN, SAVEPOINT and COMMIT included, and the same pragmas). Added to the
   baseline, this gives the kernel's cost on top of all its I/O (adapter, ledgers and SQLite),
   the issue's "(the kernel's own cost on top of its I/O)" read literally. Replayed back to
-  back, the statements run with SQLite's code and pages warm in the CPU's caches, about half
+  back, the statements run with SQLite's code and pages warm in the CPU's caches, in under half
   the time they take inside turns, whose own work evicts them; so the time inside sqlite3's
   calls as the capture run's turns made them is reported too ("SQLite in turns");
 - cold start of `hrm turn` as a process, as a ratio to `python -c pass`.
