@@ -374,9 +374,11 @@ class HRM:
         notes: list[str] = []
         tracer = get_tracer()  # one span per layer (001 §7); a shared no-op when disabled
 
-        # 0. Feedback on the previous answer and a pending preference confirmation.
-        self._feedback_on_previous(text, record, event)
+        # 0. A pending preference confirmation, else feedback on the previous answer: a "No."
+        # that answers "Should I remember …? (yes/no)" does not judge the answer that asked.
         confirmation = resolve_pending(self.stack, state, text, record, event)
+        if confirmation is None:
+            self._feedback_on_previous(text, record, event)
 
         # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
         with tracer.span("governance", "derive_signals", "GovernanceKernel"):

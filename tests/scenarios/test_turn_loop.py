@@ -146,6 +146,23 @@ def test_learning_outcomes_name_the_turn_they_judge(hrm: HRM) -> None:
     assert analysis.turn_count == 3 and analysis.outcomes_recorded == 4
 
 
+@pytest.mark.parametrize("answer", ["No.", "no, thanks"])
+def test_declining_a_held_preference_is_not_negative_feedback(hrm: HRM, answer: str) -> None:
+    hrm.turn("What is the capital of France?")
+    held = hrm.turn("Dark mode seems better for late-night work")
+    assert held.decision.preference["needs_confirmation"] is True
+    reply = hrm.turn(answer)
+    assert reply.decision.preference["resolution"] == "declined"
+    learning = [e["event_type"] for e in reply.decision.learning]
+    assert "negative_feedback" not in learning
+    judged = [(o.outcome.get("turn_number"), o.success)
+              for o in hrm.feedback.outcomes(hrm.session_id)]
+    assert (2, False) not in judged
+    # the same words with nothing held are feedback on the answer
+    reply = hrm.turn(answer)
+    assert "negative_feedback" in [e["event_type"] for e in reply.decision.learning]
+
+
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         db_file = home.memory_db
