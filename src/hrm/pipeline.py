@@ -396,6 +396,9 @@ class HRM:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes.append("arbitration asked the person; nothing else changed")
+            # The last thing said is now a question: "No, queue it" answers it and must not
+            # be read as feedback on the answer before it.
+            state.last_signal = state.last_routing = None
             return focus.message, "ask_user", True
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}

@@ -163,6 +163,27 @@ def test_declining_a_held_preference_is_not_negative_feedback(hrm: HRM, answer: 
     assert "negative_feedback" in [e["event_type"] for e in reply.decision.learning]
 
 
+def test_answering_an_arbitration_question_is_not_feedback_on_the_answer_before(
+    home: HRMHome,
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from hrm.demo import DEMO_SCRIPT
+
+    start, ticks = datetime(2026, 11, 23, 9, 0, tzinfo=UTC), [0]
+
+    def clock() -> datetime:
+        ticks[0] += 1
+        return start + timedelta(minutes=2 * ticks[0])
+
+    with HRM.open(home, "ADMIN", "offline", clock=clock, new_session=True) as h:
+        results = [h.turn(text) for text in DEMO_SCRIPT[:8]]  # the demo's eighth turn asks
+        assert results[-1].asked
+        reply = h.turn("No, queue it for later")
+        assert "negative_feedback" not in [e["event_type"] for e in reply.decision.learning]
+        assert all(o.success for o in h.feedback.outcomes(h.session_id))
+
+
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         db_file = home.memory_db
