@@ -379,6 +379,10 @@ class HRM:
         confirmation = resolve_pending(self.stack, state, text, record, event)
         if confirmation is None:
             self._feedback_on_previous(text, record, event)
+        # Feedback judges the last answer only: this turn sets them again when its own answer
+        # is a routed outcome. After a question (arbitration's ask, Focus's fallback to ask), a
+        # wait or a degraded answer, "No, …" does not judge an answer given before it.
+        state.last_signal = state.last_routing = None
 
         # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
         with tracer.span("governance", "derive_signals", "GovernanceKernel"):
@@ -396,9 +400,6 @@ class HRM:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes.append("arbitration asked the person; nothing else changed")
-            # The last thing said is now a question: "No, queue it" answers it and must not
-            # be read as feedback on the answer before it.
-            state.last_signal = state.last_routing = None
             return focus.message, "ask_user", True
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}

@@ -184,6 +184,15 @@ def test_answering_an_arbitration_question_is_not_feedback_on_the_answer_before(
         assert all(o.success for o in h.feedback.outcomes(h.session_id))
 
 
+def test_feedback_after_a_turn_that_gave_no_routed_answer_judges_nothing(hrm: HRM) -> None:
+    hrm.turn("What is the capital of France?")
+    waited = hrm.turn("   ")
+    assert waited.action == "wait"
+    reply = hrm.turn("That's wrong")
+    assert "negative_feedback" not in [e["event_type"] for e in reply.decision.learning]
+    assert all(o.success for o in hrm.feedback.outcomes(hrm.session_id))
+
+
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         db_file = home.memory_db
