@@ -3,8 +3,10 @@
 The kernel classifies each input: an explicit preference goes to the write gate for canon, an
 inferred one is held until the person confirms it, a behavioural one is written as an
 inferred observation, and anything else is silent. A held preference waits in the turn state
-(`TurnState.pending_preference`) until the next input says yes or no. The turn loop
-(`pipeline.HRM`) calls these two steps and records what they did in the decision record.
+(`TurnState.pending_preference`) for the next input to say yes or no; an input that does
+neither lets it go unconfirmed (D36), so a "yes" said later to something else cannot make it
+canon. The turn loop (`pipeline.HRM`) calls these two steps and records what they did in the
+decision record.
 """
 
 from __future__ import annotations
@@ -51,10 +53,10 @@ def preference_key(statement: str, limit: int = 48) -> str:
 def resolve_pending(
     stack: Any, state: TurnState, text: str, record: DecisionRecord, event: Any
 ) -> str | None:
-    """Settle a held preference if this input answers it; returns the note to show, if any.
+    """Settle a held preference with this input; returns the note to show, if it answered.
 
-    "yes" canonizes the statement (a confirmed write), "no" drops it; anything else leaves it
-    waiting and the input is handled as usual.
+    "yes" canonizes the statement (a confirmed write), "no" drops it. Anything else drops it
+    unconfirmed (recorded, nothing written) and returns None: the input is handled as usual.
     """
     pending = state.pending_preference
     if not pending:
@@ -71,6 +73,9 @@ def resolve_pending(
         record.preference = {**pending, "resolution": "declined"}
         event("preference_declined", key=pending["key"])
         return "Understood — I will not treat that as a preference."
+    state.pending_preference = None
+    record.notes.append(f"held preference {pending['key']!r} went unanswered; not canonized")
+    event("preference_unconfirmed", key=pending["key"])
     return None
 
 

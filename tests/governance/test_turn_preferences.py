@@ -40,7 +40,7 @@ def _record() -> DecisionRecord:
                           input_summary="")
 
 
-def test_yes_canonizes_no_drops_and_anything_else_keeps_waiting() -> None:
+def test_yes_canonizes_no_drops_and_anything_else_lets_it_go_unconfirmed() -> None:
     pending = {"statement": "I like dark mode", "key": "preference.i-like-dark-mode"}
     events: list[str] = []
 
@@ -48,8 +48,15 @@ def test_yes_canonizes_no_drops_and_anything_else_keeps_waiting() -> None:
         events.append(kind)
 
     stack, state = _Stack(), TurnState(pending_preference=dict(pending))
-    assert resolve_pending(stack, state, "What about the cache?", _record(), event) is None
-    assert state.pending_preference == pending and not stack.writes
+    record = _record()
+    assert resolve_pending(stack, state, "What about the cache?", record, event) is None
+    assert state.pending_preference is None and not stack.writes
+    assert "went unanswered" in record.notes[0]
+    # a later "yes" (to something else) has nothing to confirm
+    assert resolve_pending(stack, state, "yes", _record(), event) is None and not stack.writes
+    assert events == ["preference_unconfirmed"]
+    events.clear()
+    state.pending_preference = dict(pending)
     record = _record()
     assert "Remembered" in (resolve_pending(stack, state, "yes please", record, event) or "")
     assert stack.writes == [("I like dark mode", "preference.i-like-dark-mode", True)]
