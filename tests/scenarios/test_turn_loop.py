@@ -193,6 +193,16 @@ def test_feedback_after_a_turn_that_gave_no_routed_answer_judges_nothing(hrm: HR
     assert all(o.success for o in hrm.feedback.outcomes(hrm.session_id))
 
 
+def test_a_held_preference_left_unanswered_is_not_canonized_by_a_later_yes(hrm: HRM) -> None:
+    held = hrm.turn("Dark mode seems better for late-night work")
+    assert held.decision.preference["needs_confirmation"] is True
+    moved_on = hrm.turn("How do I rename a git branch?")
+    assert any("went unanswered" in note for note in moved_on.decision.notes)
+    later = hrm.turn("yes")
+    assert (later.decision.preference or {}).get("resolution") != "confirmed"
+    assert not any(key.startswith("preference.dark-mode") for key in hrm.stack.canon())
+
+
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         db_file = home.memory_db
