@@ -18,7 +18,7 @@ from typing import Any
 
 from hrm.records import TurnResult
 
-__all__ = ["DEMO_SCRIPT", "DemoReport", "run_demo"]
+__all__ = ["DEMO_SCRIPT", "DemoReport", "demo_clock", "run_demo"]
 
 DEMO_SCRIPT: tuple[str, ...] = (
     "Let's plan the v2 launch of our billing service",
@@ -108,6 +108,22 @@ def _observe(report: DemoReport, result: TurnResult, events: list[dict[str, Any]
         report.note("pattern_used", n)
 
 
+def demo_clock() -> Callable[[], datetime]:
+    """The demo's clock: each reading is two minutes after the last, as between a chat's turns.
+
+    Staleness and TTLs move as they would in a real chat, so arbitration decides the same way
+    on every run (the demo's eighth turn asks).
+    """
+    start = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+    ticks = [0]
+
+    def clock() -> datetime:
+        ticks[0] += 1
+        return start + timedelta(minutes=2 * ticks[0])
+
+    return clock
+
+
 def run_demo(
     home: Path,
     *,
@@ -135,14 +151,7 @@ def run_demo(
         provider = "local" if LLMAdapterFactory.is_installed("local") else "offline"
     if provider is not None:
         cfg = replace(cfg, llm=replace(cfg.llm, provider=provider, max_tokens=max_tokens))
-    start = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
-    ticks = [0]
-
-    def clock() -> datetime:
-        # Two minutes pass between turns: staleness and TTLs move as they would in a real chat.
-        ticks[0] += 1
-        return start + timedelta(minutes=2 * ticks[0])
-
+    clock = demo_clock()
     hrm = HRM.open(
         home,
         "ADMIN",

@@ -166,17 +166,9 @@ def test_declining_a_held_preference_is_not_negative_feedback(hrm: HRM, answer: 
 def test_answering_an_arbitration_question_is_not_feedback_on_the_answer_before(
     home: HRMHome,
 ) -> None:
-    from datetime import UTC, datetime, timedelta
+    from hrm.demo import DEMO_SCRIPT, demo_clock
 
-    from hrm.demo import DEMO_SCRIPT
-
-    start, ticks = datetime(2026, 11, 23, 9, 0, tzinfo=UTC), [0]
-
-    def clock() -> datetime:
-        ticks[0] += 1
-        return start + timedelta(minutes=2 * ticks[0])
-
-    with HRM.open(home, "ADMIN", "offline", clock=clock, new_session=True) as h:
+    with HRM.open(home, "ADMIN", "offline", clock=demo_clock(), new_session=True) as h:
         results = [h.turn(text) for text in DEMO_SCRIPT[:8]]  # the demo's eighth turn asks
         assert results[-1].asked
         reply = h.turn("No, queue it for later")
