@@ -18,7 +18,7 @@ from typing import Any
 
 from hrm.records import TurnResult
 
-__all__ = ["DEMO_SCRIPT", "DemoReport", "demo_clock", "run_demo"]
+__all__ = ["DEMO_PAUSES", "DEMO_SCRIPT", "DemoClock", "DemoReport", "run_demo"]
 
 DEMO_SCRIPT: tuple[str, ...] = (
     "Let's plan the v2 launch of our billing service",
@@ -37,6 +37,14 @@ DEMO_SCRIPT: tuple[str, ...] = (
     "How do I rename a git branch?",
     "How do I rename a git branch?",
 )
+
+DEMO_MINUTES_PER_TURN = 2
+"""Minutes between two of the demo's turns, as in a chat."""
+
+DEMO_PAUSES: dict[int, int] = {8: 25}
+"""Longer breaks, in minutes, before the numbered turn (1-based). The person comes back to the
+billing problem 25 minutes after its last progress with a new concern: stale enough that
+arbitration weighs a switch and asks (and short of the 30 idle minutes that end a session)."""
 
 BEHAVIOURS = (
     ("stance_gate", "stance moved through a gate"),
@@ -108,20 +116,28 @@ def _observe(report: DemoReport, result: TurnResult, events: list[dict[str, Any]
         report.note("pattern_used", n)
 
 
-def demo_clock() -> Callable[[], datetime]:
-    """The demo's clock: each reading is two minutes after the last, as between a chat's turns.
+class DemoClock:
+    """The demo's clock: time stands still within a turn and moves on between turns.
 
-    Staleness and TTLs move as they would in a real chat, so arbitration decides the same way
-    on every run (the demo's eighth turn asks).
+    A scripted conversation runs in a second; a real chat leaves minutes between turns, and
+    staleness and TTLs depend on them. The clock moves only when `next_turn` is called, so the
+    demo decides the same way on every run however many times a turn reads the time.
     """
-    start = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
-    ticks = [0]
 
-    def clock() -> datetime:
-        ticks[0] += 1
-        return start + timedelta(minutes=2 * ticks[0])
+    def __init__(
+        self,
+        start: datetime = datetime(2026, 11, 23, 9, 0, tzinfo=UTC),
+        step: timedelta = timedelta(minutes=DEMO_MINUTES_PER_TURN),
+    ) -> None:
+        self.now = start
+        self.step = step
 
-    return clock
+    def __call__(self) -> datetime:
+        return self.now
+
+    def next_turn(self, minutes: int | None = None) -> None:
+        """Let the time between two turns pass: `minutes`, or the clock's step."""
+        self.now += self.step if minutes is None else timedelta(minutes=minutes)
 
 
 def run_demo(
@@ -151,7 +167,7 @@ def run_demo(
         provider = "local" if LLMAdapterFactory.is_installed("local") else "offline"
     if provider is not None:
         cfg = replace(cfg, llm=replace(cfg.llm, provider=provider, max_tokens=max_tokens))
-    clock = demo_clock()
+    clock = DemoClock()
     hrm = HRM.open(
         home,
         "ADMIN",
@@ -162,8 +178,9 @@ def run_demo(
     )
     report = DemoReport(provider=hrm.llm.provider, home=home)
     try:
-        for text in DEMO_SCRIPT:
+        for number, text in enumerate(DEMO_SCRIPT, start=1):
             seq_before = hrm.decisions.last().seq if hrm.decisions.last() else 0  # type: ignore[union-attr]
+            clock.next_turn(DEMO_PAUSES.get(number))
             result = hrm.turn(text)
             events = [
                 {"kind": r.kind, **r.data}

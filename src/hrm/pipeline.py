@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
+from hrm.stacks.factory import new_session_id
 from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
@@ -99,7 +100,9 @@ class HRM:
         self._turn_lock = TurnLock(
             home.ho2_dir(agent_class) / "turn.lock", agent_class=agent_class, wait_s=turn_wait_s
         )
-        self.stack = create_stack(agent_class, config, home, llm=llm, clock=clock)
+        self.stack = create_stack(
+            agent_class, config, home, llm=llm, clock=clock, announce=False
+        )
         s = self.stack
         self.db: Database = s.db
         self.bus = s.bus
@@ -121,8 +124,7 @@ class HRM:
         try:
             with self._turn_lock:  # two processes opening at once start one session, not two
                 self._state = self._load_state()
-                self._start_session(force=new_session)
-                self._allocate_budget()
+                self._open_session(force=new_session)
         except BaseException:
             self._turn_lock.close()
             try:
@@ -271,6 +273,9 @@ class HRM:
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
         self._refresh_state()
+        if self._session_idle():  # a long-lived process (`hrm chat` left open) rolls over too
+            self.stack.join_session(new_session_id())
+            self._start_session()
         tracer = get_tracer()
         trace_id = tracer.generate_id("hrm")
         state = self._state
@@ -706,7 +711,11 @@ class HRM:
         )
 
     def _load_state(self) -> TurnState:
-        """Rebuild the turn state from the decision ledger (004 §8 recovery: read, not recall)."""
+        """Rebuild the turn state from the decision ledger (004 §8 recovery: read, not recall).
+
+        The last ``turn`` record holds the state; a ``session_started`` after it (a session
+        begun by an open that ran no turn yet) names the session and when it began.
+        """
         self._seen_seq = 0
         self._seen_size = self.decisions.size()
         last = self.decisions.last()
@@ -723,8 +732,15 @@ class HRM:
             )
             if turn is not None and "recent" not in turn.data.get("state", {}):
                 state.recent = recent_from(tail)
+            started = next((r for r in reversed(tail) if r.kind == "session_started"), None)
+            if started is not None and (turn is None or started.seq > turn.seq):
+                state.session_id = str(started.data.get("session_id") or "")
+                state.last_at = started.ts
+                _forget_last_session(state)
         self.altitude.current_level = AltitudeLevel(state.altitude)
         self.evaluator.failure_streak = state.failure_streak
+        if state.session_id:
+            self.stack.join_session(state.session_id)
         return state
 
     def _refresh_state(self) -> None:
@@ -738,42 +754,77 @@ class HRM:
             self._state = self._load_state()
             self._allocate_budget()
 
-    def _start_session(self, *, force: bool) -> None:
-        state = self._state
-        idle = True
-        if state.last_at:
-            with contextlib.suppress(ValueError):
-                from datetime import datetime
+    def _session_idle(self) -> bool:
+        """Has the session been idle longer than `SESSION_IDLE_MINUTES` (or never begun)?"""
+        last_at = self._state.last_at
+        if not (self._state.session_id and last_at):
+            return True
+        try:
+            last = datetime.fromisoformat(last_at)
+        except ValueError:  # a state record from elsewhere with an unreadable time: start anew
+            return True
+        if last.tzinfo is None:
+            last = last.replace(tzinfo=UTC)
+        return self._clock() - last > timedelta(minutes=SESSION_IDLE_MINUTES)
 
-                last = datetime.fromisoformat(state.last_at)
-                idle = self._clock() - last > timedelta(minutes=SESSION_IDLE_MINUTES)
-        if state.session_id and not idle and not force:
-            return
+    def _open_session(self, *, force: bool) -> None:
+        """At open: continue the stack's session unless it went idle, or start one (D9)."""
+        start = force or self._session_idle()
+        if start:
+            self.stack.join_session(new_session_id())
+        self.stack.record_created()
+        if start:
+            self._start_session()
+        else:
+            self._allocate_budget()
+
+    def _start_session(self) -> None:
+        """Begin the session the stack has just joined: recover, reset the stance, record it.
+
+        What the last session left pending does not carry over: a preference held for
+        confirmation goes unconfirmed, and the first "No, …" of the new session judges no
+        answer from the old one (D37).
+        """
+        state = self._state
         previous = state.session_id or None
         if previous is not None:
             from hrm.stacks.lifecycle import recover
 
             recover(self.stack)  # a new session of this class reads what came before (004 §8)
         state.session_id = self.stack.session_id
+        state.last_at = self._clock().isoformat()
         state.session_tokens_base = self.stack.tokens_spent_total
         reset = self.focus.stance.start_session("new session")
-        self.decisions.append_many(
-            [
+        records: list[tuple[str, dict[str, Any]]] = [
+            (
+                "session_started",
+                {
+                    "session_id": state.session_id,
+                    "agent_class": self.agent_class,
+                    "previous_session_id": previous,
+                    "active_templates": self.stack.active_template_ids(),
+                },
+            ),
+            (reset["event_type"], {"session_id": state.session_id, **reset["payload"]}),
+        ]
+        pending = state.pending_preference
+        if pending:
+            records.append(
                 (
-                    "session_started",
+                    "preference_unconfirmed",
                     {
                         "session_id": state.session_id,
-                        "agent_class": self.agent_class,
-                        "previous_session_id": previous,
-                        "active_templates": self.stack.active_template_ids(),
+                        "key": pending.get("key"),
+                        "reason": "the session it was asked in ended unanswered",
                     },
-                ),
-                (reset["event_type"], {"session_id": state.session_id, **reset["payload"]}),
-            ]
-        )
+                )
+            )
+        _forget_last_session(state)
+        self.decisions.append_many(records)
         self.decisions.commit()
         self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]
         self._seen_size = self.decisions.size()
+        self._allocate_budget()
 
     def _allocate_budget(self) -> None:
         """The stack's token ceiling bounds one session, not the stack's whole life (D23)."""
@@ -794,6 +845,12 @@ class HRM:
         if any(le.get("event_type") == "pattern_created" for le in record.learning):
             episodes.append({"observation": "a routing pattern was learned", "turn": record.turn})
         return episodes
+
+
+def _forget_last_session(state: TurnState) -> None:
+    """Drop what only the session that just ended could act on (D37)."""
+    state.pending_preference = None
+    state.last_signal = state.last_routing = None
 
 
 _STORED_ONCE = frozenset({"attention_state", "arbitration"})

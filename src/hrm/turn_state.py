@@ -49,6 +49,8 @@ class TurnState:
     turn_number: int = 0
     session_id: str = ""
     last_at: str | None = None
+    """When the session last saw activity (its last turn, or its start): a session idle longer
+    than `SESSION_IDLE_MINUTES` is over."""
     altitude: str = AltitudeLevel.L2_OPERATIONS.value
     failure_streak: int = 0
     last_signal: dict[str, Any] | None = None

@@ -41,14 +41,19 @@ def test_a_new_process_continues_from_the_ledgers(home: HRMHome) -> None:
         assert stack.turn_number == 2
         assert [t["input"] for t in stack.history()] == [
             "Let us work on the closet design for the bedroom", "The closet is 2 metres wide"]
+        # the child's turns are this session's: recovery (what came before it) has none
         report = recover(stack.stack)
-        assert report.turns == 2 and report.work_orders >= 2
+        assert report.turns == 0 and not report.recovered
         result = stack.turn("what did we say about the closet?")
         assert result.decision.turn == 3
         assert stack.focus.problem_registry.get_active() is not None
-    kinds = [e["kind"] for e in lifecycle_events(home, DPJ)]
-    assert kinds == ["stack_created", "stack_teardown", "stack_created", "stack_recovered",
-                     "stack_teardown"]
+    events = lifecycle_events(home, DPJ)
+    assert [e["kind"] for e in events] == [
+        "stack_created", "stack_teardown", "stack_created", "stack_teardown"]
+    assert {e["session_id"] for e in events} == {child_session}
+    for ledger_path in (home.decision_ledger(DPJ), home.execution_ledger(DPJ)):
+        with Ledger(ledger_path) as ledger:  # both processes wrote under the one session's id
+            assert {r.data.get("session_id") for r in ledger.records()} == {child_session}
 
 
 def test_a_new_session_after_exit_reads_prior_state_and_starts_fresh(home: HRMHome) -> None:

@@ -166,11 +166,15 @@ def test_declining_a_held_preference_is_not_negative_feedback(hrm: HRM, answer: 
 def test_answering_an_arbitration_question_is_not_feedback_on_the_answer_before(
     home: HRMHome,
 ) -> None:
-    from hrm.demo import DEMO_SCRIPT, demo_clock
+    from hrm.demo import DEMO_PAUSES, DEMO_SCRIPT, DemoClock
 
-    with HRM.open(home, "ADMIN", "offline", clock=demo_clock(), new_session=True) as h:
-        results = [h.turn(text) for text in DEMO_SCRIPT[:8]]  # the demo's eighth turn asks
-        assert results[-1].asked
+    clock = DemoClock()
+    with HRM.open(home, "ADMIN", "offline", clock=clock, new_session=True) as h:
+        for number, text in enumerate(DEMO_SCRIPT[:8], start=1):  # the demo's eighth turn asks
+            clock.next_turn(DEMO_PAUSES.get(number))
+            result = h.turn(text)
+        assert result.asked
+        clock.next_turn()
         reply = h.turn("No, queue it for later")
         assert "negative_feedback" not in [e["event_type"] for e in reply.decision.learning]
         assert all(o.success for o in h.feedback.outcomes(h.session_id))

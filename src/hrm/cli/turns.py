@@ -224,7 +224,7 @@ def demo(
     json_out: JsonOption = False,
 ) -> None:
     """A scripted conversation showing every governed behaviour (local model when installed)."""
-    from hrm.demo import BEHAVIOURS, run_demo
+    from hrm.demo import BEHAVIOURS, DEMO_PAUSES, run_demo
 
     target = home or Path(tempfile.mkdtemp(prefix="hrm-demo-"))
     lines: list[dict[str, Any]] = []
@@ -243,6 +243,8 @@ def demo(
         )
         if json_out:
             return
+        if number in DEMO_PAUSES:
+            console.print(f"\n[dim]… {DEMO_PAUSES[number]} minutes later[/dim]")
         console.print(f"\n[bold][{number}] you ›[/bold] {text}", highlight=False)
         answer = result.response.strip().splitlines()
         shown = "\n      ".join(answer[:3]) + (" …" if len(answer) > 3 else "")

@@ -223,6 +223,32 @@ class CognitiveStack:
 
     # ── lifecycle ──────────────────────────────────────────────────────────
 
+    def record_created(self) -> None:
+        """Record ``stack_created`` in the governance ledger, with the session it serves."""
+        self.governance_ledger.append(
+            "stack_created",
+            {
+                "agent_class": self.agent_class,
+                "partition": stack_dirname(self.agent_class),
+                "session_id": self.session_id,
+                "budget_ceiling": self.budget_ceiling,
+                "tokens_used_before": self.tokens_spent,
+                "templates": self.attention.template_ids,
+                "provider": self.gateway.provider,
+                "model": self.gateway.model,
+            },
+        )
+        self.governance_ledger.commit()
+        logger.debug("stack %s created (session %s)", self.agent_class, self.session_id)
+
+    def join_session(self, session_id: str) -> None:
+        """Serve `session_id` from now on: HO2m and HO1m records carry it.
+
+        A session outlives processes (D9): a process continuing one, or seeing another process
+        start one, writes under that session's id, not the id it was created with.
+        """
+        self.session_id = session_id
+
     def end_turn(self) -> None:
         """A commit boundary: make this turn's records durable (group commit)."""
         self.committer.request()
@@ -261,6 +287,7 @@ def create_stack(
     *,
     llm: Any = None,
     clock: Clock = system_clock,
+    announce: bool = True,
 ) -> CognitiveStack:
     """Build one stack for `agent_class` (004 §3). Records its creation in the governance ledger.
 
@@ -270,6 +297,9 @@ def create_stack(
         home: The home; default the resolved one.
         llm: An `ILLMAdapter` to use instead of the configured provider.
         clock: Time source.
+        announce: Record ``stack_created`` now. The turn loop passes False and calls
+            `CognitiveStack.record_created` once it knows which session the stack serves
+            (a process continuing a session takes that session's id, see `join_session`).
 
     Raises:
         HRMError: ``VALIDATION_FAILED`` for a bad agent class or an invalid attention template
@@ -294,7 +324,6 @@ def create_stack(
     parse_agent_class(agent_class)
     h = home or HRMHome.resolve()
     _guard(h, agent_class)
-    dirname = stack_dirname(agent_class)
     durability = config.ledger_durability
     session_id = new_session_id()
     attention = AttentionPipeline.bind(h, agent_class, config)  # fails closed before anything opens
@@ -400,21 +429,8 @@ def create_stack(
     stack.committer = GroupCommitter(commits, interval_ms=interval)
     stack.executor = StackExecutor(stack)
     attention.attach(stack)
-    governance_ledger.append(
-        "stack_created",
-        {
-            "agent_class": agent_class,
-            "partition": dirname,
-            "session_id": session_id,
-            "budget_ceiling": config.stack_token_budget,
-            "tokens_used_before": used,
-            "templates": attention.template_ids,
-            "provider": adapter.provider,
-            "model": adapter.model,
-        },
-    )
-    governance_ledger.commit()
-    logger.debug("stack %s created (session %s)", agent_class, session_id)
+    if announce:
+        stack.record_created()
     return stack
 
 
