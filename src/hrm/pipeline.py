@@ -18,7 +18,7 @@ import contextlib
 import logging
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -262,14 +262,27 @@ class HRM:
         *,
         priority: int = 0,
         metadata: dict[str, Any] | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> TurnResult:
         """Carry one input through every layer; returns the answer and why.
 
         Never leaves half-written state: each store writes atomically, ledgers append whole
         records, and a failure inside a step is recorded and answered with a fallback.
+
+        Args:
+            on_text: Called with each piece of the model's answer as it is produced (the
+                respond step streams its call). The pieces make up the model's answer; the
+                result's ``response`` is the whole answer, which may add notes after it, or
+                replace it when the call failed part-way. Answers that need no model call
+                (a question, a wait) or several (a plan, agents) come only in the result.
+                A listener that raises is dropped for the rest of the turn, which goes on.
         """
         with self._lock, self._turn_lock, self.db.pinned(), self.db.deferring():
-            return self._turn(clean_text(text), source, priority, metadata or {})
+            self.stack.text_sink = on_text
+            try:
+                return self._turn(clean_text(text), source, priority, metadata or {})
+            finally:
+                self.stack.text_sink = None
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
         self._refresh_state()

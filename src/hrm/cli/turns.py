@@ -45,6 +45,42 @@ def _open(home: Path | None, agent_class: str | None, provider: str | None) -> A
     return HRM.open(home, agent_class, provider)
 
 
+class _Answer:
+    """Shows a turn's answer as the model produces it, then what the turn added after it.
+
+    A local model on two cores writes a few dozen tokens a second; waiting for the whole
+    answer before showing any of it makes every turn feel stalled.
+    """
+
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix
+        self.shown = ""
+
+    def piece(self, text: str) -> None:
+        out = console.file
+        if not self.shown:
+            out.write(self.prefix)
+        self.shown += text
+        out.write(text)
+        out.flush()
+
+    def finish(self, response: str) -> None:
+        """Print what is left of the whole answer (all of it when nothing was streamed)."""
+        if not self.shown:
+            console.print(f"{self.prefix}{response}", markup=False, highlight=False)
+            return
+        out = console.file
+        if response.startswith(self.shown):
+            rest = response[len(self.shown) :]
+        elif response.startswith(self.shown.rstrip()):  # notes follow the answer, trimmed
+            rest = response[len(self.shown.rstrip()) :].lstrip(" \t")
+            rest = rest[1:] if self.shown.endswith("\n") and rest.startswith("\n") else rest
+        else:  # the call failed part-way: the turn answers with what happened instead
+            rest = "\n" + response
+        out.write(rest if rest.endswith("\n") else rest + "\n")
+        out.flush()
+
+
 def turn(
     text: Annotated[str, typer.Argument(help="The input; '-' reads standard input.")],
     agent_class: Annotated[
@@ -57,16 +93,17 @@ def turn(
     """Run one governed turn and print the answer (with --json, the whole decision record)."""
     if text == "-":
         text = sys.stdin.read()
+    answer = _Answer()
     with handle_errors():
         hrm = _open(home, agent_class, provider)
         try:
-            result = hrm.turn(text)
+            result = hrm.turn(text, on_text=None if json_out else answer.piece)
         finally:
             hrm.close()
     if json_out:
         emit_json(result.to_dict())
         return
-    console.print(result.response, markup=False, highlight=False)
+    answer.finish(result.response)
     err_console.print(_status_line(result.decision.to_dict()), highlight=False)
 
 
@@ -110,13 +147,19 @@ def chat(
                 if command.startswith("/"):
                     _chat_command(hrm, command)
                     continue
-                result = hrm.turn(line)
+                answer = _Answer("hrm › ")
+                try:
+                    result = hrm.turn(line, on_text=answer.piece)
+                except HRMError:
+                    if answer.shown:  # end the half-shown answer's line before the error
+                        console.file.write("\n")
+                    raise
             except HRMError as exc:
                 if os.environ.get("HRM_DEBUG"):
                     raise
                 exit_code = report_error(exc)
                 continue
-            console.print(f"hrm › {result.response}", markup=False, highlight=False)
+            answer.finish(result.response)
     finally:
         hrm.close()
     if exit_code:

@@ -71,6 +71,7 @@ class _WorkOrder:
     wo_id: str = field(default_factory=lambda: new_id("wo"))
     attempts: int = 0
     recorded: bool = False
+    streamed: bool = False
 
 
 class LLMGateway:
@@ -248,6 +249,7 @@ class LLMGateway:
         """
         call = (config or LLMCallConfig()).resolve(LLMCallConfig(purpose=purpose))
         order = self._open(call)
+        order.streamed = True
         accumulated = ""
         final: StreamChunk | None = None
         estimated = 0
@@ -507,6 +509,8 @@ class LLMGateway:
             data["agent_class"] = self.agent_class
         if order.purpose is not None:
             data["purpose"] = order.purpose
+        if order.streamed:
+            data["streamed"] = True
         if self._record is not None:
             # Only these fields can hold caller- or provider-supplied text; the rest are ids,
             # numbers and fixed words (scrub_text memoises short texts like these).

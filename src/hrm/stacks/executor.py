@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hrm._process import new_id
 from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
 from hrm.errors import HRMError, recover_from_error
-from hrm.llm import LLMCallConfig, Message
+from hrm.llm import LLMCallConfig, Message, StreamChunk
 
 if TYPE_CHECKING:
     from hrm.stacks.factory import CognitiveStack
@@ -142,7 +142,11 @@ class StackExecutor:
 
     def _chat(self, system: str, text: str, *, purpose: str, max_tokens: int | None = None) -> str:
         config = LLMCallConfig(purpose=purpose, max_tokens=max_tokens)
-        response = self.stack.gateway.chat([Message(role="user", content=text)], system, config)
+        messages = [Message(role="user", content=text)]
+        sink = self.stack.text_sink
+        if sink is not None and purpose == "respond":
+            return _streamed(self.stack.gateway.stream(messages, system, config), sink)
+        response = self.stack.gateway.chat(messages, system, config)
         return str(response.content or "")
 
     def _model_input(self, text: str) -> tuple[str, list[str]]:
@@ -256,6 +260,28 @@ class StackExecutor:
         from hrm.stacks.runtime_bridge import execute_bundle
 
         return execute_bundle(self, action.agent_proposal, turn_input, assembled, event)
+
+
+def _streamed(chunks: Iterator[StreamChunk], sink: Callable[[str], None]) -> str:
+    """The whole answer of a governed stream, each piece handed to `sink` as it arrives.
+
+    The listener is the caller's code (a terminal, a web socket): if it fails, the answer still
+    completes and is recorded; it just stops being shown piece by piece.
+    """
+    text = ""
+    listener: Callable[[str], None] | None = sink
+    for chunk in chunks:
+        text = chunk.accumulated
+        if chunk.delta and listener is not None:
+            try:
+                listener(chunk.delta)
+            except Exception:
+                logger.warning(
+                    "the turn's text listener failed; the answer goes on without it",
+                    exc_info=True,
+                )
+                listener = None
+    return text
 
 
 def _flow_for(stack: CognitiveStack) -> Callable[..., ExecutionOutcome | None] | None:

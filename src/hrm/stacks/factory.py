@@ -70,6 +70,9 @@ class CognitiveStack:
     """Group-commits the stack's ledgers at turn boundaries (see `_group_commit`)."""
     work_order_sink: list[dict[str, Any]] | None = None
     """While a turn runs, work orders recorded in HO1m are also collected here."""
+    text_sink: Callable[[str], None] | None = None
+    """While a turn runs for a listener (`HRM.turn(on_text=…)`), the answer's text as the model
+    produces it: the respond step streams its call and hands each piece here."""
     _learnings: Any = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
     _canon_view: tuple[Any, Mapping[str, Any]] | None = field(default=None, repr=False)

@@ -1,0 +1,114 @@
+"""Answers shown as the model produces them: `HRM.turn(on_text=…)`, `hrm turn`, `hrm chat`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hrm.cli.app import app
+from hrm.errors import HRMError
+from hrm.home import HRMHome
+from hrm.llm import LLMCallConfig, LLMResponse, Message, StreamChunk
+from hrm.pipeline import HRM
+from hrm.storage.ledger import Ledger
+
+
+class BreakingStream:
+    """A provider whose answers stop with a server error after their first words."""
+
+    provider = "breaking"
+    model = "breaking-1"
+
+    def chat(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> LLMResponse:
+        raise AssertionError("a turn with a listener streams its answer")
+
+    def stream(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> Iterator[StreamChunk]:
+        yield StreamChunk(delta="Rename it with ", accumulated="Rename it with ", done=False)
+        raise HRMError.provider_error(503, "upstream went away", provider=self.provider)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+
+def _work_orders(home: HRMHome) -> list[dict[str, object]]:
+    with Ledger(home.execution_ledger("ADMIN")) as ledger:
+        return [r.data for r in ledger.records() if r.kind == "work_order"]
+
+
+def test_the_pieces_are_the_models_answer_and_the_turn_adds_its_notes_after(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Let's plan the v2 launch of our billing service")
+        pieces: list[str] = []
+        result = h.turn("I prefer concise answers with code examples", on_text=pieces.append)
+    streamed = "".join(pieces)
+    assert len(pieces) > 1 and streamed.startswith("(offline model)")
+    assert result.response.startswith(streamed.rstrip())
+    assert result.response.rstrip().endswith("“I prefer concise answers with code examples”.")
+    assert result.decision.execution["success"] is True
+    orders = _work_orders(home)
+    assert orders[-1]["streamed"] is True and orders[-1]["outcome"] == "ok"
+    assert "streamed" not in orders[0]  # no listener: one plain call
+
+
+def test_a_listener_that_fails_is_dropped_and_the_turn_completes(
+    home: HRMHome, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls: list[str] = []
+
+    def broken(piece: str) -> None:
+        calls.append(piece)
+        raise BrokenPipeError("the terminal went away")
+
+    with HRM.open(home, "ADMIN", "offline") as h, caplog.at_level(logging.WARNING):
+        result = h.turn("What is a WAL in SQLite?", on_text=broken)
+        plain = h.turn("What is a WAL in SQLite?")
+    assert len(calls) == 1  # dropped after its first failure
+    assert result.decision.execution["success"] is True
+    assert result.response.startswith("(offline model)") and len(result.response) > 40
+    assert plain.response.startswith("(offline model)")
+    assert "text listener failed" in caplog.text
+    assert _work_orders(home)[0]["outcome"] == "ok"
+
+
+def test_a_stream_that_breaks_part_way_is_a_recorded_failure(home: HRMHome) -> None:
+    pieces: list[str] = []
+    with HRM.open(home, "ADMIN", BreakingStream()) as h:
+        result = h.turn("How do I rename a git branch?", on_text=pieces.append)
+        assert result.action != "degraded"
+        assert result.decision.execution["success"] is False
+        assert h.turn("and a tag?").decision.turn == 2  # nothing half-written blocks the next
+    assert pieces == ["Rename it with "]
+    assert not result.response.startswith("Rename it with ")
+    failed = _work_orders(home)[0]
+    assert failed["outcome"] == "error" and failed["error_code"] == "provider_error"
+    assert failed["streamed"] is True
+
+
+def test_answers_without_a_model_call_are_not_streamed(home: HRMHome) -> None:
+    pieces: list[str] = []
+    with HRM.open(home, "ADMIN", "offline") as h:
+        waited = h.turn("   ", on_text=pieces.append)
+    assert waited.action == "wait" and pieces == []
+
+
+def test_hrm_turn_and_chat_show_the_whole_answer_with_its_notes(tmp_path: Path) -> None:
+    runner = CliRunner()
+    where = ["--home", str(tmp_path / "home"), "--provider", "offline"]
+    first = runner.invoke(app, ["turn", "Let's plan the v2 launch of our billing service", *where])
+    assert first.exit_code == 0, first.output
+    assert first.stdout.startswith("(offline model) I found nothing")
+    chat = runner.invoke(
+        app, ["chat", *where],
+        input="I prefer concise answers with code examples\nDark mode seems better\n/quit\n",
+    )
+    assert chat.exit_code == 0, chat.output
+    lines = chat.stdout.splitlines()
+    answers = [line for line in lines if line.startswith("you › hrm › (offline model)")]
+    assert len(answers) == 2
+    assert "• Noted as canon: “I prefer concise answers with code examples”." in lines
+    assert any(line.startswith("• Should I remember “Dark mode seems better”") for line in lines)
+    assert chat.stdout.count("• Noted as canon") == 1  # notes once, after the streamed answer
