@@ -276,13 +276,28 @@ class HRM:
                 replace it when the call failed part-way. Answers that need no model call
                 (a question, a wait) or several (a plan, agents) come only in the result.
                 A listener that raises is dropped for the rest of the turn, which goes on.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C during the turn, once the turn is recorded as
+                ``interrupted`` (what it did before the interrupt stays recorded too).
         """
         with self._lock, self._turn_lock, self.db.pinned(), self.db.deferring():
             self.stack.text_sink = on_text
             try:
                 return self._turn(clean_text(text), source, priority, metadata or {})
+            except BaseException:
+                self._reload_state()
+                raise
             finally:
                 self.stack.text_sink = None
+
+    def _reload_state(self) -> None:
+        """After a turn ended by an exception: the state is what the ledger says, not what the
+        turn had changed in memory before it stopped."""
+        try:
+            self._state = self._load_state()
+        except Exception:  # the turn's own exception is the one to raise
+            logger.exception("re-reading the turn state after a failed turn failed")
 
     def _turn(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
         self._refresh_state()
@@ -318,8 +333,17 @@ class HRM:
         )
         event("turn_started", text=clip(text), length=len(text), source=source)
         with tracer.span("pipeline", "turn", "HRM", input_data=text[:200]) as span:
+            interrupted: KeyboardInterrupt | None = None
             try:
                 response, action, asked = self._run(turn_input, record, event)
+            except KeyboardInterrupt as stop:
+                # The person stopped the turn (Ctrl-C): record how far it got, then let the
+                # interrupt through, so a stopped answer is a recorded turn, not a lost one.
+                interrupted = stop
+                response = "The turn was interrupted before it finished."
+                record.notes.append("interrupted by the person")
+                event("turn_interrupted")
+                action, asked = "interrupted", False
             except Exception as exc:
                 # The supervisor (HO2) failed: degrade to a direct model call through the gateway,
                 # recorded in HO1m (004 §8) — never silent.
@@ -381,6 +405,8 @@ class HRM:
         self._seen_seq = written[-1].seq
         self._seen_size = self.decisions.appended_end
         self.stack.end_turn()
+        if interrupted is not None:
+            raise interrupted
         return TurnResult(response=response, action=action, decision=record, asked=asked)
 
     def _run(

@@ -112,3 +112,81 @@ def test_hrm_turn_and_chat_show_the_whole_answer_with_its_notes(tmp_path: Path) 
     assert "• Noted as canon: “I prefer concise answers with code examples”." in lines
     assert any(line.startswith("• Should I remember “Dark mode seems better”") for line in lines)
     assert chat.stdout.count("• Noted as canon") == 1  # notes once, after the streamed answer
+
+
+# ── Ctrl-C: a stopped answer is a recorded turn, and the conversation goes on ──
+
+
+class InterruptedCall(BreakingStream):
+    """A provider call the person stops with Ctrl-C while it runs."""
+
+    def chat(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> LLMResponse:
+        raise KeyboardInterrupt
+
+
+def _decisions(home: HRMHome) -> list[tuple[str, object]]:
+    with Ledger(home.decision_ledger("ADMIN")) as ledger:
+        return [(r.kind, r.data.get("action")) for r in ledger.records()]
+
+
+def test_ctrl_c_during_the_model_call_records_an_interrupted_turn(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", InterruptedCall()) as h:
+        with pytest.raises(KeyboardInterrupt):
+            h.turn("Write a long essay about version control")
+        assert h.turn_number == 1
+        kept = h._state.to_dict()
+    assert ("turn_interrupted", None) in _decisions(home)
+    assert _decisions(home)[-1] == ("turn", "interrupted")
+    assert _work_orders(home)[-1]["outcome"] == "cancelled"
+    with HRM.open(home, "ADMIN", "offline") as again:
+        assert again._state.to_dict() == kept
+        assert again.turn("How do I rename a git branch?").decision.turn == 2
+
+
+def test_ctrl_c_while_an_answer_streams_cancels_its_work_order(home: HRMHome) -> None:
+    def stop(piece: str) -> None:
+        raise KeyboardInterrupt
+
+    with HRM.open(home, "ADMIN", "offline") as h, pytest.raises(KeyboardInterrupt):
+        h.turn("What is a WAL in SQLite?", on_text=stop)
+    order = _work_orders(home)[-1]
+    assert order["outcome"] == "cancelled" and order["streamed"] is True
+    assert _decisions(home)[-1] == ("turn", "interrupted")
+
+
+def test_a_turn_stopped_while_recording_leaves_the_state_the_ledger_holds(
+    home: HRMHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Dark mode seems better for late-night work")  # holds a preference
+        held = h._state.to_dict()
+
+        def stopped(*args: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(h, "_append", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            h.turn("yes")
+        assert h._state.to_dict() == held  # not the half-run turn's: nothing of it was kept
+        monkeypatch.undo()
+        assert h.turn("yes").decision.preference["resolution"] == "confirmed"
+
+
+def test_chat_goes_on_after_ctrl_c_stops_an_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_turn = HRM.turn
+
+    def turn(self: HRM, text: str, *args: object, **kwargs: object) -> object:
+        if text == "stop me":
+            raise KeyboardInterrupt
+        return real_turn(self, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HRM, "turn", turn)
+    chat = CliRunner().invoke(
+        app, ["chat", "--home", str(tmp_path / "home"), "--provider", "offline"],
+        input="stop me\nHow do I rename a git branch?\n/quit\n",
+    )
+    assert chat.exit_code == 0, chat.output
+    assert "(interrupted — recorded as such" in chat.stdout
+    assert chat.stdout.count("hrm › (offline model)") == 1

@@ -150,6 +150,14 @@ def chat(
                 answer = _Answer("hrm › ")
                 try:
                     result = hrm.turn(line, on_text=answer.piece)
+                except KeyboardInterrupt:  # stops the answer, not the conversation
+                    console.print(
+                        ("\n" if answer.shown else "")
+                        + "(interrupted — recorded as such; /why shows how far it got)",
+                        style="dim",
+                        highlight=False,
+                    )
+                    continue
                 except HRMError:
                     if answer.shown:  # end the half-shown answer's line before the error
                         console.file.write("\n")

@@ -222,6 +222,9 @@ class LLMGateway:
         except HRMError as exc:
             self._close(order, error=exc)
             raise
+        except KeyboardInterrupt:  # the person stopped it: the call still happened
+            self._close(order, outcome="cancelled")
+            raise
         order.model = response.model or order.model
         self._charge(response.input_tokens, response.output_tokens, estimated)
         cost = self._add_cost(response)
@@ -244,8 +247,8 @@ class LLMGateway:
     ) -> Iterator[StreamChunk]:
         """A governed stream: retried until the first chunk, recorded when it ends.
 
-        An abandoned stream (the caller stops iterating) is recorded with outcome
-        ``cancelled`` and the tokens seen so far.
+        An abandoned stream (the caller stops iterating, or Ctrl-C stops the wait for the next
+        piece) is recorded with outcome ``cancelled`` and the tokens seen so far.
         """
         call = (config or LLMCallConfig()).resolve(LLMCallConfig(purpose=purpose))
         order = self._open(call)
@@ -264,7 +267,7 @@ class LLMGateway:
         except HRMError as exc:
             self._close(order, error=exc)
             raise
-        except GeneratorExit:
+        except (GeneratorExit, KeyboardInterrupt):
             self._finish_stream(order, estimated, accumulated, None, outcome="cancelled")
             raise
         self._finish_stream(order, estimated, accumulated, final, outcome="ok")

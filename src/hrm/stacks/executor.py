@@ -270,17 +270,24 @@ def _streamed(chunks: Iterator[StreamChunk], sink: Callable[[str], None]) -> str
     """
     text = ""
     listener: Callable[[str], None] | None = sink
-    for chunk in chunks:
-        text = chunk.accumulated
-        if chunk.delta and listener is not None:
-            try:
-                listener(chunk.delta)
-            except Exception:
-                logger.warning(
-                    "the turn's text listener failed; the answer goes on without it",
-                    exc_info=True,
-                )
-                listener = None
+    try:
+        for chunk in chunks:
+            text = chunk.accumulated
+            if chunk.delta and listener is not None:
+                try:
+                    listener(chunk.delta)
+                except Exception:
+                    logger.warning(
+                        "the turn's text listener failed; the answer goes on without it",
+                        exc_info=True,
+                    )
+                    listener = None
+    finally:
+        # Ctrl-C in the listener leaves the stream open: close it now, so its work order is
+        # recorded (cancelled) with the turn, not whenever the generator is collected.
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
     return text
 
 
