@@ -775,6 +775,8 @@ class HRM:
             if started is not None and (turn is None or started.seq > turn.seq):
                 state.session_id = str(started.data.get("session_id") or "")
                 state.last_at = started.ts
+                base = started.data.get("session_tokens_base")
+                state.session_tokens_base = base if isinstance(base, int) else None
                 _forget_last_session(state)
         self.altitude.current_level = AltitudeLevel(state.altitude)
         self.evaluator.failure_streak = state.failure_streak
@@ -842,6 +844,7 @@ class HRM:
                     "agent_class": self.agent_class,
                     "previous_session_id": previous,
                     "active_templates": self.stack.active_template_ids(),
+                    "session_tokens_base": state.session_tokens_base,
                 },
             ),
             (reset["event_type"], {"session_id": state.session_id, **reset["payload"]}),

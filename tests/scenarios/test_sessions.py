@@ -136,3 +136,16 @@ def test_a_running_process_joins_the_session_another_process_started(home: HRMHo
         assert after.decision.session_id == started == running.session_id
         assert running.stack.session_id == started
     assert _session_ids(home, "execution")[-1] == started
+
+
+def test_a_session_begun_by_an_open_without_turns_keeps_its_whole_ceiling(home: HRMHome) -> None:
+    HRM.open(home, "ADMIN", "offline").close()
+    config = replace(load_config(home).config, stack_token_budget=4000)
+    clock = _clock()
+    with HRM.open(home, "ADMIN", "offline", config=config, clock=clock) as h:
+        for i in range(8):
+            h.turn(f"How do I rename git branch number {i}?")
+    clock.next_turn(QUIET)
+    HRM.open(home, "ADMIN", "offline", config=config, clock=clock).close()  # begins a session
+    with HRM.open(home, "ADMIN", "offline", config=config, clock=clock) as h:
+        assert h.turn("How do I rename a git branch?").decision.execution.get("error") is None
