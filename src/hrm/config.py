@@ -276,6 +276,10 @@ class HRMConfig:
     auto_trim_enabled: bool = False
     """Per the spec's user decision: patterns are never trimmed automatically."""
     working_set_default_ttl_hours: int = 2
+    problem_retire_days: int = 30
+    """Queued or paused problems without progress this many days are resolved when a session
+    starts (recorded as ``problems_retired``); 0 keeps every problem until the person resolves
+    it."""
     memory_file_locking: bool = True
     trace_enabled: bool = False
     trace_file: str = "trace.jsonl"
@@ -318,6 +322,7 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "agent_execution_timeout_ms": (lambda v: v >= 1, "at least 1"),
     "pattern_creation_threshold": (lambda v: v >= 1, "at least 1"),
     "working_set_default_ttl_hours": (lambda v: v >= 1, "at least 1"),
+    "problem_retire_days": (lambda v: v >= 0, "at least 0 (0 never retires)"),
     "ledger_durability": (lambda v: v in ("group", "fsync"), "'group' or 'fsync'"),
     "ledger_group_commit_ms": (lambda v: 0 <= v <= 5000, "between 0 and 5000"),
     "context_token_budget": (lambda v: v >= 64, "at least 64"),

@@ -26,6 +26,7 @@ from typing import Any
 from hrm._wordlists import HeadIndex
 from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
+from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
 from hrm.stacks.factory import new_session_id
@@ -252,6 +253,54 @@ class HRM:
             if record.kind == "turn":
                 return decision_of(record.data)
         return None
+
+    def resolve_problem(self, problem_id: str | None = None) -> Problem:
+        """Mark a problem resolved (the active one by default) and record it in HO2m.
+
+        A resolved problem no longer matches inputs or competes for focus; a commitment on it
+        ends as completed. Resolving a resolved problem changes nothing.
+
+        Raises:
+            HRMError: ``NOT_FOUND`` for an unknown id, or when no problem is active.
+        """
+        with self._lock, self._turn_lock:
+            self._refresh_state()
+            registry: ProblemRegistry = self.focus.problem_registry
+            problem = registry.get(problem_id) if problem_id else registry.get_active()
+            if problem is None:
+                raise HRMError.not_found(
+                    "problem", problem_id or "(active)", "`hrm problems list` shows them"
+                )
+            if problem.status is ProblemStatus.RESOLVED:
+                return problem
+            commitment = self.focus.commitments.get_active()
+            ends_commitment = commitment is not None and commitment.problem_id == problem.id
+            with self.db.transaction():
+                resolved = registry.resolve(problem.id)
+                if ends_commitment:
+                    self.focus.commitments.complete()
+            self.decisions.append_many(
+                [
+                    (
+                        "problem_resolved",
+                        {
+                            "session_id": self._state.session_id,
+                            "agent_class": self.agent_class,
+                            "id": problem.id,
+                            "title": clip(problem.title, 200),
+                            "was": problem.status.value,
+                            "commitment_completed": commitment.id
+                            if ends_commitment and commitment is not None
+                            else None,
+                            "by": "person",
+                        },
+                    )
+                ]
+            )
+            self.decisions.commit()
+            self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]
+            self._seen_size = self.decisions.size()
+            return resolved
 
     # ── the turn ───────────────────────────────────────────────────────────
 
@@ -862,6 +911,24 @@ class HRM:
                 )
             )
         _forget_last_session(state)
+        if self.config.problem_retire_days:
+            retired = self.focus.problem_registry.retire_stale(
+                timedelta(days=self.config.problem_retire_days)
+            )
+            if retired:
+                records.append(
+                    (
+                        "problems_retired",
+                        {
+                            "session_id": state.session_id,
+                            "untouched_days": self.config.problem_retire_days,
+                            "count": len(retired),
+                            "problems": [
+                                {"id": p.id, "title": clip(p.title, 80)} for p in retired[:50]
+                            ],
+                        },
+                    )
+                )
         self.decisions.append_many(records)
         self.decisions.commit()
         self._seen_seq = self.decisions.last().seq  # type: ignore[union-attr]

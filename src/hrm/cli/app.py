@@ -38,6 +38,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("hrm.cli.agents", "app", "agents", "List, show and run agents."),
     ("hrm.cli.plan", "app", "plan", "Run multi-step plans under a step budget."),
     ("hrm.cli.stack", "app", "stack", "Create, inspect and tear down cognitive stacks."),
+    ("hrm.cli.problems", "app", "problems", "List a stack's problems and resolve them."),
     ("hrm.cli.meta", "app", "meta", "Cross-stack analysis by the meta agent."),
 ]
 

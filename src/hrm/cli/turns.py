@@ -29,7 +29,9 @@ ProviderOption = Annotated[
     ),
 ]
 
-_CHAT_HELP = "Commands: /why (last decision), /history, /problems, /status, /quit"
+_CHAT_HELP = (
+    "Commands: /why (last decision), /history, /problems, /resolve [id], /status, /quit"
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -196,10 +198,16 @@ def _chat_command(hrm: Any, command: str) -> None:
     elif command == "/problems":
         table = Table("id", "title", "status", "priority")
         for problem in hrm.focus.problem_registry.list():
+            if problem.status.value == "resolved":
+                continue
             table.add_row(
                 problem.id, problem.title[:60], problem.status.value, str(problem.priority)
             )
         console.print(table)
+    elif command == "/resolve" or command.startswith("/resolve "):
+        problem_id = command[len("/resolve") :].strip() or None
+        resolved = hrm.resolve_problem(problem_id)
+        console.print(f"Resolved {resolved.id}: {resolved.title}", highlight=False)
     elif command == "/status":
         console.print_json(json.dumps(hrm.status(), default=str))
     else:

@@ -22,7 +22,7 @@ import builtins
 import logging
 import re
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -372,6 +372,29 @@ class ProblemRegistry:
     def resolve(self, problem_id: str) -> Problem:
         """Mark a problem resolved; it no longer matches inputs or competes for focus."""
         return self._move(problem_id, ProblemStatus.RESOLVED)
+
+    def retire_stale(self, untouched_for: timedelta) -> builtins.list[Problem]:
+        """Resolve queued and paused problems without progress for `untouched_for`.
+
+        Every new topic becomes a problem, and only the person resolves one: without this a
+        registry used daily grows by the hundreds, every turn compares its input with all of
+        them, and a topic dropped weeks ago can still claim a new input. The active problem
+        is never retired. Returns the retired problems (as resolved).
+        """
+        cutoff = _instant(self._clock() - untouched_for)
+        stale = [
+            problem
+            for problem, _ in self._everything()
+            if problem.status in (ProblemStatus.QUEUED, ProblemStatus.PAUSED)
+            and _instant(problem.last_progress_at) < cutoff
+        ]
+        if stale:
+            with self._db.transaction():
+                self._db.executemany(
+                    "UPDATE problems SET status = 'resolved' WHERE id = ? AND agent_class = ?",
+                    [(problem.id, self.agent_class) for problem in stale],
+                )
+        return [replace(problem, status=ProblemStatus.RESOLVED) for problem in stale]
 
     def record_progress(self, problem_id: str) -> Problem:
         """Stamp progress now (resets the staleness the arbiter weighs against it).
