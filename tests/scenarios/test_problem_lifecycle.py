@@ -102,13 +102,11 @@ def test_retirement_can_be_switched_off(home: HRMHome) -> None:
 
 
 def test_problem_retire_days_must_not_be_negative(tmp_path: Path) -> None:
-    from hrm.config import load_config as load
-
     home = HRMHome.resolve(tmp_path / "home")
     HRM.open(home, "ADMIN", "offline").close()
     home.config_path.write_text("problem_retire_days: -1\n")
     with pytest.raises(HRMError) as bad:
-        load(home)
+        load_config(home)
     assert "problem_retire_days" in bad.value.message
 
 

@@ -18,7 +18,7 @@ from hrm.cli._common import (
     handle_errors,
 )
 
-__all__ = ["app"]
+__all__ = ["app", "show_problems"]
 
 StackOption = Annotated[
     str | None,
@@ -71,6 +71,11 @@ def list_problems(
     if not problems:
         console.print(f"No {'' if include_resolved else 'open '}problems for {cls}.")
         return
+    show_problems(problems)
+
+
+def show_problems(problems: list[dict[str, Any]]) -> None:
+    """Problems (as `Problem.to_record` gives them) as a table: here and in `hrm chat`."""
     from rich.table import Table
 
     table = Table("id", "title", "status", "priority", "last progress")

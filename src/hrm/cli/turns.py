@@ -196,14 +196,12 @@ def _chat_command(hrm: Any, command: str) -> None:
             )
         console.print(table)
     elif command == "/problems":
-        table = Table("id", "title", "status", "priority")
-        for problem in hrm.focus.problem_registry.list():
-            if problem.status.value == "resolved":
-                continue
-            table.add_row(
-                problem.id, problem.title[:60], problem.status.value, str(problem.priority)
-            )
-        console.print(table)
+        from hrm.cli.problems import show_problems
+
+        show_problems(
+            [p.to_record() for p in hrm.focus.problem_registry.list()
+             if p.status.value != "resolved"]
+        )
     elif command == "/resolve" or command.startswith("/resolve "):
         problem_id = command[len("/resolve") :].strip() or None
         resolved = hrm.resolve_problem(problem_id)
