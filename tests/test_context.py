@@ -46,6 +46,22 @@ def test_items_are_kept_by_priority_until_the_budget_is_spent_and_the_rest_are_r
     assert state["retrieved"] == ctx.included and state["excluded"] == ctx.excluded
 
 
+def test_the_recent_conversation_reads_oldest_first_while_the_budget_keeps_the_newest() -> None:
+    turns = [
+        ContextItem("recent_turn", f"turn-{i}", f"person: message {i} " + "word " * 20,
+                    0.2 + 0.1 * i, sequence=i)
+        for i in range(4)
+    ]
+    each = estimate_tokens(turns[0].text)
+    ctx = ContextAssembler(ROLE, budget_tokens=estimate_tokens(ROLE) + 3 * each + each // 2).assemble(
+        "q", [("recent", _source(*turns))]
+    )
+    assert [item.key for item in ctx.items] == ["turn-3", "turn-2", "turn-1"]  # newest kept
+    shown = [line for line in ctx.system.splitlines() if line.startswith("- person:")]
+    assert [line.split()[3] for line in shown] == ["1", "2", "3"]  # read as it happened
+    assert [e["key"] for e in ctx.excluded] == ["turn-0"]
+
+
 def test_a_sources_further_items_over_budget_are_one_entry_naming_each_key() -> None:
     # A canon of many preferences must not add a record per preference to every turn.
     canon = [_item("canon", f"preference.p{i}", 30, 1.0, always=True) for i in range(40)]

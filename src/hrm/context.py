@@ -115,6 +115,9 @@ class ContextItem:
     """Higher is kept first; explicit preferences sit at 1.0."""
     always: bool = False
     """Kept even when it alone exceeds the remaining budget (truncated instead)."""
+    sequence: int | None = None
+    """Its place in time, for sources read in order (the recent conversation): the budget
+    keeps the highest priority first, the prompt shows them oldest first."""
 
 
 @dataclass
@@ -257,8 +260,14 @@ class ContextAssembler:
                 continue
             lines.append("")
             lines.append(f"## {_SECTION_TITLES.get(source, source.replace('_', ' ').title())}")
+            if group[0].sequence is not None:
+                group = sorted(group, key=_sequence)
             lines.extend(f"- {item.text}" for item in group)
         return "\n".join(lines)
+
+
+def _sequence(item: ContextItem) -> int:
+    return item.sequence if item.sequence is not None else -1
 
 
 def _order(item: ContextItem) -> tuple[bool, float]:

@@ -400,6 +400,7 @@ class _StageRunner:
                     f"turn-{i}",
                     f"person: {said[:300]} / assistant: {answered[:300]}",
                     0.2 + 0.3 * recency,
+                    sequence=i,
                 )
             )
         return items
