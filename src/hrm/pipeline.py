@@ -46,12 +46,14 @@ from hrm.turn_state import (
 )
 from hrm.types import AltitudeLevel, Clock, HRMContext, Stance, TurnInput, system_clock
 
-__all__ = ["HRM", "SESSION_IDLE_MINUTES"]
+__all__ = ["HRM", "NOTES_START", "SESSION_IDLE_MINUTES"]
 
 logger = logging.getLogger(__name__)
 
 SESSION_IDLE_MINUTES = 30
 """A stack's session continues across processes until it has been idle this long."""
+NOTES_START = "\n\n• "
+"""What separates an answer from the notes a turn adds after it (one `• ` line each)."""
 
 _NEGATIVE_FEEDBACK = re.compile(
     r"^\s*(no[,.!]|wrong|that'?s (wrong|not (it|right|what)|incorrect)|incorrect|"
@@ -667,7 +669,7 @@ class HRM:
         record.notes += notes
         response = outcome.response
         if notes and outcome.show_notes:
-            response = response.rstrip() + "\n\n" + "\n".join(f"• {n}" for n in notes)
+            response = response.rstrip() + NOTES_START + "\n• ".join(notes)
         return response, action.action_type, action.action_type == "ask"
 
     # ── steps ──────────────────────────────────────────────────────────────

@@ -49,6 +49,8 @@ class ScriptedReply:
     """Give up waiting after this long (a safety net so a broken test cannot hang)."""
     delay_s: float = 0.0
     """Block this long before answering (benchmarks; tests should prefer ``wait_for``)."""
+    finish_reason: str = FINISH_STOP
+    """Why the answer ended: ``length`` or ``repetition`` act out a model cut short."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ class ScriptedAdapter:
             input_tokens=prompt,
             output_tokens=output,
             total_tokens=prompt + output,
-            finish_reason=FINISH_STOP,
+            finish_reason=reply.finish_reason,
             latency_ms=int((time.monotonic() - started) * 1000),
         )
 

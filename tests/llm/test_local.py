@@ -6,7 +6,7 @@ import pytest
 
 from hrm.config import LLMConfig
 from hrm.errors import ErrorCode, HRMError
-from hrm.llm import LLMCallConfig, LLMGateway, Message
+from hrm.llm import LLMCallConfig, LLMGateway, Message, local
 from hrm.llm.local import LocalAdapter, _drain, _raise_for_error, is_local_model_installed
 
 needs_model = pytest.mark.skipif(
@@ -80,3 +80,67 @@ def test_stream_drain_times_out_without_chunks() -> None:
     with pytest.raises(HRMError) as caught:
         list(_drain(queue.Queue(), 1))
     assert caught.value.code is ErrorCode.TIMEOUT
+
+
+class _CountingServer:
+    """The real in-process server, counting the tokens each request decoded.
+
+    ``ignore_eos`` makes the model write until ``max_tokens`` unless it is stopped, so a count
+    well below the limit can only mean that the adapter stopped the decode.
+    """
+
+    def __init__(self, server: object) -> None:
+        self.server = server
+        self.decoded: list[int] = []
+
+    def handle_chat_completions(self, request: dict[str, object], callback: object = None) -> object:
+        assert callable(callback), "every local call decodes as a stream, so it can be stopped"
+        count = len(self.decoded)
+        self.decoded.append(0)
+
+        def counting(chunk: object) -> object:
+            self.decoded[count] += 1
+            return callback(chunk)
+
+        return self.server.handle_chat_completions(  # type: ignore[attr-defined]
+            {**request, "ignore_eos": True, "temperature": 0}, counting
+        )
+
+
+def _wait_for_decodes() -> None:
+    """Join every decode thread still running (each ends at its limit or when stopped)."""
+    with local._servers_lock:
+        threads = list(local._inflight)
+    for thread in threads:
+        thread.join(120)
+        assert not thread.is_alive()
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@needs_model
+def test_a_call_nobody_waits_for_stops_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = LocalAdapter(LLMConfig(provider="local"))
+    server = _CountingServer(adapter._server())
+    monkeypatch.setattr(adapter, "_server", lambda: server)
+    story = [Message(role="user", content="Write a long story about a dragon who learns to fly.")]
+    limit = LLMCallConfig(max_tokens=200)
+
+    whole = adapter.chat(story, "You are a storyteller.", limit)  # the control: to the limit
+    assert whole.finish_reason == "length" and server.decoded[0] >= 190
+
+    stream = adapter.stream(story, "You are a storyteller.", limit)
+    for _, _chunk in zip(range(3), stream, strict=False):
+        pass
+    stream.close()  # the person pressed Ctrl-C, or the caller stopped reading
+    _wait_for_decodes()
+    assert server.decoded[1] < 60
+
+    with pytest.raises(HRMError) as caught:
+        adapter.chat(story, "You are a storyteller.", LLMCallConfig(max_tokens=200, timeout_ms=150))
+    assert caught.value.code is ErrorCode.TIMEOUT
+    _wait_for_decodes()
+    assert server.decoded[2] < 100
+
+    after = adapter.chat([Message(role="user", content="Say hi.")], "s", LLMCallConfig(max_tokens=3))
+    assert after.content and after.output_tokens == 3

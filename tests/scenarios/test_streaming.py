@@ -190,3 +190,66 @@ def test_chat_goes_on_after_ctrl_c_stops_an_answer(
     assert chat.exit_code == 0, chat.output
     assert "(interrupted — recorded as such" in chat.stdout
     assert chat.stdout.count("hrm › (offline model)") == 1
+
+
+# ── answers that did not end by themselves: a loop stopped, the output limit reached ──
+
+LOOP_LINE = "- **Create a new database with the migration script**\n"
+
+
+class LoopingModel(BreakingStream):
+    """A small model stuck in a loop, as the local adapter reports it once recognised: the
+    deltas carried three copies of a line; the final chunk's answer keeps one."""
+
+    provider = "looping"
+
+    def stream(self, messages: list[Message], system: str, config: LLMCallConfig | None = None) -> Iterator[StreamChunk]:
+        text = "Here is a plan:\n"
+        yield StreamChunk(delta=text, accumulated=text, done=False)
+        for _ in range(3):
+            text += LOOP_LINE
+            yield StreamChunk(delta=LOOP_LINE, accumulated=text, done=False)
+        kept = "Here is a plan:\n" + LOOP_LINE.rstrip()
+        yield StreamChunk(delta="", accumulated=kept, done=True, finish_reason="repetition")
+
+
+def test_an_answer_stopped_in_a_loop_is_kept_once_and_the_person_is_told(home: HRMHome) -> None:
+    pieces: list[str] = []
+    with HRM.open(home, "ADMIN", LoopingModel()) as h:
+        result = h.turn("Let's plan the database migration for billing", on_text=pieces.append)
+    assert "".join(pieces).count(LOOP_LINE) == 3
+    answer, _, notes = result.response.partition("\n\n• ")
+    assert answer == "Here is a plan:\n" + LOOP_LINE.rstrip()
+    assert "began repeating itself" in notes
+    assert result.decision.execution["success"] is True
+    assert _work_orders(home)[-1]["finish_reason"] == "repetition"
+
+
+def test_an_answer_cut_at_the_output_limit_says_so(home: HRMHome) -> None:
+    from hrm.testing import ScriptedAdapter, ScriptedReply
+
+    model = ScriptedAdapter([ScriptedReply(content="First, back up the", finish_reason="length")])
+    with HRM.open(home, "ADMIN", model) as h:
+        result = h.turn("How do I migrate the billing database?")
+    assert result.response.startswith("First, back up the\n\n• ")
+    assert "output limit (llm.max_tokens)" in result.response
+    model.assert_done()
+
+
+def test_hrm_turn_shows_a_stopped_loop_once_then_the_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hrm.llm import LLMAdapterFactory
+
+    LLMAdapterFactory.register("looping", lambda config: LoopingModel())
+    try:
+        out = CliRunner().invoke(
+            app, ["turn", "Plan the migration", "--home", str(tmp_path / "home"),
+                  "--provider", "looping"],
+        )
+    finally:
+        LLMAdapterFactory.unregister("looping")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.count("Here is a plan:") == 1  # not the answer again after the stream
+    assert out.stdout.count(LOOP_LINE.strip()) == 3  # what was streamed stays on the screen
+    assert out.stdout.rstrip().endswith("one copy of what it repeated.")

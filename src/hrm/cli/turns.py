@@ -77,10 +77,28 @@ class _Answer:
         elif response.startswith(self.shown.rstrip()):  # notes follow the answer, trimmed
             rest = response[len(self.shown.rstrip()) :].lstrip(" \t")
             rest = rest[1:] if self.shown.endswith("\n") and rest.startswith("\n") else rest
+        elif (cut := _cut_answer(self.shown, response)) is not None:
+            rest = cut
         else:  # the call failed part-way: the turn answers with what happened instead
             rest = "\n" + response
         out.write(rest if rest.endswith("\n") else rest + "\n")
         out.flush()
+
+
+def _cut_answer(shown: str, response: str) -> str | None:
+    """The notes to print when the answer is shorter than what was shown, else ``None``.
+
+    A model stopped in a loop streamed the loop's first copies before it was recognised; the
+    answer keeps one, and its note says so. What is on the screen stays; only the notes follow.
+    """
+    from hrm.pipeline import NOTES_START
+
+    answer, separator, notes = response.partition(NOTES_START)
+    if not answer.strip() or not shown.startswith(answer.rstrip()):
+        return None
+    if not separator:
+        return ""
+    return ("\n" if shown.endswith("\n") else "\n\n") + separator.lstrip("\n") + notes
 
 
 def turn(

@@ -256,6 +256,7 @@ class LLMGateway:
         accumulated = ""
         final: StreamChunk | None = None
         estimated = 0
+        chunks: Iterator[StreamChunk] | None = None
         try:
             estimated = self._admit(messages, system, call)
             chunks, first = self._first_chunk(order, estimated, messages, system, call)
@@ -268,6 +269,14 @@ class LLMGateway:
             self._close(order, error=exc)
             raise
         except (GeneratorExit, KeyboardInterrupt):
+            # Close the provider's stream now, not when it is collected: the local model stops
+            # decoding when its stream closes, and the next call waits for it until then.
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    logger.warning("closing the %s stream failed", order.provider, exc_info=True)
             self._finish_stream(order, estimated, accumulated, None, outcome="cancelled")
             raise
         self._finish_stream(order, estimated, accumulated, final, outcome="ok")

@@ -7,9 +7,12 @@ not work here; ``reference/local-models.md``). ``LLMConfig.model_path`` names an
 The model is loaded lazily on the first call and once per process per (path, context,
 threads): a module-level cache guarded by a lock, since ``xllamacpp.Server`` is thread-safe but
 costs about a second and 200 MB to load. Requests are OpenAI-style dicts to
-``Server.handle_chat_completions``; streaming uses its chunk callback, run on a worker thread so
-chunks reach the caller as they are decoded. ``timeout_ms`` bounds the wait; the decode itself
-cannot be interrupted and finishes in the background, bounded by ``max_tokens``.
+``Server.handle_chat_completions``, always streamed: its chunk callback runs on a worker thread
+and feeds a queue the caller reads, and after every token the callback's answer says whether to
+stop. So a call nobody waits for any more (its ``timeout_ms`` passed, Ctrl-C, a stream the
+caller closed) stops decoding at once, instead of running to ``max_tokens`` in the background
+while the next call queues behind it; and an answer that falls into a loop (`loop_start`)
+stops there, one copy of what repeated kept, with the finish reason ``repetition``.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
 from hrm.llm._retry import error_from_status
+from hrm.llm.repetition import loop_start
 from hrm.llm.types import (
     FINISH_CONTENT_FILTER,
     FINISH_LENGTH,
+    FINISH_REPETITION,
     FINISH_STOP,
     LLMCallConfig,
     LLMResponse,
@@ -65,15 +70,16 @@ _FINISH = {"stop": FINISH_STOP, "length": FINISH_LENGTH, "content_filter": FINIS
 
 _servers: dict[tuple[str, int, int], Any] = {}
 _servers_lock = threading.Lock()
-_inflight: set[threading.Thread] = set()
-_EXIT_JOIN_SECONDS = 60.0
+_inflight: dict[threading.Thread, threading.Event] = {}
+"""Decodes running now, each with the event that stops it."""
+_EXIT_JOIN_SECONDS = 10.0
 
 
-def _start(target: Callable[[], None], name: str) -> None:
-    """Run ``target`` on a daemon thread that interpreter exit waits for.
+def _start(target: Callable[[], None], name: str, stop: threading.Event) -> None:
+    """Run ``target`` (a decode that ``stop`` ends) on a daemon thread that exit waits for.
 
-    A decode cannot be interrupted; if the interpreter finalised while llama.cpp was still
-    writing into a Python callback, the process would crash, so exit joins these threads.
+    If the interpreter finalised while llama.cpp was still writing into a Python callback, the
+    process would crash: exit stops every decode, then joins its thread.
     """
 
     def run() -> None:
@@ -81,19 +87,21 @@ def _start(target: Callable[[], None], name: str) -> None:
             target()
         finally:
             with _servers_lock:
-                _inflight.discard(threading.current_thread())
+                _inflight.pop(threading.current_thread(), None)
 
     thread = threading.Thread(target=run, name=name, daemon=True)
     with _servers_lock:
-        _inflight.add(thread)
+        _inflight[thread] = stop
     thread.start()
 
 
 @atexit.register
 def _join_inflight() -> None:
     with _servers_lock:
-        threads = list(_inflight)
-    for thread in threads:
+        running = list(_inflight.items())
+    for _, stop in running:
+        stop.set()
+    for thread, _ in running:
         thread.join(_EXIT_JOIN_SECONDS)
 
 
@@ -217,28 +225,26 @@ class LocalAdapter:
     def chat(
         self, messages: list[Message], system: str, config: LLMCallConfig | None = None
     ) -> LLMResponse:
-        """One completion from the in-process model."""
+        """One completion from the in-process model (decoded as a stream, so it can stop)."""
         call = config or LLMCallConfig()
-        request = self._request(messages, system, call)
-        server = self._server()
         started = time.perf_counter()
-        result = _bounded(
-            lambda: server.handle_chat_completions(request),
-            call.timeout_ms or self._timeout_ms,
-        )
+        seen: dict[str, Any] = {}
+        final: StreamChunk | None = None
+        for chunk in self._decode(messages, system, call, whole_call=True, seen=seen):
+            final = chunk
         latency = int((time.perf_counter() - started) * 1000)
-        _raise_for_error(result)
-        try:
-            choice = result["choices"][0]
-            content = choice["message"].get("content") or ""
-            finish = _FINISH.get(str(choice.get("finish_reason")), FINISH_STOP)
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        if final is None or not final.done:  # _drain ends with a final chunk or raises
             raise HRMError.provider_error(
-                500, "local: the model returned a response without choices", provider="local"
-            ) from exc
-        usage = result.get("usage") or {}
-        input_tokens = int(usage.get("prompt_tokens") or 0)
-        output_tokens = int(usage.get("completion_tokens") or estimate_tokens(content))
+                500, "local: the model's answer ended without its final chunk", provider="local"
+            )
+        content = final.accumulated
+        input_tokens = final.input_tokens
+        if input_tokens is None:  # stopped early: the server reports no usage
+            input_tokens = estimate_tokens(system)
+            input_tokens += sum(estimate_tokens(m.content) for m in messages)
+        output_tokens = final.output_tokens
+        if output_tokens is None:
+            output_tokens = estimate_tokens(content)
         return LLMResponse(
             content=content,
             model=self._model,
@@ -246,16 +252,26 @@ class LocalAdapter:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             total_tokens=input_tokens + output_tokens,
-            finish_reason=finish,
+            finish_reason=final.finish_reason or FINISH_STOP,
             latency_ms=latency,
-            request_id=result.get("id"),
+            request_id=seen.get("id"),
         )
 
     def stream(
         self, messages: list[Message], system: str, config: LLMCallConfig | None = None
     ) -> Iterator[StreamChunk]:
-        """Chunks as the model decodes them (the server's callback feeds a queue)."""
-        call = config or LLMCallConfig()
+        """Chunks as the model decodes them; closing the iterator stops the decode."""
+        return self._decode(messages, system, config or LLMCallConfig(), whole_call=False)
+
+    def _decode(
+        self,
+        messages: list[Message],
+        system: str,
+        call: LLMCallConfig,
+        *,
+        whole_call: bool,
+        seen: dict[str, Any] | None = None,
+    ) -> Iterator[StreamChunk]:
         request = {
             **self._request(messages, system, call),
             "stream": True,
@@ -263,76 +279,98 @@ class LocalAdapter:
         }
         server = self._server()
         events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        stop = threading.Event()
+
+        def on_chunk(chunk: Any) -> bool:
+            events.put(("c", chunk))
+            return stop.is_set()
 
         def run() -> None:
             try:
-                result = server.handle_chat_completions(request, lambda c: events.put(("c", c)))
-                events.put(("end", result))
+                events.put(("end", server.handle_chat_completions(request, on_chunk)))
             except Exception as exc:
                 events.put(("exc", exc))
 
-        _start(run, "hrm-local-stream")
-        yield from _drain(events, call.timeout_ms or self._timeout_ms)
+        _start(run, "hrm-local-decode", stop)
+        return _drain(
+            events,
+            call.timeout_ms or self._timeout_ms,
+            stop=stop,
+            whole_call=whole_call,
+            seen=seen,
+        )
 
 
-def _drain(events: queue.Queue[tuple[str, Any]], timeout_ms: int | None) -> Iterator[StreamChunk]:
+def _drain(
+    events: queue.Queue[tuple[str, Any]],
+    timeout_ms: int | None,
+    *,
+    stop: threading.Event | None = None,
+    whole_call: bool = False,
+    seen: dict[str, Any] | None = None,
+) -> Iterator[StreamChunk]:
+    """The decode's chunks as `StreamChunk`s; leaving early, for any reason, stops the decode.
+
+    ``timeout_ms`` bounds the whole call when ``whole_call`` (a chat), else the wait for each
+    next chunk (a stream may run long as long as it keeps coming). ``seen`` receives the
+    request's id.
+    """
     accumulated = ""
     finish = FINISH_STOP
     usage: dict[str, Any] = {}
     timeout = timeout_ms / 1000 if timeout_ms else None
-    while True:
-        try:
-            kind, payload = events.get(timeout=timeout)
-        except queue.Empty:
-            raise HRMError.timeout("local model stream", timeout_ms or 0) from None
-        if kind == "exc":
-            raise HRMError.provider_error(500, f"local: {payload}", provider="local") from payload
-        if kind == "end":
-            if isinstance(payload, dict):
+    deadline = time.monotonic() + timeout if timeout is not None and whole_call else None
+    try:
+        while True:
+            wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                kind, payload = events.get(timeout=wait)
+            except queue.Empty:
+                what = "local model chat" if whole_call else "local model stream"
+                raise HRMError.timeout(what, timeout_ms or 0) from None
+            if kind == "exc":
+                raise HRMError.provider_error(
+                    500, f"local: {payload}", provider="local"
+                ) from payload
+            if kind == "end":
+                if isinstance(payload, dict):
+                    _raise_for_error(payload)
+                break
+            if isinstance(payload, dict) and "error" in payload:
                 _raise_for_error(payload)
-            break
-        if isinstance(payload, dict) and "error" in payload:
-            _raise_for_error(payload)
-        usage = payload.get("usage") or usage
-        for choice in payload.get("choices") or []:
-            delta = (choice.get("delta") or {}).get("content") or ""
-            if choice.get("finish_reason"):
-                finish = _FINISH.get(str(choice["finish_reason"]), FINISH_STOP)
-            if delta:
+            if seen is not None and "id" not in seen and payload.get("id"):
+                seen["id"] = payload["id"]
+            usage = payload.get("usage") or usage
+            for choice in payload.get("choices") or []:
+                delta = (choice.get("delta") or {}).get("content") or ""
+                if choice.get("finish_reason"):
+                    finish = _FINISH.get(str(choice["finish_reason"]), FINISH_STOP)
+                if not delta:
+                    continue
                 accumulated += delta
+                cut = loop_start(accumulated)
+                if cut is not None:  # the model is repeating itself: stop it, keep one copy
+                    if stop is not None:
+                        stop.set()
+                    accumulated = accumulated[:cut].rstrip()
+                    logger.info("local model stopped in a loop after %d characters", cut)
+                    yield StreamChunk(
+                        delta="", accumulated=accumulated, done=True,
+                        finish_reason=FINISH_REPETITION,
+                    )
+                    return
                 yield StreamChunk(delta=delta, accumulated=accumulated, done=False)
-    yield StreamChunk(
-        delta="",
-        accumulated=accumulated,
-        done=True,
-        finish_reason=finish,
-        input_tokens=usage.get("prompt_tokens"),
-        output_tokens=usage.get("completion_tokens"),
-    )
-
-
-def _bounded(function: Callable[[], Any], timeout_ms: int | None) -> Any:
-    """Run ``function``; with a timeout, on a worker thread we stop waiting for."""
-    if not timeout_ms:
-        return function()
-    box: dict[str, Any] = {}
-    finished = threading.Event()
-
-    def run() -> None:
-        try:
-            box["result"] = function()
-        except Exception as exc:
-            box["error"] = exc
-        finally:
-            finished.set()
-
-    _start(run, "hrm-local-chat")
-    if not finished.wait(timeout_ms / 1000):
-        raise HRMError.timeout("local model chat", timeout_ms)
-    if "error" in box:
-        error = box["error"]
-        raise HRMError.provider_error(500, f"local: {error}", provider="local") from error
-    return box["result"]
+        yield StreamChunk(
+            delta="",
+            accumulated=accumulated,
+            done=True,
+            finish_reason=finish,
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
+        )
+    finally:
+        if stop is not None:
+            stop.set()
 
 
 def _raise_for_error(result: Any) -> None:

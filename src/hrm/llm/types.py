@@ -21,6 +21,7 @@ from hrm.errors import HRMError
 __all__ = [
     "FINISH_CONTENT_FILTER",
     "FINISH_LENGTH",
+    "FINISH_REPETITION",
     "FINISH_STOP",
     "MESSAGE_ROLES",
     "ILLMAdapter",
@@ -40,6 +41,9 @@ FINISH_LENGTH = "length"
 """The answer was cut at ``max_tokens`` or the context window."""
 FINISH_CONTENT_FILTER = "content_filter"
 """The provider's safety filter refused or truncated the answer."""
+FINISH_REPETITION = "repetition"
+"""The model fell into a loop and was stopped there; the answer keeps one copy of what
+repeated (an hrm addition: the ``local`` provider's small models loop)."""
 
 
 @dataclass(slots=True)
@@ -132,7 +136,7 @@ class LLMResponse:
     total_tokens: int
     """``input_tokens + output_tokens``."""
     finish_reason: str
-    """``stop``, ``length`` or ``content_filter``."""
+    """``stop``, ``length``, ``content_filter`` or ``repetition``."""
     latency_ms: int
     """Wall-clock time of the call."""
     request_id: str | None = None
@@ -157,7 +161,8 @@ class StreamChunk:
     delta: str
     """New text since the previous chunk."""
     accumulated: str
-    """All text so far."""
+    """All text so far. On the final chunk, the answer: after a ``repetition`` finish it is
+    shorter than the deltas joined, which carried the loop until it was recognised."""
     done: bool
     """Whether this is the final chunk."""
     finish_reason: str | None = None

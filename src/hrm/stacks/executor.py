@@ -17,6 +17,7 @@ from hrm._process import new_id
 from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
 from hrm.errors import HRMError, recover_from_error
 from hrm.llm import LLMCallConfig, Message, StreamChunk
+from hrm.llm.types import FINISH_LENGTH, FINISH_REPETITION
 
 if TYPE_CHECKING:
     from hrm.stacks.factory import CognitiveStack
@@ -126,10 +127,13 @@ class StackExecutor:
         plan = _single_step_plan("respond", turn_input.text)
         text, notes = self._model_input(turn_input.text)
         try:
-            reply = self._chat(assembled.system, text, purpose=purpose)
+            reply, finish = self._chat(assembled.system, text, purpose=purpose)
         except HRMError as exc:
             plan.steps[0].status = PlanStepStatus.FAILED
             return self._failed(plan, "respond", exc, notes)
+        cut = _CUT_NOTES.get(finish or "")
+        if cut is not None:
+            notes.append(cut)
         plan.steps[0].status = PlanStepStatus.COMPLETE
         plan.steps[0].output = reply
         return ExecutionOutcome(
@@ -140,14 +144,17 @@ class StackExecutor:
             notes=notes,
         )
 
-    def _chat(self, system: str, text: str, *, purpose: str, max_tokens: int | None = None) -> str:
+    def _chat(
+        self, system: str, text: str, *, purpose: str, max_tokens: int | None = None
+    ) -> tuple[str, str | None]:
+        """The model's answer and why it ended (``stop``, ``length``, ``repetition``, …)."""
         config = LLMCallConfig(purpose=purpose, max_tokens=max_tokens)
         messages = [Message(role="user", content=text)]
         sink = self.stack.text_sink
         if sink is not None and purpose == "respond":
             return _streamed(self.stack.gateway.stream(messages, system, config), sink)
         response = self.stack.gateway.chat(messages, system, config)
-        return str(response.content or "")
+        return str(response.content or ""), response.finish_reason
 
     def _model_input(self, text: str) -> tuple[str, list[str]]:
         limit = MAX_MODEL_INPUT_CHARS
@@ -262,17 +269,31 @@ class StackExecutor:
         return execute_bundle(self, action.agent_proposal, turn_input, assembled, event)
 
 
-def _streamed(chunks: Iterator[StreamChunk], sink: Callable[[str], None]) -> str:
-    """The whole answer of a governed stream, each piece handed to `sink` as it arrives.
+_CUT_NOTES = {
+    FINISH_LENGTH: "The answer reached the model's output limit (llm.max_tokens) and stops there.",
+    FINISH_REPETITION: "The model began repeating itself, so it was stopped; the answer keeps "
+    "one copy of what it repeated.",
+}
+"""What the person is told when the model's answer did not end by itself."""
+
+
+def _streamed(
+    chunks: Iterator[StreamChunk], sink: Callable[[str], None]
+) -> tuple[str, str | None]:
+    """The whole answer of a governed stream and its finish reason, each piece handed to
+    `sink` as it arrives.
 
     The listener is the caller's code (a terminal, a web socket): if it fails, the answer still
     completes and is recorded; it just stops being shown piece by piece.
     """
     text = ""
+    finish: str | None = None
     listener: Callable[[str], None] | None = sink
     try:
         for chunk in chunks:
             text = chunk.accumulated
+            if chunk.done:
+                finish = chunk.finish_reason
             if chunk.delta and listener is not None:
                 try:
                     listener(chunk.delta)
@@ -288,7 +309,7 @@ def _streamed(chunks: Iterator[StreamChunk], sink: Callable[[str], None]) -> str
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
-    return text
+    return text, finish
 
 
 def _flow_for(stack: CognitiveStack) -> Callable[..., ExecutionOutcome | None] | None:
