@@ -81,8 +81,11 @@ _CODE_EXIT = {
     ErrorCode.DB_UNAVAILABLE: EXIT_STORAGE,
 }
 
-console = Console(highlight=False, soft_wrap=False)
-err_console = Console(stderr=True, highlight=False)
+# Markup off: what is printed is mostly the person's own text (titles, answers, commands,
+# paths), and rich would take "[urgent]" in a title for a style and drop it, or fail on "[/x]".
+# The few lines that style something say markup=True and escape what they interpolate.
+console = Console(highlight=False, soft_wrap=False, markup=False)
+err_console = Console(stderr=True, highlight=False, markup=False)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 HomeOption = Annotated[

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from hrm.cli._common import (
     AgentClassOption,
@@ -94,7 +95,7 @@ def show(
     if json_out:
         emit_json(definition.to_dict())
         return
-    console.print(f"[bold]{definition.id}[/] — {definition.role}", highlight=False)
+    console.print(f"[bold]{escape(definition.id)}[/] — {escape(definition.role)}", markup=True)
     console.print(f"origin: {definition.origin} ({definition.source})", markup=False)
     overrides = {
         k: v for k, v in (("provider", definition.provider), ("model", definition.model),
@@ -254,7 +255,7 @@ def _render(result: AgentExecutionResult, json_out: bool) -> None:
         emit_json(result.to_dict())
         return
     for output in result.outputs:
-        console.print(f"[dim]✓ {output.agent_id}[/]", highlight=False)
+        console.print(f"[dim]✓ {escape(output.agent_id)}[/]", markup=True)
     for dropped in result.dropped:
         err_console.print(f"dropped {dropped.agent_id} ({dropped.rule}): {dropped.reason}",
                           markup=False, highlight=False)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
 
@@ -211,7 +212,7 @@ def show(
 def _render_learning(learning: Learning) -> None:
     for key, value in learning.to_dict().items():
         if value not in (None, [], {}):
-            console.print(f"[bold]{key}[/]: {value}", markup=True, highlight=False)
+            console.print(f"[bold]{escape(key)}[/]: {escape(str(value))}", markup=True)
 
 
 @app.command()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from hrm.cli._common import (
     EXIT_ERROR,
@@ -54,7 +55,6 @@ def list_providers(json_out: JsonOption = False) -> None:
             }
         )
         return
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Model providers", show_lines=False)
@@ -64,7 +64,7 @@ def list_providers(json_out: JsonOption = False) -> None:
     table.add_column("about")
     for p in providers:
         installed = "yes" if p.installed else "no"
-        table.add_row(p.name, installed, "*" if p.is_default else "", escape(p.description))
+        table.add_row(p.name, installed, "*" if p.is_default else "", p.description)
     console.print(table)
     console.print(f"`auto` uses: {default}")
 
@@ -151,7 +151,9 @@ def test_provider(
     if json_out:
         emit_json(data)
         return
-    console.print(f"[bold]{response.provider}[/] / {response.model}")
+    console.print(
+        f"[bold]{escape(response.provider)}[/] / {escape(response.model)}", markup=True
+    )
     console.print(response.content, markup=False)
     console.print(
         f"tokens: {response.input_tokens} in, {response.output_tokens} out · "

@@ -13,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from hrm.cli._common import (
     AgentClassOption,
@@ -174,7 +175,7 @@ def _step_row(step: dict[str, Any]) -> dict[str, Any]:
 def _render_summary(saved: dict[str, Any]) -> None:
     status = str(saved.get("status"))
     style = {"converged": "green", "failed": "red"}.get(status, "yellow")
-    console.print(f"[bold {style}]{status}[/]", markup=True)
+    console.print(f"[bold {style}]{escape(status)}[/]", markup=True)
     if saved.get("error"):
         console.print(f"  {saved['error']}", markup=False)
     expiration = saved.get("expiration") or {}
@@ -183,7 +184,7 @@ def _render_summary(saved: dict[str, Any]) -> None:
     outputs = saved.get("outputs") or {}
     if outputs:
         last_id = list(outputs)[-1]
-        console.print(f"\n[bold]{last_id}[/]", markup=True)
+        console.print(f"\n[bold]{escape(last_id)}[/]", markup=True)
         console.print(str(outputs[last_id]), markup=False)
     stats = (saved.get("history") or {}).get("overall_statistics") or {}
     console.print(

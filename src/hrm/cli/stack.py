@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
 
@@ -109,7 +110,7 @@ def inspect(agent_class: ClassArgument, home: HomeOption = None,
     if json_output:
         emit_json(data)
         return
-    console.print(f"[bold]{agent_class}[/bold]")
+    console.print(f"[bold]{escape(agent_class)}[/bold]", markup=True)
     for name, info in data["ledgers"].items():
         console.print(f"  {name:9} {info['path']}  {info['records']} records, {info['bytes']} B")
     console.print(f"  templates  {', '.join(data['templates']) or 'none'}")

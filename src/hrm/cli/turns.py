@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from hrm.cli._common import (
     HomeOption,
@@ -319,17 +320,17 @@ def demo(
         if json_out:
             return
         if number in DEMO_PAUSES:
-            console.print(f"\n[dim]… {DEMO_PAUSES[number]} minutes later[/dim]")
-        console.print(f"\n[bold][{number}] you ›[/bold] {text}", highlight=False)
+            console.print(f"\n[dim]… {DEMO_PAUSES[number]} minutes later[/dim]", markup=True)
+        console.print(f"\n[bold]\\[{number}] you ›[/bold] {escape(text)}", markup=True)
         answer = result.response.strip().splitlines()
         shown = "\n      ".join(answer[:3]) + (" …" if len(answer) > 3 else "")
         console.print(f"    hrm › {shown}", markup=False, highlight=False)
         for item in highlights:
-            console.print(f"      [cyan]↳[/cyan] {item}", highlight=False)
+            console.print(f"      [cyan]↳[/cyan] {escape(item)}", markup=True)
 
     with handle_errors():
         if not json_out:
-            console.print(f"[bold]hrm demo[/bold] — home {target}", highlight=False)
+            console.print(f"[bold]hrm demo[/bold] — home {escape(str(target))}", markup=True)
         report = run_demo(target, llm=provider, on_turn=show)
     if json_out:
         emit_json(
@@ -342,12 +343,12 @@ def demo(
             }
         )
         return
-    console.print(f"\n[bold]Shown on the {report.provider} model:[/bold]")
+    console.print(f"\n[bold]Shown on the {escape(report.provider)} model:[/bold]", markup=True)
     for key, label in BEHAVIOURS:
         turns = report.seen.get(key)
         mark = "[green]✓[/green]" if turns else "[red]✗[/red]"
         where = f" (turn {', '.join(map(str, turns))})" if turns else ""
-        console.print(f"  {mark} {label}{where}", highlight=False)
+        console.print(f"  {mark} {escape(label)}{where}", markup=True)
     console.print(
         f"\nEvery decision is in {target}/HO2/ledger/ADMIN/workorder.jsonl — try "
         f"`hrm ledger verify --all --home {target}`.",
