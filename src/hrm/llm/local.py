@@ -199,6 +199,11 @@ class LocalAdapter:
         """The GGUF file's name without its extension."""
         return self._model
 
+    @property
+    def context_window(self) -> int:
+        """``n_ctx``: what the prompt and the answer share (the stack sizes its context to it)."""
+        return self._n_ctx
+
     def count_tokens(self, text: str) -> int:
         """The shared estimate (the in-process server exposes no tokenizer call)."""
         return estimate_tokens(text)

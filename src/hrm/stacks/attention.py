@@ -33,10 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 from hrm._shipped import shipped_bytes, unchanged
 from hrm.config import HRMConfig
-from hrm.context import AssembledContext, ContextAssembler, ContextItem, score_items
+from hrm.context import (
+    AssembledContext,
+    ContextAssembler,
+    ContextItem,
+    score_items,
+)
 from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
+from hrm.llm.types import estimate_tokens as estimate_model_tokens
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:
@@ -232,7 +238,8 @@ class AttentionPipeline:
             fn = runner.source(stage_type, stage.get("config", {}))
             sources.append((f"{stage.get('template_id')}:{stage.get('stage', stage_type)}", fn))
         failures: list[str] = []
-        assembler = ContextAssembler(_ROLE[kind], self.budget_tokens)
+        budget = fitted_budget(self.stack, self.budget_tokens, text)
+        assembler = ContextAssembler(_ROLE[kind], budget)
         assembled = assembler.assemble(text, sources, failures=failures)
         assembled.extra = {
             "templates": self.template_ids,
@@ -242,6 +249,65 @@ class AttentionPipeline:
         }
         self.last_failures = failures
         return assembled
+
+
+CONTEXT_MARGIN = 1.85
+"""How far a model's tokenizer may count above the assembler's estimate (four characters a
+token): SmolLM2 counted the ADMIN stack's registry lines, dense with ids, 1.82 times it."""
+INPUT_MARGIN = 1.35
+"""The same for the input, estimated by `hrm.llm.types.estimate_tokens` (at most 1.33 times
+under SmolLM2's count, chat template included)."""
+
+
+def model_window(stack: CognitiveStack) -> int | None:
+    """The model's context window in tokens, when it is small enough to matter.
+
+    Only the ``local`` adapter says (``context_window``, its ``n_ctx``): a hosted model's
+    window is a hundred times the context budget, but SmolLM2's 2,048 tokens are not.
+    """
+    window = getattr(stack.gateway.adapter, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None
+
+
+def input_chars(stack: CognitiveStack, text: str) -> int | None:
+    """How much of the input a small-window model is shown, in characters (``None``: all).
+
+    Half the window, counted in the model's tokens (a pasted log of timestamps and ids runs
+    at two or three characters a token, not four): the context and the answer share the rest.
+    """
+    window = model_window(stack)
+    if window is None:
+        return None
+    allowed = window / 2 / INPUT_MARGIN
+    shown = len(text)
+    estimated = estimate_model_tokens(text)
+    while estimated > allowed and shown > 0:  # density varies along a text: shrink to fit
+        shown = min(shown - 1, int(shown * allowed / estimated))
+        estimated = estimate_model_tokens(text[:shown])
+    return shown
+
+
+def fitted_budget(stack: CognitiveStack, budget: int, text: str) -> int:
+    """The context budget, narrowed so the prompt, the input and an answer fit the window.
+
+    Without this, a long input (a pasted log) or a long canon sent the local model more than
+    it accepts and the turn failed with ``token_limit``; now the assembler drops the
+    lowest-priority items and records each exclusion as over budget. A quarter of the window
+    (at most ``llm.max_tokens``) stays free for the answer; the input counts as the model will
+    see it (`input_chars`).
+    """
+    window = model_window(stack)
+    if window is None:
+        return budget
+    answer = min(stack.config.llm.max_tokens, window // 4)
+    shown = input_chars(stack, text)
+    question = estimate_model_tokens(text[:shown]) * INPUT_MARGIN
+    room = int((window - answer - question) / CONTEXT_MARGIN)
+    return max(_MIN_BUDGET, min(budget, room))
+
+
+_MIN_BUDGET = 64
+"""The smallest context budget: the stack's role and the start of the canon."""
 
 
 class _StageRunner:

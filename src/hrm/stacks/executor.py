@@ -18,6 +18,7 @@ from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
 from hrm.errors import HRMError, recover_from_error
 from hrm.llm import LLMCallConfig, Message, StreamChunk
 from hrm.llm.types import FINISH_LENGTH, FINISH_REPETITION
+from hrm.stacks.attention import input_chars
 
 if TYPE_CHECKING:
     from hrm.stacks.factory import CognitiveStack
@@ -158,8 +159,9 @@ class StackExecutor:
 
     def _model_input(self, text: str) -> tuple[str, list[str]]:
         limit = MAX_MODEL_INPUT_CHARS
-        if self.stack.gateway.provider == "local":
-            limit = min(limit, self.stack.config.llm.n_ctx * 2)
+        fits = input_chars(self.stack, text)
+        if fits is not None:  # a small window: half of it at most (the context needs the rest)
+            limit = min(limit, fits)
         if len(text) <= limit:
             return text, []
         head = text[: limit * 3 // 4]
