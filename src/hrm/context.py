@@ -118,6 +118,10 @@ class ContextItem:
     sequence: int | None = None
     """Its place in time, for sources read in order (the recent conversation): the budget
     keeps the highest priority first, the prompt shows them oldest first."""
+    exchange: tuple[str, str] | None = None
+    """What the person said and what the assistant answered: such an item reaches the model
+    as those two messages before the input (`AssembledContext.conversation`), as a chat model
+    is trained to read a conversation, not as a line of the system prompt."""
 
 
 @dataclass
@@ -133,6 +137,16 @@ class AssembledContext:
     excluded: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     """What the caller adds to the audit record (bound templates, stages, tiers)."""
+    conversation: list[tuple[str, str]] = field(default_factory=list)
+    """The kept exchanges (person, assistant), oldest first: the messages before the input."""
+
+    def transcript(self) -> str:
+        """The system prompt with the conversation appended, for a reader of one text (an
+        agent's task)."""
+        if not self.conversation:
+            return self.system
+        lines = [f"- person: {said} / assistant: {answer}" for said, answer in self.conversation]
+        return self.system + f"\n\n## {_SECTION_TITLES['recent_turn']}\n" + "\n".join(lines)
 
     def attention_state(self) -> dict[str, Any]:
         """The audit record of this assembly (004 §4 ``attention_state``)."""
@@ -239,14 +253,15 @@ class ContextAssembler:
                     more = over.setdefault("more", {"keys": [], "tokens": 0})
                     more["keys"].append(item.key)
                     more["tokens"] += cost
-        system = self._render(kept)
+        exchanges = sorted((item for item in kept if item.exchange is not None), key=_sequence)
         return AssembledContext(
-            system=system,
+            system=self._render([item for item in kept if item.exchange is None]),
             items=kept,
             tokens=self.budget_tokens - remaining,
             budget=self.budget_tokens,
             included=included,
             excluded=excluded,
+            conversation=[item.exchange for item in exchanges if item.exchange is not None],
         )
 
     def _render(self, items: list[ContextItem]) -> str:

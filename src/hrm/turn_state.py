@@ -29,8 +29,9 @@ __all__ = [
 
 RECENT_TURNS = 6
 """Turns of history kept in `HRMContext` and offered to context assembly."""
-RECENT_CLIP = 500
-"""Characters of each recent input and answer the context shows."""
+RECENT_CLIP = 1500
+"""Characters of each recent input and answer kept for the context (the last exchange is shown
+this long: a follow-up is about it; `MAX_STORED_TEXT` bounds what a new process reads back)."""
 STATE_TAIL = 200
 """Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
 about a dozen, so this spans the last RECENT_TURNS turns with room to spare)."""

@@ -11,6 +11,7 @@ from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.stacks.lifecycle import lifecycle_events, recover
 from hrm.storage.ledger import Ledger
+from hrm.turn_state import RECENT_CLIP
 
 DPJ = "RESIDENT:DoPeJar"
 
@@ -84,7 +85,7 @@ def test_a_reopened_stack_shows_the_same_recent_exchanges_as_a_running_one(
     with HRM.open(home, DPJ, "offline") as stack:
         stack.turn(long_input)
         clipped = stack._state.recent[-1]["input"]
-    assert clipped.startswith(long_input[:500])
-    assert clipped.endswith(f"… [{len(long_input) - 500} more chars]")
+    assert clipped.startswith(long_input[:RECENT_CLIP])
+    assert clipped.endswith(f"… [{len(long_input) - RECENT_CLIP} more chars]")
     with HRM.open(home, DPJ, "offline") as stack:
         assert stack._state.recent[-1]["input"] == clipped

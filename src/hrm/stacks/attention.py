@@ -43,6 +43,7 @@ from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
+from hrm.turn_state import RECENT_CLIP
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:
@@ -460,16 +461,29 @@ class _StageRunner:
         items = []
         for i, (said, answered) in enumerate(pairs):
             recency = (i + 1) / max(1, len(pairs))
+            # The last exchange is what a follow-up ("shorter", "now add tests") is about: it
+            # is shown as kept (RECENT_CLIP), the earlier ones as their gist.
+            clip = RECENT_CLIP if i == len(pairs) - 1 else _EARLIER_CLIP
+            exchange = (_clipped(said, clip), _clipped(answered, clip))
             items.append(
                 ContextItem(
                     "recent_turn",
                     f"turn-{i}",
-                    f"person: {said[:300]} / assistant: {answered[:300]}",
+                    f"person: {exchange[0]} / assistant: {exchange[1]}",
                     0.2 + 0.3 * recency,
                     sequence=i,
+                    exchange=exchange,
                 )
             )
         return items
+
+
+_EARLIER_CLIP = 400
+"""Characters of each side of an exchange before the last one that the model is shown."""
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 _STAGE_METHODS = {

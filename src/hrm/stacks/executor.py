@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,7 +128,10 @@ class StackExecutor:
         plan = _single_step_plan("respond", turn_input.text)
         text, notes = self._model_input(turn_input.text)
         try:
-            reply, finish = self._chat(assembled.system, text, purpose=purpose)
+            reply, finish = self._chat(
+                assembled.system, text, purpose=purpose,
+                conversation=getattr(assembled, "conversation", ()),
+            )
         except HRMError as exc:
             plan.steps[0].status = PlanStepStatus.FAILED
             return self._failed(plan, "respond", exc, notes)
@@ -146,11 +149,26 @@ class StackExecutor:
         )
 
     def _chat(
-        self, system: str, text: str, *, purpose: str, max_tokens: int | None = None
+        self,
+        system: str,
+        text: str,
+        *,
+        purpose: str,
+        max_tokens: int | None = None,
+        conversation: Iterable[tuple[str, str]] = (),
     ) -> tuple[str, str | None]:
-        """The model's answer and why it ended (``stop``, ``length``, ``repetition``, …)."""
+        """The model's answer and why it ended (``stop``, ``length``, ``repetition``, …).
+
+        ``conversation`` is the exchanges the context kept, sent before the input as the
+        person's and the assistant's messages.
+        """
         config = LLMCallConfig(purpose=purpose, max_tokens=max_tokens)
-        messages = [Message(role="user", content=text)]
+        messages = [
+            Message(role=role, content=content)
+            for said, answered in conversation
+            for role, content in (("user", said), ("assistant", answered))
+        ]
+        messages.append(Message(role="user", content=text))
         sink = self.stack.text_sink
         if sink is not None and purpose == "respond":
             return _streamed(self.stack.gateway.stream(messages, system, config), sink)

@@ -1,0 +1,71 @@
+"""The model reads the recent conversation as a conversation: earlier exchanges as messages."""
+
+from __future__ import annotations
+
+from hrm.home import HRMHome
+from hrm.llm import LLMCallConfig, Message
+from hrm.pipeline import HRM
+from hrm.testing import ScriptedAdapter, ScriptedReply
+from hrm.turn_state import RECENT_CLIP
+
+LONG_ANSWER = "def migrate(db):\n" + "    db.execute('ALTER TABLE invoices ADD COLUMN due DATE')\n" * 30
+
+
+def _answering(messages: list[Message], system: str, config: LLMCallConfig | None) -> str:
+    """The answer to each input: a long one first, then a short one."""
+    said = messages[-1].content
+    return LONG_ANSWER if said.startswith("Write the migration") else f"Noted: {said}"
+
+
+def _respond_calls(model: ScriptedAdapter) -> list[list[Message]]:
+    return [
+        call.messages for call in model.calls
+        if call.config is not None and call.config.purpose == "respond"
+    ]
+
+
+def test_a_follow_up_reaches_the_model_after_the_exchanges_it_follows(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Let's add a due date to the billing invoices")
+        h.turn("Write the migration for the invoices table")
+        h.turn("Now make it reversible")
+    calls = _respond_calls(model)
+    assert len(calls) == 3
+    last = calls[-1]
+    assert [m.role for m in last] == ["user", "assistant", "user", "assistant", "user"]
+    assert last[0].content == "Let's add a due date to the billing invoices"
+    assert last[2].content == "Write the migration for the invoices table"
+    assert last[3].content == LONG_ANSWER[:RECENT_CLIP] + "…"  # the answer being followed up
+    assert last[-1].content == "Now make it reversible"
+    system = model.calls[-1].system
+    assert "Recent conversation" not in system and "ALTER TABLE" not in system
+
+
+def test_a_new_process_sends_the_same_conversation(home: HRMHome) -> None:
+    first = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", first) as h:
+        h.turn("Let's add a due date to the billing invoices")
+        h.turn("Write the migration for the invoices table")
+    second = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", second) as h:
+        h.turn("Now make it reversible")
+    (call,) = _respond_calls(second)
+    assert [m.content for m in call[:3]] == [
+        "Let's add a due date to the billing invoices",
+        "Noted: Let's add a due date to the billing invoices",
+        "Write the migration for the invoices table",
+    ]
+    assert call[3].content == LONG_ANSWER[:RECENT_CLIP] + "…"
+
+
+def test_earlier_exchanges_are_shown_as_their_gist(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Write the migration for the invoices table")
+        h.turn("Which index does it need?")
+        result = h.turn("And how long will it lock the table?")
+    last = _respond_calls(model)[-1]
+    assert last[1].content == LONG_ANSWER[:400] + "…"  # no longer the last exchange
+    kept = [e for e in result.decision.attention_state["retrieved"] if e["source"] == "recent_turn"]
+    assert len(kept) == 2  # each exchange is budgeted and recorded like any context item
