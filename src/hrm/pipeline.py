@@ -19,6 +19,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from hrm.turn_state import (
     recent_exchange,
     recent_from,
 )
+from hrm.turn_switch import held_question, read_answer
 from hrm.types import AltitudeLevel, Clock, HRMContext, Stance, TurnInput, system_clock
 
 __all__ = ["HRM", "NOTES_START", "SESSION_IDLE_MINUTES"]
@@ -472,7 +474,20 @@ class HRM:
         # 0. A pending preference confirmation, else feedback on the previous answer: a "No."
         # that answers "Should I remember …? (yes/no)" does not judge the answer that asked.
         confirmation = resolve_pending(self.stack, state, text, record, event)
-        if confirmation is None:
+        # An answer to arbitration's "switch or queue?" decides this turn's arbitration; after
+        # a switch, the input that was asked about is the one answered (D43).
+        held, choice = state.pending_switch, None
+        if held is not None:
+            state.pending_switch = None
+            choice = read_answer(text) if confirmation is None else None
+            if choice is None:
+                record.notes.append(f"the question about {held['title']!r} went unanswered")
+                event("switch_unanswered", problem_id=held.get("problem_id"))
+        decided = None if held is None or choice is None else self.focus.answered(held, choice)
+        if decided is not None and choice == "switch":
+            text = str(held["input"]) if held is not None else text
+            turn_input = replace(turn_input, text=text)
+        if confirmation is None and decided is None:
             self._feedback_on_previous(text, record, event)
         # Feedback judges the last answer only: this turn sets them again when its own answer
         # is a routed outcome. After a question (arbitration's ask, Focus's fallback to ask), a
@@ -484,7 +499,7 @@ class HRM:
             signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
         record.escalation["signals"] = signals.to_record()
         with tracer.span("focus", "process_turn", "FocusHRM") as span:
-            focus = self.focus.process_turn(turn_input, signals)
+            focus = self.focus.process_turn(turn_input, signals, decided=decided)
             span.set_output(focus.arbitration.disposition.value)
         record.arbitration = focus.arbitration_record or focus.arbitration.to_record()
         record.stance_before = focus.stance_before.value
@@ -495,7 +510,15 @@ class HRM:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes.append("arbitration asked the person; nothing else changed")
+            state.pending_switch = held_question(focus.arbitration, text, record.turn)
             return focus.message, "ask_user", True
+        if decided is not None and choice == "queue":
+            record.stance_after = focus.stance_after.value
+            record.commitment_after = _commitment(focus.commitment_after)
+            queued = decided.candidate.title if decided.candidate is not None else ""
+            active = self.focus.problem_registry.get_active()
+            staying = f"; staying on ‘{active.title}’" if active is not None else ""
+            return f"Queued ‘{queued}’ for later{staying}.", "queue", False
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
@@ -961,6 +984,7 @@ class HRM:
 def _forget_last_session(state: TurnState) -> None:
     """Drop what only the session that just ended could act on (D37)."""
     state.pending_preference = None
+    state.pending_switch = None
     state.last_signal = state.last_routing = None
 
 

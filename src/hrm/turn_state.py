@@ -57,6 +57,8 @@ class TurnState:
     last_signal: dict[str, Any] | None = None
     last_routing: dict[str, Any] | None = None
     pending_preference: dict[str, Any] | None = None
+    pending_switch: dict[str, Any] | None = None
+    """Arbitration's unanswered "switch or queue?" (`hrm.turn_switch.held_question`)."""
     session_tokens_base: int | None = None
     """The stack's lifetime token count when the session began: the session's budget is the
     ceiling minus what it spent since (D23). ``None`` in records written before 2026-11-23."""
@@ -75,6 +77,7 @@ class TurnState:
             "last_signal": self.last_signal,
             "last_routing": self.last_routing,
             "pending_preference": self.pending_preference,
+            "pending_switch": self.pending_switch,
             "session_tokens_base": self.session_tokens_base,
         }
 

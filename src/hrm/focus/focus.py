@@ -181,17 +181,28 @@ class FocusHRM:
         )
 
     def process_turn(
-        self, turn_input: TurnInput, signals: DerivedSignals | None = None
+        self,
+        turn_input: TurnInput,
+        signals: DerivedSignals | None = None,
+        *,
+        decided: ArbitrationDecision | None = None,
     ) -> FocusResult:
-        """Arbitrate one input and move focus accordingly (001 §12.7)."""
+        """Arbitrate one input and move focus accordingly (001 §12.7).
+
+        ``decided`` is an arbitration the person made (`answered`): it is applied as the
+        arbiter's would be, and the arbiter is not asked.
+        """
         stance_before = self.stance.get_current()
         commitment_before = self.commitments.get_active()
-        state = FocusState(
-            context=turn_input.context, stance=stance_before, commitment=commitment_before
-        )
-        arbitration = self.kernel.arbitrate(
-            turn_input, state, self.problem_registry, signals=signals
-        )
+        if decided is not None:
+            arbitration = decided
+        else:
+            state = FocusState(
+                context=turn_input.context, stance=stance_before, commitment=commitment_before
+            )
+            arbitration = self.kernel.arbitrate(
+                turn_input, state, self.problem_registry, signals=signals
+            )
         arbitration_record = arbitration.to_record()
         events = [_event("arbitration", **arbitration_record)]
         if arbitration.disposition is ArbitrationDisposition.ASK:
@@ -230,6 +241,41 @@ class FocusHRM:
             commitment_after=commitment_after,
             events=events,
             arbitration_record=arbitration_record,
+        )
+
+    def answered(self, held: dict[str, Any], choice: str) -> ArbitrationDecision:
+        """The arbitration the person chose when asked: switch to the problem, or queue it.
+
+        ``held`` is what the turn kept of the question (`hrm.turn_switch.held_question`). The
+        problem asked about is the one switched to or queued: the same one when it still
+        exists and is not resolved, else a new one with its title (it may have been resolved,
+        or, when the question was about a new topic, never saved).
+        """
+        registry = self.problem_registry
+        known = registry.get(held["problem_id"]) if held.get("problem_id") else None
+        if known is not None and known.status is not ProblemStatus.RESOLVED:
+            candidate, new = known, False
+        else:
+            candidate, new = registry.build(
+                str(held.get("title") or "untitled"),
+                description=str(held.get("description") or ""),
+                priority=int(held.get("priority") or 5),
+                problem_id=None if known is not None else held.get("problem_id"),
+            ), True
+        active = registry.get_active()
+        switch = choice == "switch"
+        return ArbitrationDecision(
+            active_problem_id=active.id if active else None,
+            disposition=ArbitrationDisposition.SWITCH if switch else ArbitrationDisposition.QUEUE,
+            preempt_score=float(held.get("score") or 0.0),
+            reason=(
+                "The person chose to switch when asked" if switch
+                else "The person chose to queue it when asked"
+            ),
+            candidate_problem_id=candidate.id,
+            candidate=candidate,
+            is_new_candidate=new,
+            explicit_request=True,
         )
 
     def commit(self, description: str, turns: int, problem_id: str | None = None) -> FocusChange:
@@ -358,7 +404,8 @@ class FocusHRM:
         topic = f"'{candidate.title}'" if candidate else "this"
         return (
             f"This looks like a different problem ({topic}). Interrupt the current work to"
-            f" switch to it, or queue it for later? (score: {arbitration.preempt_score:.2f})"
+            " switch to it, or queue it for later? Say “switch” or “queue”."
+            f" (score: {arbitration.preempt_score:.2f})"
         )
 
     def _apply(
