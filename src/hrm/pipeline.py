@@ -27,6 +27,7 @@ from typing import Any
 from hrm._wordlists import HeadIndex
 from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
+from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
@@ -476,17 +477,18 @@ class HRM:
         confirmation = resolve_pending(self.stack, state, text, record, event)
         # An answer to arbitration's "switch or queue?" decides this turn's arbitration; after
         # a switch, the input that was asked about is the one answered (D43).
-        held, choice = state.pending_switch, None
-        if held is not None:
-            state.pending_switch = None
+        held, decided = state.pending_switch, None
+        if isinstance(held, dict):
             choice = read_answer(text) if confirmation is None else None
             if choice is None:
-                record.notes.append(f"the question about {held['title']!r} went unanswered")
+                record.notes.append(f"the question about {held.get('title')!r} went unanswered")
                 event("switch_unanswered", problem_id=held.get("problem_id"))
-        decided = None if held is None or choice is None else self.focus.answered(held, choice)
-        if decided is not None and choice == "switch":
-            text = str(held["input"]) if held is not None else text
-            turn_input = replace(turn_input, text=text)
+            else:
+                decided = self.focus.answered(held, choice)
+                if choice == "switch" and held.get("input"):
+                    text = str(held["input"])
+                    turn_input = replace(turn_input, text=text)
+        state.pending_switch = None
         if confirmation is None and decided is None:
             self._feedback_on_previous(text, record, event)
         # Feedback judges the last answer only: this turn sets them again when its own answer
@@ -512,7 +514,7 @@ class HRM:
             record.notes.append("arbitration asked the person; nothing else changed")
             state.pending_switch = held_question(focus.arbitration, text, record.turn)
             return focus.message, "ask_user", True
-        if decided is not None and choice == "queue":
+        if decided is not None and decided.disposition is ArbitrationDisposition.QUEUE:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             queued = decided.candidate.title if decided.candidate is not None else ""
@@ -931,6 +933,17 @@ class HRM:
                     {
                         "session_id": state.session_id,
                         "key": pending.get("key"),
+                        "reason": "the session it was asked in ended unanswered",
+                    },
+                )
+            )
+        if isinstance(state.pending_switch, dict):
+            records.append(
+                (
+                    "switch_unanswered",
+                    {
+                        "session_id": state.session_id,
+                        "problem_id": state.pending_switch.get("problem_id"),
                         "reason": "the session it was asked in ended unanswered",
                     },
                 )

@@ -10,6 +10,7 @@ from hrm.demo import DEMO_PAUSES, DEMO_SCRIPT, DemoClock
 from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
+from hrm.storage.ledger import Ledger
 from hrm.turn_switch import read_answer
 
 ASKED = DEMO_SCRIPT[7]  # "The invoice totals look wrong for the billing migration"
@@ -74,12 +75,15 @@ def test_an_input_that_answers_neither_lets_the_question_go(home: HRMHome) -> No
 
 def test_a_new_session_forgets_the_question(home: HRMHome) -> None:
     clock = DemoClock()
-    candidate, active = _asked(home, clock)
+    candidate, _ = _asked(home, clock)
     clock.next_turn(45)  # past the 30 idle minutes that end a session
     with HRM.open(home, "ADMIN", "offline", clock=clock) as h:
         reply = h.turn("switch")
-        assert h.focus.problem_registry.get_active().id != candidate or active == candidate
     assert reply.decision.arbitration["reason"] != "The person chose to switch when asked"
+    with Ledger(home.decision_ledger("ADMIN")) as ledger:
+        dropped = [r.data for r in ledger.records() if r.kind == "switch_unanswered"]
+    assert dropped[-1]["problem_id"] == candidate
+    assert dropped[-1]["reason"] == "the session it was asked in ended unanswered"
 
 
 @pytest.mark.parametrize(
