@@ -60,6 +60,21 @@ def test_earlier_messages_count_as_context() -> None:
     assert "orchid" in answer
 
 
+def test_its_own_earlier_framing_and_the_turns_notes_are_not_quoted_as_context() -> None:
+    adapter = OfflineAdapter()
+    first = adapter.chat([Message(role="user", content="When are deploys?")], CONTEXT).content
+    messages = [
+        Message(role="user", content="When are deploys?"),
+        Message(role="assistant", content=first + "\n\n• Noted as canon: deploys need a review."),
+        Message(role="user", content="And who reviews the deploys?"),
+    ]
+    answer = adapter.chat(messages, CONTEXT).content
+    assert answer.count(OFFLINE_MARKER) == 1  # its own, not an earlier answer's
+    assert "Noted as canon" not in answer
+    assert "Deploys happen on Fridays after the review." in answer  # still quoted, once
+    assert answer.count("Deploys happen on Fridays") == 1
+
+
 def test_max_tokens_cuts_the_answer() -> None:
     adapter = OfflineAdapter()
     full = adapter.chat([Message(role="user", content="learnings stored")], CONTEXT)

@@ -61,7 +61,7 @@ def test_a_process_left_open_starts_a_new_session_after_the_idle_limit(home: HRM
 
 def test_the_token_ceiling_is_renewed_when_a_long_lived_process_rolls_over(home: HRMHome) -> None:
     HRM.open(home, "ADMIN", "offline").close()
-    config = replace(load_config(home).config, stack_token_budget=4000)
+    config = replace(load_config(home).config, stack_token_budget=3000)
     clock = _clock()
     with HRM.open(home, "ADMIN", "offline", config=config, clock=clock) as h:
         codes = []
@@ -140,7 +140,7 @@ def test_a_running_process_joins_the_session_another_process_started(home: HRMHo
 
 def test_a_session_begun_by_an_open_without_turns_keeps_its_whole_ceiling(home: HRMHome) -> None:
     HRM.open(home, "ADMIN", "offline").close()
-    config = replace(load_config(home).config, stack_token_budget=4000)
+    config = replace(load_config(home).config, stack_token_budget=3000)
     clock = _clock()
     with HRM.open(home, "ADMIN", "offline", config=config, clock=clock) as h:
         for i in range(8):

@@ -263,7 +263,7 @@ def test_the_token_ceiling_bounds_a_session_and_a_new_session_gets_a_fresh_one(
     from hrm.config import load_config
 
     HRM.open(home, "ADMIN", "offline").close()
-    config = replace(load_config(home).config, stack_token_budget=4000)
+    config = replace(load_config(home).config, stack_token_budget=3000)
     with HRM.open(home, "ADMIN", "offline", config=config) as h:
         first = _budget_outcomes(h, 8)
     assert first[0] == "ok" and first[-1] == "budget_exhausted"

@@ -73,6 +73,9 @@ _STOPWORDS_TEXT = (
     "i you we they he she me my your our their us them not no yes about into as if so"
 )
 _STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+_CANON_HEADER = "Canon and preferences in view:"
+_OWN_LINES = (OFFLINE_MARKER, _CANON_HEADER, "• ")
+"""How the lines of an earlier answer that are not content begin (its framing, hrm's notes)."""
 _MAX_QUOTES = 3
 _MAX_CANON = 2
 _MAX_STEPS = 5
@@ -192,11 +195,13 @@ def _last_user(messages: list[Message]) -> str:
 
 def _context_lines(system: str, messages: list[Message]) -> list[str]:
     earlier = messages[:-1] if messages and messages[-1].role == "user" else messages
-    texts = [system, *(m.content for m in earlier)]
+    texts = [(system, False), *((m.content, m.role == "assistant") for m in earlier)]
     lines: list[str] = []
     seen: set[str] = set()
-    for text in texts:
+    for text, own in texts:
         for raw in text.splitlines():
+            if own and raw.startswith(_OWN_LINES):
+                continue  # its own framing and the turn's notes: never context worth quoting
             line = _NUMBERING.sub("", raw).strip()
             if len(line) > 3 and line not in seen:
                 seen.add(line)
@@ -234,7 +239,7 @@ def text_answer(system: str, messages: list[Message]) -> str:
             "generated answer."
         ]
     if canon:
-        parts.append("Canon and preferences in view:")
+        parts.append(_CANON_HEADER)
         parts.extend(f"- {_shorten(line, 200)}" for line in canon)
     return "\n".join(parts)
 
