@@ -28,7 +28,7 @@ from hrm._wordlists import HeadIndex
 from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
-from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus
+from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
 from hrm.stacks.factory import new_session_id
@@ -524,6 +524,12 @@ class HRM:
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
+        # What a follow-up may continue: this input went to the active problem, unless it was
+        # queued as another (an ask returned above and keeps the last topic as it was).
+        went_elsewhere = focus.arbitration.disposition is ArbitrationDisposition.QUEUE
+        state.last_topic = None if problem is None or went_elsewhere else {
+            "problem_id": problem.id, "keywords": list(extract_keywords(text)[:_TOPIC_WORDS]),
+        }
 
         # 2. Preferences (001 §12.4, §12.6).
         if confirmation is None:
@@ -823,6 +829,7 @@ class HRM:
             recent_decisions=[],
             trace_enabled=self.config.trace_enabled,
             agent_class=self.agent_class,
+            last_topic=state.last_topic,
         )
 
     def _load_state(self) -> TurnState:
@@ -998,8 +1005,12 @@ def _forget_last_session(state: TurnState) -> None:
     """Drop what only the session that just ended could act on (D37)."""
     state.pending_preference = None
     state.pending_switch = None
+    state.last_topic = None
     state.last_signal = state.last_routing = None
 
+
+_TOPIC_WORDS = 12
+"""Keywords of the last input kept for the next turn's arbitration (`HRMContext.last_topic`)."""
 
 _STORED_ONCE = frozenset({"attention_state", "arbitration"})
 

@@ -58,6 +58,8 @@ class TurnState:
     last_routing: dict[str, Any] | None = None
     pending_preference: dict[str, Any] | None = None
     pending_switch: dict[str, Any] | None = None
+    last_topic: dict[str, Any] | None = None
+    """The problem the last input went to, and its keywords (`HRMContext.last_topic`)."""
     """Arbitration's unanswered "switch or queue?" (`hrm.turn_switch.held_question`)."""
     session_tokens_base: int | None = None
     """The stack's lifetime token count when the session began: the session's budget is the
@@ -78,6 +80,7 @@ class TurnState:
             "last_routing": self.last_routing,
             "pending_preference": self.pending_preference,
             "pending_switch": self.pending_switch,
+            "last_topic": self.last_topic,
             "session_tokens_base": self.session_tokens_base,
         }
 

@@ -142,6 +142,9 @@ class HRMContext:
     debug_mode: bool = False
     agent_class: str = "ADMIN"
     """Which stack this context belongs to (004 §4)."""
+    last_topic: dict[str, Any] | None = None
+    """The problem the last input was attributed to and that input's keywords (``problem_id``,
+    ``keywords``): a follow-up that shares their words continues that problem."""
 
 
 @dataclass

@@ -81,6 +81,8 @@ _REFERS_BACK = re.compile(
 )
 _CONNECTIVE = re.compile(r"^\s*(?:and|also|then|next|now|so|ok(?:ay)?|great|cool)\b", re.I)
 _FOLLOW_UP_MAX_KEYWORDS = 3
+_SHARED_WITH_LAST = 2
+"""Content words an input shares with the last one to continue its topic (`_continues_last`)."""
 _REFERENCE_WORDS = HeadIndex({"switch": [_SWITCH_REQUEST], "mention": [_MENTION]})
 """Which of the two reference patterns can match a text (most inputs request no switch)."""
 
@@ -373,6 +375,8 @@ class PreemptScoreArbiter:
                     if match.problem.id == active.id and match.score >= best.score:
                         return _Candidate(active, False, False, f"similar {match.score:.2f}")
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
+        if active is not None and _continues_last(keywords, turn_input.context, active):
+            return _Candidate(active, False, False, "continues the last exchange")
         return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
 
     def _explicit_reference(self, text: str, registry: ProblemRegistry) -> _Candidate | None:
@@ -419,6 +423,22 @@ class PreemptScoreArbiter:
         if turn_input.priority >= low:
             priority = max(priority, turn_input.priority)
         return max(low, min(high, priority))
+
+
+def _continues_last(keywords: tuple[str, ...], context: Any, active: Problem) -> bool:
+    """Does an input with no problem of its own continue the last exchange's topic?
+
+    A follow-up rarely repeats the problem's title ("Which risks matter most for the launch?"
+    after "What are the risks of the billing launch?", under "Plan the v2 launch"): matched
+    against the title alone it scored as a new topic and was queued as a new problem. It
+    continues the last input when that input went to the active problem and the two share
+    two content words, or all of this input's when it has fewer.
+    """
+    last = getattr(context, "last_topic", None)
+    if not isinstance(last, dict) or last.get("problem_id") != active.id or not keywords:
+        return False
+    shared = len(set(keywords) & set(last.get("keywords") or ()))
+    return shared >= min(_SHARED_WITH_LAST, len(keywords))
 
 
 def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
