@@ -33,12 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from hrm._shipped import shipped_bytes, unchanged
 from hrm.config import HRMConfig
-from hrm.context import (
-    AssembledContext,
-    ContextAssembler,
-    ContextItem,
-    score_items,
-)
+from hrm.context import AssembledContext, ContextAssembler, ContextItem, score_items
 from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
@@ -280,8 +275,8 @@ def input_chars(stack: CognitiveStack, text: str) -> int | None:
     if window is None:
         return None
     allowed = window / 2 / INPUT_MARGIN
-    shown = len(text)
-    estimated = estimate_model_tokens(text)
+    shown = min(len(text), window * 16)  # no tokenizer packs more: a megabyte is not read
+    estimated = estimate_model_tokens(text[:shown])
     while estimated > allowed and shown > 0:  # density varies along a text: shrink to fit
         shown = min(shown - 1, int(shown * allowed / estimated))
         estimated = estimate_model_tokens(text[:shown])
