@@ -38,6 +38,7 @@ from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
 from hrm.turn_preferences import handle_preference, resolve_pending
 from hrm.turn_state import (
+    NOTES_START,
     RECENT_TURNS,
     STATE_TAIL,
     TurnState,
@@ -55,8 +56,6 @@ logger = logging.getLogger(__name__)
 
 SESSION_IDLE_MINUTES = 30
 """A stack's session continues across processes until it has been idle this long."""
-NOTES_START = "\n\n• "
-"""What separates an answer from the notes a turn adds after it (one `• ` line each)."""
 
 _NEGATIVE_FEEDBACK = re.compile(
     r"^\s*(no[,.!]|wrong|that'?s (wrong|not (it|right|what)|incorrect)|incorrect|"
@@ -420,7 +419,7 @@ class HRM:
         self._store_bookkeeping(record)
         state.turn_number = number
         state.last_at = self._clock().isoformat()
-        exchange = recent_exchange(text, len(text), response, len(response))
+        exchange = recent_exchange(text, len(text), response, len(response), action)
         state.recent = [*state.recent, exchange][-RECENT_TURNS:]
         turn_record = {
             **self.stack.ho2m_fields(
@@ -826,7 +825,7 @@ class HRM:
             commitment_turns_remaining=commitment.turns_remaining if commitment else None,
             recent_inputs=[t["input"] for t in state.recent],
             recent_outputs=[t["output"] for t in state.recent],
-            recent_decisions=[],
+            recent_decisions=[{"action": t.get("action", "respond")} for t in state.recent],
             trace_enabled=self.config.trace_enabled,
             agent_class=self.agent_class,
             last_topic=state.last_topic,

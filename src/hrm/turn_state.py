@@ -17,6 +17,8 @@ from hrm.types import AltitudeLevel
 
 __all__ = [
     "MAX_STORED_TEXT",
+    "MODEL_ACTIONS",
+    "NOTES_START",
     "RECENT_CLIP",
     "RECENT_TURNS",
     "STATE_TAIL",
@@ -93,13 +95,29 @@ class TurnState:
         return state
 
 
-def recent_exchange(text: str, text_length: int, response: str, response_length: int) -> dict[
-    str, str
-]:
-    """One exchange as the context shows it, from full or stored (clipped) texts alike."""
+NOTES_START = "\n\n• "
+"""What separates an answer from the notes a turn adds after it (one `• ` line each)."""
+
+MODEL_ACTIONS = frozenset({"respond", "execute", "delegate"})
+"""Turn actions whose answer a model wrote. The others (arbitration's question, a wait, a
+queue, an interrupted or degraded turn, the clarifying ask) are hrm's own words: a model shown
+them as its earlier answers copies them (SmolLM2 answered an emergency with the last ask)."""
+
+
+def recent_exchange(
+    text: str, text_length: int, response: str, response_length: int, action: str = "respond"
+) -> dict[str, str]:
+    """One exchange as the context shows it, from full or stored (clipped) texts alike.
+
+    The answer is kept without the notes the turn added after it: they are hrm's, not the
+    model's, and a model shown them as its own writes notes of its own.
+    """
+    answer = response.partition(NOTES_START)[0]
+    length = response_length if answer == response else len(answer)
     return {
         "input": _clip_known(text, text_length, RECENT_CLIP),
-        "output": _clip_known(response, response_length, RECENT_CLIP),
+        "output": _clip_known(answer, length, RECENT_CLIP),
+        "action": action,
     }
 
 
@@ -118,6 +136,7 @@ def recent_from(records: list[Any]) -> list[dict[str, str]]:
             recent_exchange(
                 text, int(data.get("input_length", len(text))),
                 response, int(data.get("response_length", len(response))),
+                str(data.get("action") or "respond"),
             )
         )
     return recent

@@ -69,3 +69,17 @@ def test_earlier_exchanges_are_shown_as_their_gist(home: HRMHome) -> None:
     assert last[1].content == LONG_ANSWER[:400] + "…"  # no longer the last exchange
     kept = [e for e in result.decision.attention_state["retrieved"] if e["source"] == "recent_turn"]
     assert len(kept) == 2  # each exchange is budgeted and recorded like any context item
+
+
+def test_the_model_sees_its_own_answers_not_hrms_notes_or_hrms_questions(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        noted = h.turn("I prefer concise answers with code examples")
+        assert "\n\n• Noted as canon" in noted.response  # hrm's note, after the model's answer
+        waited = h.turn("   ")
+        assert waited.action == "wait"  # hrm's own words, no model call
+        h.turn("Write the migration for the invoices table")
+    last = _respond_calls(model)[-1]
+    assert [m.role for m in last] == ["user", "assistant", "user"]
+    assert last[1].content == "Noted: I prefer concise answers with code examples"
+    assert all("nothing to act on" not in m.content for m in last)

@@ -38,7 +38,7 @@ from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
-from hrm.turn_state import RECENT_CLIP
+from hrm.turn_state import MODEL_ACTIONS, RECENT_CLIP
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:
@@ -452,7 +452,14 @@ class _StageRunner:
 
     def _recent_turns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         limit = int(config.get("limit", 4))
-        pairs = list(zip(self.ctx.recent_inputs, self.ctx.recent_outputs, strict=False))[-limit:]
+        decisions = self.ctx.recent_decisions or [{}] * len(self.ctx.recent_inputs)
+        pairs = [
+            (said, answered)
+            for said, answered, decision in zip(
+                self.ctx.recent_inputs, self.ctx.recent_outputs, decisions, strict=False
+            )
+            if decision.get("action", "respond") in MODEL_ACTIONS  # hrm's own words are not
+        ][-limit:]
         items = []
         for i, (said, answered) in enumerate(pairs):
             recency = (i + 1) / max(1, len(pairs))
