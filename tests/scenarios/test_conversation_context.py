@@ -83,3 +83,15 @@ def test_the_model_sees_its_own_answers_not_hrms_notes_or_hrms_questions(home: H
     assert [m.role for m in last] == ["user", "assistant", "user"]
     assert last[1].content == "Noted: I prefer concise answers with code examples"
     assert all("nothing to act on" not in m.content for m in last)
+
+
+def test_an_empty_answer_is_not_sent_as_an_empty_message(home: HRMHome) -> None:
+    def answering(messages: list[Message], system: str, config: LLMCallConfig | None) -> str:
+        return "" if messages[-1].content == "Say nothing" else "Done."
+
+    model = ScriptedAdapter([ScriptedReply(respond=answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Say nothing")
+        h.turn("Now say something")
+    last = _respond_calls(model)[-1]
+    assert [m.content for m in last] == ["Now say something"]

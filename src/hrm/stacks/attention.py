@@ -458,7 +458,10 @@ class _StageRunner:
             for said, answered, decision in zip(
                 self.ctx.recent_inputs, self.ctx.recent_outputs, decisions, strict=False
             )
-            if decision.get("action", "respond") in MODEL_ACTIONS  # hrm's own words are not
+            # hrm's own words are not the model's; an empty side is no message (a hosted API
+            # refuses one)
+            if decision.get("action", "respond") in MODEL_ACTIONS
+            and said.strip() and answered.strip()
         ][-limit:]
         items = []
         for i, (said, answered) in enumerate(pairs):
