@@ -16,8 +16,8 @@ from hrm.errors import HRMError
 from hrm.types import AltitudeLevel
 
 __all__ = [
+    "CONVERSATION_ACTIONS",
     "MAX_STORED_TEXT",
-    "MODEL_ACTIONS",
     "NOTES_START",
     "RECENT_CLIP",
     "RECENT_TURNS",
@@ -98,10 +98,12 @@ class TurnState:
 NOTES_START = "\n\n• "
 """What separates an answer from the notes a turn adds after it (one `• ` line each)."""
 
-MODEL_ACTIONS = frozenset({"respond", "execute", "delegate"})
-"""Turn actions whose answer a model wrote. The others (arbitration's question, a wait, a
-queue, an interrupted or degraded turn, the clarifying ask) are hrm's own words: a model shown
-them as its earlier answers copies them (SmolLM2 answered an emergency with the last ask)."""
+CONVERSATION_ACTIONS = frozenset({"respond", "execute", "delegate", "ask"})
+"""Turn actions whose exchange the model is shown as the conversation: its own answers, and the
+clarifying question (``ask``) that the person's next input answers. The others are hrm's own
+procedure — arbitration's "switch or queue?" (whose answer hrm acts on, D43), a wait, a queue,
+an interrupted or degraded turn: a model shown them as its earlier answers copies them
+(SmolLM2 answered an emergency with the last arbitration question)."""
 
 
 def recent_exchange(

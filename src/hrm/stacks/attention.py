@@ -38,7 +38,7 @@ from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
-from hrm.turn_state import MODEL_ACTIONS, RECENT_CLIP
+from hrm.turn_state import CONVERSATION_ACTIONS, RECENT_CLIP
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:
@@ -460,7 +460,7 @@ class _StageRunner:
             )
             # hrm's own words are not the model's; an empty side is no message (a hosted API
             # refuses one)
-            if decision.get("action", "respond") in MODEL_ACTIONS
+            if decision.get("action", "respond") in CONVERSATION_ACTIONS
             and said.strip() and answered.strip()
         ][-limit:]
         items = []
