@@ -281,3 +281,40 @@ def test_key_from_the_named_environment_variable(monkeypatch: pytest.MonkeyPatch
     adapter.chat([Message(role="user", content="x")], "s")
     assert sent_key(server.requests[0]) == KEY
     assert adapter.count_tokens("one two three") == 4
+
+
+class _WatchedBody(httpx2.SyncByteStream):
+    """An event stream whose closing is seen (the API stops generating for a closed client)."""
+
+    def __init__(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        self.events = events
+        self.closed = False
+
+    def __iter__(self) -> Any:
+        for name, data in self.events:
+            yield f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_stream_the_caller_stops_reading_closes_the_connection() -> None:
+    start = message_body("")
+    start["content"], start["stop_reason"] = [], None
+    start["usage"] = {"input_tokens": 12, "output_tokens": 1}
+    deltas = [
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": f"word {i} "}})
+        for i in range(50)
+    ]
+    body = _WatchedBody([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        *deltas,
+    ])
+    server = Server(httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body))
+    stream = adapter_for(server).stream([Message(role="user", content="x")], "s")
+    assert next(stream).delta == "word 0 "
+    stream.close()
+    assert body.closed

@@ -235,3 +235,31 @@ def test_missing_key_without_base_url_is_a_validation_error() -> None:
 
 def test_repr_of_config_hides_the_key() -> None:
     assert KEY not in repr(LLMConfig(provider="openai", api_key=KEY))
+
+
+class _WatchedBody(httpx2.SyncByteStream):
+    """An event stream whose closing is seen: a server (Ollama, vLLM) stops generating when
+    the client closes its connection."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+        self.closed = False
+
+    def __iter__(self) -> Any:
+        for event in self.events:
+            yield f"data: {json.dumps(event)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_stream_the_caller_stops_reading_closes_the_connection() -> None:
+    body = _WatchedBody([chunk({"content": f"word {i} "}) for i in range(50)])
+    server = Server(
+        httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+    )
+    stream = adapter_for(server).stream([Message(role="user", content="x")], "s")
+    assert next(stream).delta == "word 0 "
+    stream.close()  # Ctrl-C, or a loop recognised: the caller stops reading
+    assert body.closed

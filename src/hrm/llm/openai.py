@@ -178,17 +178,21 @@ class OpenAIAdapter:
         input_tokens: int | None = None
         output_tokens: int | None = None
         try:
-            for event in self.client.chat.completions.create(**params):
-                if event.usage is not None:
-                    input_tokens = event.usage.prompt_tokens
-                    output_tokens = event.usage.completion_tokens
-                for choice in event.choices:
-                    if choice.finish_reason:
-                        finish = _FINISH.get(str(choice.finish_reason), FINISH_STOP)
-                    delta = choice.delta.content if choice.delta else None
-                    if delta:
-                        accumulated += delta
-                        yield StreamChunk(delta=delta, accumulated=accumulated, done=False)
+            # Closed on the way out, however it is left: a caller that stops reading (Ctrl-C, a
+            # closed stream) closes the connection, and a server (Ollama, vLLM, llama.cpp)
+            # stops generating for nobody.
+            with self.client.chat.completions.create(**params) as events:
+                for event in events:
+                    if event.usage is not None:
+                        input_tokens = event.usage.prompt_tokens
+                        output_tokens = event.usage.completion_tokens
+                    for choice in event.choices:
+                        if choice.finish_reason:
+                            finish = _FINISH.get(str(choice.finish_reason), FINISH_STOP)
+                        delta = choice.delta.content if choice.delta else None
+                        if delta:
+                            accumulated += delta
+                            yield StreamChunk(delta=delta, accumulated=accumulated, done=False)
         except openai.OpenAIError as exc:
             raise self._error(exc, call) from exc
         yield StreamChunk(
