@@ -49,7 +49,7 @@ def test_items_are_kept_by_priority_until_the_budget_is_spent_and_the_rest_are_r
 def test_the_recent_conversation_reads_oldest_first_while_the_budget_keeps_the_newest() -> None:
     turns = [
         ContextItem("recent_turn", f"turn-{i}", f"person: message {i} " + "word " * 20,
-                    0.2 + 0.1 * i, sequence=i)
+                    0.2 + 0.1 * i, sequence=i, exchange=(f"message {i}", "word " * 20))
         for i in range(4)
     ]
     each = estimate_tokens(turns[0].text)
@@ -57,8 +57,9 @@ def test_the_recent_conversation_reads_oldest_first_while_the_budget_keeps_the_n
         "q", [("recent", _source(*turns))]
     )
     assert [item.key for item in ctx.items] == ["turn-3", "turn-2", "turn-1"]  # newest kept
-    shown = [line for line in ctx.system.splitlines() if line.startswith("- person:")]
-    assert [line.split()[3] for line in shown] == ["1", "2", "3"]  # read as it happened
+    shown = [said for said, _ in ctx.conversation]
+    assert [said.split()[1] for said in shown] == ["1", "2", "3"]  # read as it happened
+    assert "message" not in ctx.system  # messages before the input, not prompt lines
     assert [e["key"] for e in ctx.excluded] == ["turn-0"]
 
 

@@ -116,8 +116,8 @@ class ContextItem:
     always: bool = False
     """Kept even when it alone exceeds the remaining budget (truncated instead)."""
     sequence: int | None = None
-    """Its place in time, for sources read in order (the recent conversation): the budget
-    keeps the highest priority first, the prompt shows them oldest first."""
+    """An exchange's place in time: the budget keeps the highest priority first, the
+    conversation is shown oldest first."""
     exchange: tuple[str, str] | None = None
     """What the person said and what the assistant answered: such an item reaches the model
     as those two messages before the input (`AssembledContext.conversation`), as a chat model
@@ -275,8 +275,6 @@ class ContextAssembler:
                 continue
             lines.append("")
             lines.append(f"## {_SECTION_TITLES.get(source, source.replace('_', ' ').title())}")
-            if group[0].sequence is not None:
-                group = sorted(group, key=_sequence)
             lines.extend(f"- {item.text}" for item in group)
         return "\n".join(lines)
 
