@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from hrm.governance.preference_scope import find_stated_preference
 from hrm.governance.preferences import PreferenceClass
 
 if TYPE_CHECKING:
@@ -91,16 +92,36 @@ def handle_preference(
 ) -> list[str]:
     """Classify the input's preference and write or hold it; returns notes for the answer."""
     text = turn_input.text
-    pref = kernel.classify_preference(text[:2000], source=turn_input.source)
+    source = turn_input.source
+    pref = kernel.classify_preference(text[:2000], source=source)
     if pref.preference_class is PreferenceClass.INFERRED_SILENT:
         return []
+    if pref.preference_class is PreferenceClass.BEHAVIORAL:
+        statement = preference_statement(text)
+    else:
+        # 001 §12.4's "AND the object is a stable preference" (D45): the sentence that
+        # states one, or why none does ("I need to …" is a task, "Do I need …?" a question).
+        stated = find_stated_preference(
+            text[:_SCAN_LIMIT],
+            lambda sentence: kernel.classify_preference(sentence, source=source),
+            kernel.preference_classifier.spans,
+        )
+        if stated.classification is None or stated.sentence is None:
+            record.preference = {
+                "class": PreferenceClass.INFERRED_SILENT.value,
+                "matched_pattern": pref.matched_pattern,
+                "confidence": pref.confidence,
+                "needs_confirmation": False,
+                "not_a_preference": stated.reason,
+            }
+            return []
+        pref, statement = stated.classification, stated.sentence
     record.preference = {
         "class": pref.preference_class.value,
         "matched_pattern": pref.matched_pattern,
         "confidence": pref.confidence,
         "needs_confirmation": pref.needs_confirmation,
     }
-    statement = preference_statement(text)
     key = preference_key(statement)
     notes: list[str] = []
     if pref.preference_class is PreferenceClass.EXPLICIT and stack.canon().get(key) == statement:

@@ -8,8 +8,10 @@ the learnings repository (003, ``USER_PREFERENCE``) both enforce this through
 
 The regular expressions are 001 §12.4's, verbatim: the explicit patterns come from the policy
 (``PREFERENCE_PATTERNS``), the behavioural markers and the weak preference indicators are fixed
-here. The indicators match inside words ("likely" looks like "like"); that only ever asks for a
-confirmation, it never canonises.
+here. The patterns match far more than preferences in a conversation ("I need to …", "Do I
+need …?", "likely"): a turn first finds the sentence that states one with
+`hrm.governance.preference_scope` (001 §12.4's "stable object" condition, D45), then classifies
+that sentence here.
 """
 
 from __future__ import annotations
@@ -163,6 +165,23 @@ class PreferenceClassifier:
             can_canonize=False,
             needs_confirmation=False,
         )
+
+    def spans(
+        self, statement: str, preference_class: PreferenceClass
+    ) -> list[tuple[int, int]]:
+        """Where in `statement` the patterns of `preference_class` matched, in order.
+
+        Explicit: every match of every policy pattern. Inferred (confirm required): every
+        match of the preference indicators. Other classes match no words: empty. What
+        `hrm.governance.preference_scope` reads to judge what a match is about.
+        """
+        if preference_class is PreferenceClass.EXPLICIT:
+            found = [m.span() for p in self._patterns for m in p.finditer(statement)]
+        elif preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
+            found = [m.span() for m in _INDICATOR.finditer(statement)]
+        else:
+            return []
+        return sorted(found)
 
     def _match_preference_pattern(self, statement: str) -> str | None:
         """The first explicit pattern, in the policy's order, that occurs in `statement`.
