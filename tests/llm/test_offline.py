@@ -164,3 +164,13 @@ def test_any_input_gets_a_marked_answer_or_valid_json(question: str, system: str
         json.loads(response.content)
     else:
         assert response.content.startswith(OFFLINE_MARKER)
+
+
+def test_the_prompts_section_headings_are_never_quoted_as_context() -> None:
+    system = "\n".join([
+        "## Canon — the person's explicit preferences (always honour these)",
+        "- I always run the tests with -n 4",
+    ])
+    answer = ask("Do I always need -n 4?", system=system)
+    assert "I always run the tests with -n 4" in answer
+    assert "## Canon" not in answer

@@ -202,6 +202,8 @@ def _context_lines(system: str, messages: list[Message]) -> list[str]:
         for raw in text.splitlines():
             if own and raw.startswith(_OWN_LINES):
                 continue  # its own framing and the turn's notes: never context worth quoting
+            if raw.startswith("#"):
+                continue  # a heading names a section of the prompt; it answers nothing
             line = _NUMBERING.sub("", raw).strip()
             if len(line) > 3 and line not in seen:
                 seen.add(line)
