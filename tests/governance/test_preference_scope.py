@@ -24,6 +24,9 @@ def _stated(text: str, source: str = "user") -> StatedPreference:
     [
         ("I need to write a Python function that parses ISO dates. Can you help?", "asks"),
         ("I need help with the deploy script", "asks"),
+        ("I need to write a bash script that backs up my postgres database every night", "asks"),
+        ("I need to write a script that never deletes the newest backup", "asks"),
+        ("I need you to run the migration every day at noon", "asks"),
         ("I want you to refactor the parser", "asks"),
         ("I'd like you to add tests", "asks"),
         ("Can you make the function faster? I want it under 1 ms", "asks"),
@@ -67,6 +70,7 @@ def test_tasks_questions_reactions_and_reports_are_not_preferences(text: str, wh
          "I need to be told before you delete files"),
         ("I need a summary at the end of every answer", "explicit",
          "I need a summary at the end of every answer"),
+        ("I need to always see the diff first", "explicit", "I need to always see the diff first"),
         ("I need to fix the login bug. I prefer tabs.", "explicit", "I prefer tabs"),
         ("Dark mode seems better for late-night work", "inferred",
          "Dark mode seems better for late-night work"),

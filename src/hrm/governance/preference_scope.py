@@ -15,7 +15,8 @@ preference when a pattern matched in it and the match is not
   what happened, not what is preferred;
 - in a question ("Do I need …?", "Which one is better?");
 - a task or request for now ("I need to …", "I want you to …", "I need help", "I need the
-  logs"), unless the sentence says it holds from now on ("always", "every", "by default", …);
+  logs"), unless it says it holds from now on ("to always …", "every answer", "by default";
+  "every night" schedules the task instead);
 - a reaction to what is in front of us ("I like this", "I hate it", "That looks better");
 - a report of what happened ("I never said that", "I always get this error");
 - about something other than the person ("The build needs a clean cache").
@@ -55,11 +56,14 @@ _INTERROGATIVES = _words(
     "wouldn't shouldn't can't couldn't"
 )
 _HABITUAL = re.compile(
-    r"\b(?:always|never|every|each|whenever|usually|generally|by default|from now on|"
-    r"going forward|in (?:the )?future|any ?time)\b"
+    r"\b(?:always|never|whenever|usually|generally|by default|from now on|going forward|"
+    r"in (?:the )?future|any ?time|(?:every|each|all) (?:time|answer|response|reply|message|"
+    r"turn|session|conversation|question|output|commit|change|review)s?)\b"
 )
 """Words that make a need or a request a standing one ("I need a summary at the end of every
-answer", "I want you to always use British spelling")."""
+answer", "I want you to always use British spelling"). Not "every night": that schedules the
+task ("a script that backs up my database every night"), it does not make it a habit."""
+_HABITUAL_WORDS = frozenset({"always", "never", "usually", "generally"})
 _DEICTIC = frozenset({"this", "these", "those", "it", "this's", "it's", "that's"})
 _CLAUSE_AFTER_THAT = _words(
     "i you we they he she it the a an my our your his her their there this these those"
@@ -178,7 +182,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
     if head in _WANTS or (head in ("like", "love") and before[-1:] in (["i'd"], ["would"])):
         if not about_person:
             return "it is not about what you prefer"
-        if not habitual and _is_request(after):
+        if _is_request(after) and not _standing(after, habitual=habitual):
             return "it asks for something now; it is not a standing preference"
     elif head in _LIKES:
         if not about_person:
@@ -253,11 +257,21 @@ def _is_question(low: str, clause_start: int, clause_end: int, words: list[str])
 
 
 def _is_request(after: list[str]) -> bool:
-    if after[:1] == ["to"]:
-        return after[1:2] != ["be"]  # "I need to be told first" is a standing need
-    if after[:2] in (["you", "to"], ["u", "to"]):
+    if after[:1] == ["to"] or after[:2] in (["you", "to"], ["u", "to"]):
         return True
     return bool(after) and after[0] in _REQUEST_OBJECTS
+
+
+def _standing(after: list[str], *, habitual: bool) -> bool:
+    """Does a need or request hold from now on, not just for this message?
+
+    "I need to …" is a task unless what follows at once makes it a way of working ("to be
+    told", "to always see"): a habit word further on belongs to the task ("a script that never
+    deletes the newest backup"). Other requests hold when the sentence says so anywhere.
+    """
+    if after[:1] == ["to"]:
+        return after[1:2] == ["be"] or not _HABITUAL_WORDS.isdisjoint(after[1:3])
+    return habitual
 
 
 def _reacts_to_something_present(after: list[str]) -> bool:
