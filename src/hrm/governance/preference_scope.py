@@ -222,7 +222,14 @@ def _inferred(sentence: str) -> PreferenceClassification:
 
 
 def _statement(sentence: str) -> str:
-    return sentence[:_MAX_SENTENCE].rstrip(" .!").strip()
+    """What is stored: the sentence, without its closing stop or a question after the
+    preference ("I prefer tabs, is that ok?" is stored as "I prefer tabs")."""
+    text = sentence[:_MAX_SENTENCE].strip()
+    if text.endswith("?"):
+        marks = list(_CLAUSE_MARK.finditer(text.lower()))
+        if marks and text[: marks[-1].start()].strip():
+            text = text[: marks[-1].start()]
+    return text.rstrip(" .!").strip()
 
 
 def _word_at(low: str, index: int) -> str:
