@@ -142,7 +142,7 @@ def find_stated_preference(
             if reason is None:
                 found = StatedPreference(
                     verdict if tier is verdict.preference_class else _inferred(sentence),
-                    _statement(sentence),
+                    _statement(sentence) or sentence[:_MAX_SENTENCE],
                 )
                 if tier is PreferenceClass.EXPLICIT:
                     return found
