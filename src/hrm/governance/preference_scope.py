@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from hrm.governance.preferences import (
     PreferenceClass,
     PreferenceClassification,
+    confirm_required,
 )
 
 __all__ = ["StatedPreference", "find_stated_preference", "not_a_preference", "sentences"]
@@ -141,7 +142,9 @@ def find_stated_preference(
             reason = _first_reason(sentence, spans(sentence, tier))
             if reason is None:
                 found = StatedPreference(
-                    verdict if tier is verdict.preference_class else _inferred(sentence),
+                    # An explicit pattern about something else, in wording that still
+                    # suggests a preference: ask, as 001 §12.4 does for those.
+                    verdict if tier is verdict.preference_class else confirm_required(sentence),
                     _statement(sentence) or sentence[:_MAX_SENTENCE],
                 )
                 if tier is PreferenceClass.EXPLICIT:
@@ -206,19 +209,6 @@ def _first_reason(sentence: str, found: list[tuple[int, int]]) -> str | None:
             return None
         first = first or reason
     return first or "no preference word in it"
-
-
-def _inferred(sentence: str) -> PreferenceClassification:
-    """A sentence whose explicit pattern was about something else, but whose wording still
-    suggests a preference: the person is asked (tier 2), as 001 §12.4 does for those."""
-    return PreferenceClassification(
-        preference_class=PreferenceClass.INFERRED_CONFIRM_REQUIRED,
-        statement=sentence,
-        matched_pattern=None,
-        confidence=0.5,
-        can_canonize=True,
-        needs_confirmation=True,
-    )
 
 
 def _statement(sentence: str) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "PreferenceClassification",
     "PreferenceClassifier",
     "PreferencePolicy",
+    "confirm_required",
 ]
 
 _BEHAVIORAL_MARKERS: tuple[str, ...] = (
@@ -90,6 +91,18 @@ class PreferenceClassification:
     """Must the user say yes first?"""
 
 
+def confirm_required(statement: str) -> PreferenceClassification:
+    """Tier 2: it might be a preference, so the person is asked before it is canon."""
+    return PreferenceClassification(
+        preference_class=PreferenceClass.INFERRED_CONFIRM_REQUIRED,
+        statement=statement,
+        matched_pattern=None,
+        confidence=0.5,
+        can_canonize=True,
+        needs_confirmation=True,
+    )
+
+
 class PreferenceClassifier:
     """Classifies statements for the preference truth model (001 §12.4).
 
@@ -149,14 +162,7 @@ class PreferenceClassifier:
                 needs_confirmation=False,
             )
         if self._looks_like_preference(statement):
-            return PreferenceClassification(
-                preference_class=PreferenceClass.INFERRED_CONFIRM_REQUIRED,
-                statement=statement,
-                matched_pattern=None,
-                confidence=0.5,
-                can_canonize=True,
-                needs_confirmation=True,
-            )
+            return confirm_required(statement)
         return PreferenceClassification(
             preference_class=PreferenceClass.INFERRED_SILENT,
             statement=statement,
