@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from hrm._text import shorten
 from hrm.cli._common import (
     EXIT_INPUT,
     HomeOption,
@@ -139,7 +140,7 @@ def list_handoffs(
             row.created_at.strftime("%Y-%m-%d %H:%M"),
             row.session_id,
             row.status,
-            row.description[:60],
+            shorten(row.description, 60),
             str(row.path),
         )
     console.print(table)

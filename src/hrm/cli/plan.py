@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from hrm._text import shorten
 from hrm.cli._common import (
     AgentClassOption,
     HomeOption,
@@ -301,6 +302,6 @@ class _LiveDisplay:
             style = _STATUS_STYLE.get(row.get("status", ""), "")
             table.add_row(
                 Text(step_id), Text(row["description"][:70]),
-                Text(row.get("status", ""), style=style), Text(row.get("note", "")[:60]),
+                Text(row.get("status", ""), style=style), Text(shorten(row.get("note", ""), 60)),
             )
         return table

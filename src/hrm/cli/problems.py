@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hrm._text import shorten
 from hrm.cli._common import (
     HomeOption,
     JsonOption,
@@ -81,7 +82,7 @@ def show_problems(problems: list[dict[str, Any]]) -> None:
     table = Table("id", "title", "status", "priority", "last progress")
     for p in problems:
         table.add_row(
-            str(p["id"]), str(p["title"])[:60], str(p["status"]), str(p["priority"]),
+            str(p["id"]), shorten(str(p["title"]), 60), str(p["status"]), str(p["priority"]),
             str(p["last_progress_at"])[:16].replace("T", " "),
         )
     console.print(table)

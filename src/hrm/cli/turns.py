@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from hrm._text import shorten
 from hrm.cli._common import (
     HomeOption,
     JsonOption,
@@ -209,8 +210,8 @@ def _chat_command(hrm: Any, command: str) -> None:
         for item in hrm.history(20):
             table.add_row(
                 str(item["turn"]),
-                str(item["input"])[:60],
-                str(item["response"])[:60],
+                shorten(str(item["input"]), 60),
+                shorten(str(item["response"]), 60),
                 str(item["action"]),
             )
         console.print(table)
@@ -265,12 +266,12 @@ def _status_from(status: dict[str, Any]) -> str:
         f"stance {status['stance']}",
         "commitment "
         + (
-            f"{commitment['description'][:30]} ({commitment['turns_remaining']}/"
+            f"{shorten(commitment['description'], 30)} ({commitment['turns_remaining']}/"
             f"{commitment['turns_total']})"
             if commitment
             else "—"
         ),
-        "problem " + (problem["title"][:40] if problem else "—"),
+        "problem " + (shorten(problem["title"], 40) if problem else "—"),
     ]
     return " · ".join(parts)
 
@@ -289,7 +290,7 @@ def _status_line(decision: dict[str, Any]) -> str:
                 if commitment
                 else "—"
             ),
-            "problem " + (problem["title"][:40] if problem else "—"),
+            "problem " + (shorten(problem["title"], 40) if problem else "—"),
         ]
     )
 

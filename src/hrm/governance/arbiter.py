@@ -34,6 +34,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hrm._text import shorten
 from hrm._wordlists import HeadIndex
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
@@ -404,7 +405,7 @@ class PreemptScoreArbiter:
     def _new_candidate(self, turn_input: TurnInput, registry: ProblemRegistry) -> Problem:
         text = turn_input.text.strip()
         first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
-        title = first if len(first) <= 80 else first[:77].rstrip() + "..."
+        title = shorten(first, 80)
         return registry.build(
             title,
             description=text[:500],
