@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from hrm.llm import OFFLINE_MARKER, LLMCallConfig, Message, OfflineAdapter
 from hrm.llm.offline import wants_json
+from hrm.llm.task_message import problem_note, task_message
 
 CONTEXT = "\n".join(
     [
@@ -174,3 +175,20 @@ def test_the_prompts_section_headings_are_never_quoted_as_context() -> None:
     answer = ask("Do I always need -n 4?", system=system)
     assert "I always run the tests with -n 4" in answer
     assert "## Canon" not in answer
+
+
+def test_an_agents_task_is_answered_from_its_context_not_from_its_instructions() -> None:
+    system = (
+        "You check claims against sources and report which hold.\n\nHow to answer:\n"
+        "- Write your contribution as plain text; it is a proposal for others to weigh.\n"
+        "  read_file (path: file path): Read a text file inside the allowed roots."
+    )
+    task = task_message(
+        "Which file sets the connection pool size?",
+        notes=[problem_note("prob_1", "sensemaking")],
+        context="## Canon\n- The pool size is set in config/pool.yaml",
+    )
+    answer = ask(task, system)
+    assert "The pool size is set in config/pool.yaml" in answer
+    assert '"Which file sets the connection pool size?"' in answer
+    assert "Write your contribution" not in answer and "read_file" not in answer

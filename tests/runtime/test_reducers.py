@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from runtime_support import proposal
 
 from hrm.errors import ErrorCode, HRMError
+from hrm.llm.task_message import read_task_message
 from hrm.runtime import (
     AgentOutput,
     MergeReducer,
@@ -151,7 +152,10 @@ def test_synthesis_calls_the_lead_over_every_delegate_output() -> None:
     assert call.system == "You plan."
     text = call.messages[0].content
     assert "Task: Ship it" in text
-    assert "[Output 1 from researcher]: facts" in text and "[Output 2 from critic]: risks" in text
+    read = read_task_message(text)
+    assert read is not None and read.task == "Ship it"
+    assert "Output 1, from researcher:\nfacts" in text and "Output 2, from critic:\nrisks" in text
+    assert read.material == ("facts", "risks")
     llm.assert_done()
 
 

@@ -5,7 +5,10 @@ the messages — so tests and machines without a model still get a useful, repro
 
 Prose answers always start with ``(offline model)``. They quote up to three context lines that
 share the most words with the user's last message, then up to two lines that mention canon or
-preferences; with no overlap they say so and point at ``hrm models list``.
+preferences; with no overlap they say so and point at ``hrm models list``. When the last message
+is a task message (`hrm.llm.task_message`, what an agent or a synthesis is sent), the question is
+its task and the lines come from the material it carries and the earlier messages: the system
+prompt then holds the agent's instructions, which answer nothing.
 
 JSON answers are given when the call sets ``json_mode`` or a prompt says "return (only) JSON"
 (or "respond/reply/answer with JSON", "JSON only"). Exactly these cases, in this order:
@@ -36,6 +39,8 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from hrm._text import shorten
+from hrm.llm.task_message import read_task_message
 from hrm.llm.types import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -193,9 +198,22 @@ def _last_user(messages: list[Message]) -> str:
     return ""
 
 
-def _context_lines(system: str, messages: list[Message]) -> list[str]:
+def _request(system: str, messages: list[Message]) -> tuple[str, list[tuple[str, bool]]]:
+    """The question, and the texts to quote from, each with whether it is an earlier answer.
+
+    A task message (`hrm.llm.task_message`: an agent's task, a synthesis) carries its own
+    material; its system prompt is then the agent's instructions, nothing to quote.
+    """
+    question = _last_user(messages)
     earlier = messages[:-1] if messages and messages[-1].role == "user" else messages
-    texts = [(system, False), *((m.content, m.role == "assistant") for m in earlier)]
+    texts = [(m.content, m.role == "assistant") for m in earlier]
+    task = read_task_message(question)
+    if task is None:
+        return question, [(system, False), *texts]
+    return task.task, [*texts, ("\n".join(task.material), True)]
+
+
+def _context_lines(texts: list[tuple[str, bool]]) -> list[str]:
     lines: list[str] = []
     seen: set[str] = set()
     for text, own in texts:
@@ -211,16 +229,11 @@ def _context_lines(system: str, messages: list[Message]) -> list[str]:
     return lines
 
 
-def _shorten(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
 def text_answer(system: str, messages: list[Message]) -> str:
     """The offline prose answer: the context lines most relevant to the last user message."""
-    question = _last_user(messages)
+    question, texts = _request(system, messages)
     asked = _words(question)
-    lines = _context_lines(system, messages)
+    lines = _context_lines(texts)
     scored = [(len(asked & _words(line)), -index, line) for index, line in enumerate(lines)]
     relevant = [line for score, _, line in sorted(scored, reverse=True) if score > 0]
     relevant = relevant[:_MAX_QUOTES]
@@ -229,11 +242,11 @@ def text_answer(system: str, messages: list[Message]) -> str:
         for line in lines
         if _CANON_LINE.search(line) and line not in relevant
     ][:_MAX_CANON]
-    topic = f' "{_shorten(question)}"' if question.strip() else " this"
+    topic = f' "{shorten(question, 80)}"' if question.strip() else " this"
     if relevant:
         parts = [f"{OFFLINE_MARKER} From the context I was given, the lines most relevant to"
                  f"{topic}:"]
-        parts.extend(f"- {_shorten(line, 200)}" for line in relevant)
+        parts.extend(f"- {shorten(line, 200)}" for line in relevant)
     else:
         parts = [
             f"{OFFLINE_MARKER} I found nothing in the context I was given about{topic}. "
@@ -242,7 +255,7 @@ def text_answer(system: str, messages: list[Message]) -> str:
         ]
     if canon:
         parts.append(_CANON_HEADER)
-        parts.extend(f"- {_shorten(line, 200)}" for line in canon)
+        parts.extend(f"- {shorten(line, 200)}" for line in canon)
     return "\n".join(parts)
 
 

@@ -249,8 +249,10 @@ class StepExecutor:
         from hrm.runtime.types import AgentExecutionContext
         from hrm.types import Complexity, ConflictLevel, ReducerType, Stakes
 
-        lines = [f"Goal: {goal}" if goal else "", step.description, *_dependency_lines(step)]
-        task = "\n".join(line for line in lines if line)
+        earlier = _dependency_lines(step)
+        background = [f"The overall request: {goal[:2000]}"] if goal else []
+        if earlier:
+            background += ["Results of earlier steps:", *earlier]
         proposal = AgentBundleProposal(
             strategy="decomposition",
             classification=InputClassification(
@@ -270,7 +272,8 @@ class StepExecutor:
         context = AgentExecutionContext(
             problem_id=plan_id or step.step_id,
             stance=self.stance,
-            task=task,
+            task=step.description,
+            background="\n".join(background),
             timeout_ms=self.agent_timeout_ms,
         )
         outcome = self.orchestrator.execute_bundle(proposal, context)

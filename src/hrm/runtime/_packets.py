@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hrm.llm import task_message
 from hrm.runtime.tools import CAPABILITY_DELEGATE
 from hrm.runtime.types import AgentOutput
 
@@ -84,14 +85,17 @@ def user_prompt(
     previous: AgentOutput | None,
     delegated_by: str | None = None,
 ) -> str:
-    """The task, the problem it serves and, in a pipeline, the previous agent's output."""
-    parts = [f"Task: {task or '(no task text given)'}"]
-    if delegated_by is not None:
-        parts.append(f"(Delegated to you by {delegated_by}.)")
-    parts.append(f"Problem: {context.problem_id} (stance: {context.stance.value})")
-    if previous is not None:
-        parts.append(f"Output of {previous.agent_id}, the previous agent:\n{previous.content}")
-    return "\n\n".join(parts)
+    """The task, the problem it serves, in a pipeline the previous agent's output, and what
+    the agents should know (`AgentExecutionContext.background`), in `task_message`'s format."""
+    notes = [] if delegated_by is None else [task_message.delegated_note(delegated_by)]
+    notes.append(task_message.problem_note(context.problem_id, context.stance.value))
+    sections = (
+        [] if previous is None
+        else [(task_message.previous_label(previous.agent_id), str(previous.content))]
+    )
+    return task_message.task_message(
+        task, notes=notes, sections=sections, context=context.background
+    )
 
 
 def parse_reply(text: str) -> ParsedReply:

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
+from hrm.llm import task_message
 from hrm.llm.types import LLMCallConfig, Message
 from hrm.types import ReducerType
 
@@ -210,15 +211,14 @@ class SynthesisReducer(Reducer):
             raise HRMError.strategy_failed(
                 "synthesize", f"no delegate output reached the lead '{self.lead_agent}'"
             )
-        lines = []
-        if self.task:
-            lines.append(f"Task: {self.task}\n")
-        lines.append("Synthesize these delegate outputs into one coherent response:")
-        for index, output in enumerate(outputs, start=1):
-            lines.append(f"\n[Output {index} from {output.agent_id}]: {output.content}")
+        sections = [(task_message.SYNTHESIZE, "")] + [
+            (task_message.output_label(index, output.agent_id), str(output.content))
+            for index, output in enumerate(outputs, start=1)
+        ]
+        content = task_message.task_message(self.task, sections=sections)
         system = self.system_prompt or f"You are {self.lead_agent}, synthesizing delegate outputs."
         config = (self.config or LLMCallConfig()).resolve(LLMCallConfig(purpose="agent_synthesis"))
-        response = self.llm.chat([Message(role="user", content="\n".join(lines))], system, config)
+        response = self.llm.chat([Message(role="user", content=content)], system, config)
         return response.content
 
 

@@ -128,6 +128,9 @@ class AgentExecutionContext:
     """Reducer settings (the proposal's win when one is given)."""
     task: str = ""
     """hrm: the work itself, sent to every agent."""
+    background: str = ""
+    """hrm: what the agents should know for it (a stack's assembled context), sent after the
+    task as its ``Context:`` part; delegated subtasks are sent it too."""
     timeout_ms: int | None = None
     """hrm: bundle deadline; ``None`` takes ``reducer_config["timeout_ms"]`` or none."""
 

@@ -118,7 +118,8 @@ def execute_bundle(
         stance=stack.focus.stance.get_current(),
         reducer=proposal.reducer,
         reducer_config=dict(proposal.reducer_config),
-        task=f"{turn_input.text[:8000]}\n\nContext:\n{assembled.transcript()[:4000]}",
+        task=turn_input.text[:8000],
+        background=assembled.transcript()[:4000],
     )
     result = agent_runtime(stack).execute_bundle(proposal, context)
     steps = [
