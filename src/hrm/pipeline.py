@@ -36,7 +36,12 @@ from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
-from hrm.turn_preferences import handle_preference, resolve_pending
+from hrm.turn_preferences import (
+    handle_preference,
+    read_preference,
+    resolve_pending,
+    without_preference,
+)
 from hrm.turn_state import (
     NOTES_START,
     RECENT_TURNS,
@@ -499,8 +504,14 @@ class HRM:
         with tracer.span("governance", "derive_signals", "GovernanceKernel"):
             signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
         record.escalation["signals"] = signals.to_record()
+        # A stated preference is about the person, not a problem: arbitration reads the rest
+        # of the message (D46). It is written after arbitration, in step 2.
+        reading = read_preference(self.kernel, turn_input) if confirmation is None else None
+        arbitrated = without_preference(turn_input, reading)
+        if arbitrated is not turn_input:
+            record.notes.append("the preference statement was left out of arbitration")
         with tracer.span("focus", "process_turn", "FocusHRM") as span:
-            focus = self.focus.process_turn(turn_input, signals, decided=decided)
+            focus = self.focus.process_turn(arbitrated, signals, decided=decided)
             span.set_output(focus.arbitration.disposition.value)
         record.arbitration = focus.arbitration_record or focus.arbitration.to_record()
         record.stance_before = focus.stance_before.value
@@ -524,17 +535,19 @@ class HRM:
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
         # What a follow-up may continue: this input went to the active problem, unless it was
-        # queued as another (an ask returned above and keeps the last topic as it was).
+        # queued as another (an ask returned above and keeps the last topic as it was). A
+        # message that was only a preference has no topic and keeps the last one too.
         went_elsewhere = focus.arbitration.disposition is ArbitrationDisposition.QUEUE
-        state.last_topic = None if problem is None or went_elsewhere else {
-            "problem_id": problem.id, "keywords": list(extract_keywords(text)[:_TOPIC_WORDS]),
-        }
+        topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
+        if topic or arbitrated is turn_input:
+            state.last_topic = None if problem is None or went_elsewhere else {
+                "problem_id": problem.id, "keywords": list(topic),
+            }
 
         # 2. Preferences (001 §12.4, §12.6).
         if confirmation is None:
             notes += handle_preference(
-                self.stack, self.kernel, state, turn_input,
-                signals=signals, record=record, event=event,
+                self.stack, state, reading, signals=signals, record=record, event=event
             )
         else:
             notes.append(confirmation)

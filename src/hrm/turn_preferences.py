@@ -12,17 +12,30 @@ decision record.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from hrm.governance.preference_scope import find_stated_preference
-from hrm.governance.preferences import PreferenceClass
+from hrm.governance.preferences import (
+    PreferenceClass,
+    PreferenceClassification,
+    preference_key,
+)
 
 if TYPE_CHECKING:
     from hrm.records import DecisionRecord
     from hrm.turn_state import TurnState
     from hrm.types import TurnInput
 
-__all__ = ["handle_preference", "preference_key", "preference_statement", "resolve_pending"]
+__all__ = [
+    "PreferenceReading",
+    "handle_preference",
+    "preference_key",
+    "preference_statement",
+    "read_preference",
+    "resolve_pending",
+    "without_preference",
+]
 
 _AFFIRM = re.compile(
     r"^\s*(yes|yep|yeah|sure|correct|confirm(ed)?|that'?s right|right|exactly|please do|do it)\b",
@@ -43,12 +56,6 @@ def preference_statement(text: str) -> str:
     match = _PREF_SENTENCE.search(text[:_SCAN_LIMIT])
     sentence = (match.group(1) if match else text[:300]).strip()
     return sentence[:300]
-
-
-def preference_key(statement: str, limit: int = 48) -> str:
-    """The Shared Reference key a statement is stored under: ``preference.<slug>``."""
-    words = re.findall(r"[a-z0-9]+", statement.lower())
-    return "preference." + ("-".join(words)[:limit].strip("-") or "preference")
 
 
 def resolve_pending(
@@ -80,42 +87,91 @@ def resolve_pending(
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class PreferenceReading:
+    """What a message says about the person's preferences: read before arbitration (D46),
+    written or held after it."""
+
+    classification: PreferenceClassification
+    """The sentence's class when `statement` is set, else the message's own."""
+    statement: str | None = None
+    """What is written or asked about; None when no sentence states a preference."""
+    not_a_preference: str | None = None
+    """Why the pattern that matched states no standing preference (for the record)."""
+
+    @property
+    def about_the_person(self) -> bool:
+        """Does the message state (or suggest) a preference of the person's own?"""
+        return self.statement is not None and self.classification.preference_class in (
+            PreferenceClass.EXPLICIT, PreferenceClass.INFERRED_CONFIRM_REQUIRED
+        )
+
+
+def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | None:
+    """The preference this input states, or why it states none; None when it is silent."""
+    text = turn_input.text
+    source = turn_input.source
+    pref = kernel.classify_preference(text[:2000], source=source)
+    if pref.preference_class is PreferenceClass.INFERRED_SILENT:
+        return None
+    if pref.preference_class is PreferenceClass.BEHAVIORAL:
+        return PreferenceReading(pref, preference_statement(text))
+    # 001 §12.4's "AND the object is a stable preference" (D45): the sentence that states
+    # one, or why none does ("I need to …" is a task, "Do I need …?" a question).
+    stated = find_stated_preference(
+        text[:_SCAN_LIMIT],
+        lambda sentence: kernel.classify_preference(sentence, source=source),
+        kernel.preference_classifier.spans,
+    )
+    if stated.classification is None or stated.sentence is None:
+        return PreferenceReading(pref, not_a_preference=stated.reason)
+    return PreferenceReading(stated.classification, stated.sentence)
+
+
+def without_preference(turn_input: TurnInput, reading: PreferenceReading | None) -> TurnInput:
+    """The input as arbitration reads it: without the sentence that states a preference.
+
+    A preference is about the person, not a problem to work on (D46): "I prefer tabs" said in
+    the middle of a migration must not become a queued problem titled "I prefer tabs", nor
+    (said alone) switch focus away from the migration. What else the message says is
+    arbitrated as usual; a message that is only the preference has no topic and stays.
+    """
+    if reading is None or not reading.about_the_person or reading.statement is None:
+        return turn_input
+    text = turn_input.text
+    statement = reading.statement
+    if statement not in text:
+        return turn_input
+    rest = text.replace(statement, " ", 1).strip(_LEFT_OVER)
+    return replace(turn_input, text=rest)
+
+
+_LEFT_OVER = " \t\r\n.,;:!?-–—"
+"""What a removed preference sentence leaves at the edges of the rest of the message."""
+
+
 def handle_preference(
     stack: Any,
-    kernel: Any,
     state: TurnState,
-    turn_input: TurnInput,
+    reading: PreferenceReading | None,
     *,
     signals: Any,
     record: DecisionRecord,
     event: Any,
 ) -> list[str]:
-    """Classify the input's preference and write or hold it; returns notes for the answer."""
-    text = turn_input.text
-    source = turn_input.source
-    pref = kernel.classify_preference(text[:2000], source=source)
-    if pref.preference_class is PreferenceClass.INFERRED_SILENT:
+    """Write or hold what `read_preference` found; returns notes for the answer."""
+    if reading is None:
         return []
-    if pref.preference_class is PreferenceClass.BEHAVIORAL:
-        statement = preference_statement(text)
-    else:
-        # 001 §12.4's "AND the object is a stable preference" (D45): the sentence that
-        # states one, or why none does ("I need to …" is a task, "Do I need …?" a question).
-        stated = find_stated_preference(
-            text[:_SCAN_LIMIT],
-            lambda sentence: kernel.classify_preference(sentence, source=source),
-            kernel.preference_classifier.spans,
-        )
-        if stated.classification is None or stated.sentence is None:
-            record.preference = {
-                "class": PreferenceClass.INFERRED_SILENT.value,
-                "matched_pattern": pref.matched_pattern,
-                "confidence": pref.confidence,
-                "needs_confirmation": False,
-                "not_a_preference": stated.reason,
-            }
-            return []
-        pref, statement = stated.classification, stated.sentence
+    pref, statement = reading.classification, reading.statement
+    if statement is None:
+        record.preference = {
+            "class": PreferenceClass.INFERRED_SILENT.value,
+            "matched_pattern": pref.matched_pattern,
+            "confidence": pref.confidence,
+            "needs_confirmation": False,
+            "not_a_preference": reading.not_a_preference,
+        }
+        return []
     record.preference = {
         "class": pref.preference_class.value,
         "matched_pattern": pref.matched_pattern,

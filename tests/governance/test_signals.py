@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hrm.config import PolicySurface
 from hrm.errors import HRMError
 from hrm.governance import signals as signals_module
+from hrm.governance.preferences import preference_key
 from hrm.governance.signals import (
     SignalEngine,
     count_citations,
@@ -323,3 +324,40 @@ def test_bounded_signal_stays_in_unit_interval_above_floor_and_monotone(
     assert 0.0 <= value <= 1.0
     assert value >= min(floor, 1.0) - 1e-12
     assert e._bounded_signal(floor, max(estimate, higher)) >= value - 1e-12
+
+
+STATED = {
+    preference_key(value): value
+    for value in (
+        "I prefer tabs over spaces in Python code",
+        "From now on, always answer in bullet points",
+        "I prefer pytest for Python testing",
+    )
+}
+"""Canon as turns write it: each preference under a key made from its own words."""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I prefer type hints in Python code",  # another preference where the first holds
+        "I prefer short answers",  # shares a word with a stated preference's key only
+        "I prefer short answers with code samples",
+        "I like Python",  # the slot's word, not the slot
+    ],
+)
+def test_preferences_that_can_hold_together_do_not_conflict(text: str) -> None:
+    assert find_contradictions(text, STATED) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I prefer spaces over tabs in Python code", "negation"),
+        ("I prefer unittest for Python testing", "replacement"),  # the same purpose
+        ("I prefer spaces", "negation"),
+    ],
+)
+def test_a_stated_preference_is_still_contradicted(text: str, kind: str) -> None:
+    found = find_contradictions(text, STATED)
+    assert found and found[0].kind == kind and found[0].level is ConflictLevel.HIGH

@@ -62,3 +62,46 @@ def test_a_standing_need_is_still_canon_and_an_inferred_one_still_asked(home: HR
             "preference.i-need-answers-in-british-english",
             "preference.dark-mode-seems-better-for-late-night-work",
         }
+
+
+def test_a_preference_said_mid_problem_is_remembered_and_focus_stays(home: HRMHome) -> None:
+    # D46: "I prefer tabs" is about the person, not a problem to work on. It used to be queued
+    # as a problem titled by itself, and the follow-up after it, no longer "continuing the
+    # last exchange", was queued as a new problem too.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        first = h.turn("Help me plan the migration of the billing database to postgres 16")
+        problem = first.decision.problem["id"]
+        h.turn("What are the main risks of the billing migration?")
+        for text in ("From now on, always answer in bullet points",
+                     "I prefer tabs over spaces in Python code"):
+            result = h.turn(text)
+            assert result.decision.arbitration["disposition"] == "stay"
+            assert result.decision.problem["id"] == problem
+            assert [w["target"] for w in result.decision.writes] == ["shared_reference"]
+            assert "Noted as canon" in result.response
+        follow_up = h.turn("Which tables should move first in the billing migration?")
+        assert follow_up.decision.arbitration["disposition"] == "stay"
+        assert [p.id for p in h.focus.problem_registry.list()] == [problem]
+        assert set(_preferences(h).values()) == {
+            "From now on, always answer in bullet points",
+            "I prefer tabs over spaces in Python code",
+        }
+
+
+def test_the_rest_of_a_message_with_a_preference_is_arbitrated_and_titled(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn("I prefer short answers. I need to fix the login bug before the release")
+        assert result.decision.arbitration["disposition"] == "switch"
+        assert result.decision.problem["title"] == "I need to fix the login bug before the release"
+        assert set(_preferences(h).values()) == {"I prefer short answers"}
+
+
+def test_a_preference_alone_opens_no_problem(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn("Never use emojis in commit messages")
+        assert result.decision.arbitration["disposition"] == "stay"
+        assert result.decision.problem is None
+        assert h.focus.problem_registry.list() == []
+        assert set(_preferences(h).values()) == {"Never use emojis in commit messages"}

@@ -13,7 +13,8 @@ preference when a pattern matched in it and the match is not
 
 - part of another word ("I likely", "unlikely") or in the past tense ("I needed", "I liked"):
   what happened, not what is preferred;
-- in a question ("Do I need …?", "Which one is better?");
+- in a question ("Do I need …?", "Which one is better?"), unless it asks for a standing
+  instruction ("Could you always reply in French?", D47);
 - a task or request for now ("I need to …", "I want you to …", "I need help", "I need the
   logs"), unless it says it holds from now on ("to always …", "every answer", "by default";
   "every night" schedules the task instead);
@@ -32,6 +33,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from hrm.governance.instructions import MARKERS, POLITE_REQUEST
 from hrm.governance.preferences import (
     PreferenceClass,
     PreferenceClassification,
@@ -177,7 +179,9 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
     clause_words = _WORD.findall(low[clause_start:clause_end])
     before = _WORD.findall(low[clause_start:start])
     after = _WORD.findall(low[end + len(tail) : clause_end])
-    if _is_question(low, clause_start, clause_end, clause_words):
+    if _is_question(low, clause_start, clause_end, clause_words) and not (
+        POLITE_REQUEST.match(low) and low[start:end] in MARKERS
+    ):
         return "it is a question"
     habitual = _HABITUAL.search(low) is not None
     first = clause_words[0] if clause_words else ""

@@ -8,8 +8,10 @@ the learnings repository (003, ``USER_PREFERENCE``) both enforce this through
 
 The regular expressions are 001 §12.4's, verbatim: the explicit patterns come from the policy
 (``PREFERENCE_PATTERNS``), the behavioural markers and the weak preference indicators are fixed
-here. The patterns match far more than preferences in a conversation ("I need to …", "Do I
-need …?", "likely"): a turn first finds the sentence that states one with
+here. One rule is added to the explicit tier: a standing instruction to the assistant ("From now
+on, always answer in bullet points", `hrm.governance.instructions`, D47), which the first-person
+patterns cannot match. The patterns match far more than preferences in a conversation ("I need
+to …", "Do I need …?", "likely"): a turn first finds the sentence that states one with
 `hrm.governance.preference_scope` (001 §12.4's "stable object" condition, D45), then classifies
 that sentence here.
 """
@@ -23,6 +25,7 @@ from typing import Protocol
 
 from hrm._wordlists import HeadIndex
 from hrm.errors import HRMError
+from hrm.governance.instructions import instruction_spans, standing_instruction
 
 __all__ = [
     "PreferenceClass",
@@ -30,6 +33,7 @@ __all__ = [
     "PreferenceClassifier",
     "PreferencePolicy",
     "confirm_required",
+    "preference_key",
 ]
 
 _BEHAVIORAL_MARKERS: tuple[str, ...] = (
@@ -103,11 +107,18 @@ def confirm_required(statement: str) -> PreferenceClassification:
     )
 
 
+def preference_key(statement: str, limit: int = 48) -> str:
+    """The Shared Reference key a statement is stored under: ``preference.<slug>``."""
+    words = re.findall(r"[a-z0-9]+", statement.lower())
+    return "preference." + ("-".join(words)[:limit].strip("-") or "preference")
+
+
 class PreferenceClassifier:
     """Classifies statements for the preference truth model (001 §12.4).
 
     One-shot canonization: a statement from the user matching an explicit pattern ("I prefer",
-    "I hate", "I always", "I never", "I'm the kind of person who", ...) is canon at once (tier 1).
+    "I hate", "I always", "I never", "I'm the kind of person who", ...) or giving a standing
+    instruction ("From now on, answer in French") is canon at once (tier 1).
     Inferred preferences need confirmation (tier 2), plain observations stay silent (tier 3),
     usage patterns are behavioural and never promote (tier 4). Pure and thread-safe.
     """
@@ -143,6 +154,8 @@ class PreferenceClassifier:
             The class with what it permits (canonize now, after confirmation, or never).
         """
         matched_pattern = self._match_preference_pattern(statement)
+        if matched_pattern is None and source == "user":
+            matched_pattern = standing_instruction(statement)  # D47
         if matched_pattern and source == "user":
             return PreferenceClassification(
                 preference_class=PreferenceClass.EXPLICIT,
@@ -177,12 +190,14 @@ class PreferenceClassifier:
     ) -> list[tuple[int, int]]:
         """Where in `statement` the patterns of `preference_class` matched, in order.
 
-        Explicit: every match of every policy pattern. Inferred (confirm required): every
-        match of the preference indicators. Other classes match no words: empty. What
-        `hrm.governance.preference_scope` reads to judge what a match is about.
+        Explicit: every match of every policy pattern, and each standing instruction's
+        marker ("always", "from now on": `hrm.governance.instructions`). Inferred (confirm
+        required): every match of the preference indicators. Other classes match no words:
+        empty. What `hrm.governance.preference_scope` reads to judge what a match is about.
         """
         if preference_class is PreferenceClass.EXPLICIT:
             found = [m.span() for p in self._patterns for m in p.finditer(statement)]
+            found += instruction_spans(statement)
         elif preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
             found = [m.span() for m in _INDICATOR.finditer(statement)]
         else:

@@ -48,6 +48,7 @@ from hrm.governance.policy import (
     RECENT_REFERENCE_DAYS,
     URGENCY_MARKERS,
 )
+from hrm.governance.preferences import preference_key
 from hrm.governance.problems import extract_keywords
 from hrm.scrubbing import scrub_text
 from hrm.types import BlastRadius, Clock, ConflictLevel, HRMContext, TurnInput, system_clock
@@ -251,7 +252,8 @@ class Claim:
     positive: bool
     """False for "not", "don't", "never", "hate", "avoid", and for the X of "over X"."""
     topic: frozenset[str] = frozenset()
-    """Qualifier keywords ("for indentation"), and a canon entry's key."""
+    """What the object is for ("for indentation"), and a canon entry's descriptive key: the
+    slot a different object replaces it in."""
     hedged: bool = False
     text: str = ""
 
@@ -297,7 +299,7 @@ _COPULA = re.compile(
 )
 _CONTRAST = re.compile(r"\s+(?:over|instead of|rather than|not|versus|vs\.?)\s+", re.I)
 _QUALIFIER = re.compile(
-    r"\s+(?:for|in|when|with|on|at|because|since|while|as|during|if|across)\s+", re.I
+    r"\s+(for|in|when|with|on|at|because|since|while|as|during|if|across)\s+", re.I
 )
 _LEADING = re.compile(r"^(?:to\s+)?(?:use|using|have|having|go with|work with|write)\s+", re.I)
 _CLAUSE = re.compile(r"[.;!?\n,]+|\s+but\s+|\s+and\s+(?=i\b|we\b)", re.I)
@@ -357,15 +359,16 @@ do, about twice as fast: a case-insensitive search tries each alternation at eve
 """
 
 
-def _split_object(text: str, rx: _ClaimPatterns) -> tuple[str, str, str]:
-    """(core, qualifier, contrast) of an object phrase: "spaces for python over tabs"."""
+def _split_object(text: str, rx: _ClaimPatterns) -> tuple[str, str, str, str]:
+    """(core, qualifier, contrast, the qualifier's word) of an object phrase: "spaces for
+    python over tabs" is ("spaces", "python", "tabs", "for")."""
     contrast = ""
     parts = rx.contrast.split(text, maxsplit=1)
     if len(parts) == 2:
         text, contrast = parts
     parts = rx.qualifier.split(text, maxsplit=1)
-    core, qualifier = (parts[0], parts[1]) if len(parts) == 2 else (text, "")
-    return rx.leading.sub("", core.strip()), qualifier, contrast
+    core, word, qualifier = (parts[0], parts[1], parts[2]) if len(parts) == 3 else (text, "", "")
+    return rx.leading.sub("", core.strip()), qualifier, contrast, word.lower()
 
 
 def _subject_before(prefix: str) -> frozenset[str] | None:
@@ -398,10 +401,15 @@ def _pref_claims(clause: str, folded: str, hedged: bool, rx: _ClaimPatterns) -> 
     positive = not _negated(prefix)
     if match.group(1).lower() in _NEGATIVE_VERBS:
         positive = not positive
-    core, qualifier, contrast = _split_object(folded[match.end() :], rx)
-    contrast_core, contrast_qualifier, _ = _split_object(contrast, rx)
+    core, qualifier, contrast, word = _split_object(folded[match.end() :], rx)
+    contrast_core, contrast_qualifier, _, contrast_word = _split_object(contrast, rx)
     obj = frozenset(extract_keywords(core))
-    topic = frozenset(extract_keywords(f"{qualifier} {contrast_qualifier}"))
+    # What a preference is for is its slot ("spaces for indentation" replaces "tabs for
+    # indentation"); where it holds is not ("type hints in Python code" and "tabs in Python
+    # code" both stand).
+    purposes = [q for q, w in ((qualifier, word), (contrast_qualifier, contrast_word))
+                if w == "for"]
+    topic = frozenset(extract_keywords(" ".join(purposes)))
     claims: list[Claim] = []
     if obj:
         claims.append(Claim("pref", subject, obj, positive, topic, hedged, clause.strip()))
@@ -419,7 +427,7 @@ def _copula_claims(clause: str, folded: str, hedged: bool, rx: _ClaimPatterns) -
     if not words or words[-1] in _PRONOUN_SUBJECTS or words[-1] in _FIRST_PERSON:
         return []
     subject = frozenset(extract_keywords(" ".join(words)))
-    core, qualifier, _ = _split_object(folded[match.end() :], rx)
+    core, qualifier, _, _ = _split_object(folded[match.end() :], rx)
     obj = frozenset(extract_keywords(core))
     if not subject or not obj:
         return []
@@ -459,8 +467,14 @@ def _key_words(key: str) -> frozenset[str]:
 
 @lru_cache(maxsize=4096)
 def _canon_claims(key: str, value: str, kind: str) -> tuple[Claim, ...]:
-    """The claims a canon entry makes; ``kind`` is ``text``, ``bool`` or ``scalar``."""
-    topic = _key_words(key)
+    """The claims a canon entry makes; ``kind`` is ``text``, ``bool`` or ``scalar``.
+
+    A descriptive key ("indentation") names the entry's slot. A stated preference's key is
+    made from its own words (`preference_key`) and names no slot: counted as one, every later
+    preference sharing a word with it ("I prefer short answers" after "always answer in
+    bullet points") replaced it.
+    """
+    topic = frozenset() if kind == "text" and key == preference_key(value) else _key_words(key)
     if kind == "bool":
         return (Claim("pref", _USER, topic, value == "True", topic, False, f"{key}: {value}"),)
     parsed = extract_claims(value) if kind == "text" else ()
@@ -498,7 +512,9 @@ def _compare(claim: Claim, canon: Claim) -> tuple[str, float] | None:
             return None
         if claim.relation == "is":
             factor = 0.85
-        elif canon.topic & (claim.obj | claim.topic) or _are_alternatives(claim.obj, canon.obj):
+        elif (canon.topic and canon.topic <= claim.obj | claim.topic) or _are_alternatives(
+            claim.obj, canon.obj
+        ):
             factor = 0.9
         else:
             return None
