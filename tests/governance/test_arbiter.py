@@ -38,6 +38,7 @@ class Lease:
     problem_id: str
     turns_remaining: int
     turns_total: int
+    description: str = "the work"
 
 
 @pytest.fixture
@@ -102,6 +103,21 @@ def test_input_about_the_active_problem_stays(
         decision = arbiter.decide(turn(text), state(), registry, signals())
         assert decision.disposition is ArbitrationDisposition.STAY, text
         assert decision.active_problem_id == active.id
+
+
+def test_a_word_of_the_running_commitment_keeps_the_input_on_its_problem(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    active = registry.create("Design the caching layer", status=ProblemStatus.ACTIVE)
+    text = "What invalidation strategies fit a product catalogue?"
+    on_it = Lease("c1", active.id, 2, 3, "focus on the cache invalidation design")
+    elsewhere = Lease("c2", "prob_other", 2, 3, "focus on the cache invalidation design")
+    decision = arbiter.decide(turn(text), state(on_it), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.STAY
+    assert decision.reason.endswith("(within the active commitment)")
+    for lease in (elsewhere, None):
+        decision = arbiter.decide(turn(text), state(lease), registry, signals())
+        assert decision.disposition is not ArbitrationDisposition.STAY
 
 
 def test_emergency_switches_regardless_of_commitment(

@@ -44,3 +44,21 @@ def test_after_a_queued_topic_its_words_do_not_pull_focus_to_the_active_problem(
         disposition, reason = _arbitration(h.turn("Does renaming the branch break the release tags?"))
         assert "continues the last exchange" not in reason
         assert disposition != "stay" or "similar" in reason
+
+
+def test_a_question_about_what_the_person_committed_to_stays(home: HRMHome) -> None:
+    # D49: one shared word with the last input and one with the title; it was queued as a
+    # new problem in the middle of the focus the person had just asked for.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Let's design the caching layer for the product API")
+        committed = h.turn("For the next 3 turns, focus on the cache invalidation design")
+        assert committed.decision.commitment_after is not None
+        disposition, reason = _arbitration(
+            h.turn("What invalidation strategies fit a product catalogue?")
+        )
+        assert (disposition, reason) == (
+            "stay", "Input relates to active problem (within the active commitment)"
+        )
+        assert len(h.focus.problem_registry.list()) == 1
+        # Without a word of the commitment's, a new topic is still its own problem.
+        assert _arbitration(h.turn("How do I rename a git branch?"))[0] == "queue"

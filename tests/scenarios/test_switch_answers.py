@@ -54,7 +54,7 @@ def test_queue_keeps_focus_and_says_what_waits(home: HRMHome) -> None:
         assert registry.get_active().id == active
         assert registry.get(candidate).status is ProblemStatus.QUEUED
     assert reply.action == "queue"
-    assert reply.response.startswith("Queued ‘Write the migration step")
+    assert reply.response.startswith("Queued ‘The invoice totals look wrong")
     assert "staying on" in reply.response
     assert reply.decision.arbitration["disposition"] == "queue"
 

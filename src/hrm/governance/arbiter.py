@@ -16,6 +16,8 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    follow-up (≤ 3 content words) that refers back ("it", "that", "this", "also", "again") or
    opens with a connective ("and", "then", "next", "so");
 3. the best `ProblemRegistry.find_similar` match at or above ``SIMILARITY_THRESHOLD``;
+   then the active problem when the input continues the last exchange (two shared content
+   words, D44) or, while a commitment on it runs, shares a word with the commitment (D49);
 4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
    markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
    ``TurnInput.priority`` when that is higher (clamped to the policy's scale).
@@ -112,6 +114,8 @@ class CommitmentView(Protocol):
     def turns_remaining(self) -> int: ...
     @property
     def turns_total(self) -> int: ...
+    @property
+    def description(self) -> str: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,7 +227,9 @@ class PreemptScoreArbiter:
     ) -> ArbitrationDecision:
         """Main arbitration entry point: a decision with its disposition and reason."""
         active = problem_registry.get_active()
-        found = self._identify_candidate(turn_input, problem_registry, active)
+        found = self._identify_candidate(
+            turn_input, problem_registry, active, focus_state.commitment
+        )
         candidate = found.problem if found else None
         base: dict[str, Any] = {
             "candidate": candidate,
@@ -252,7 +258,10 @@ class PreemptScoreArbiter:
                 active_problem_id=active.id,
                 disposition=ArbitrationDisposition.STAY,
                 preempt_score=0.0,
-                reason=f"Input relates to active problem ({found.how if found else 'no topic'})",
+                reason=(
+                    f"Input relates to active problem ({found.how})" if found
+                    else "No topic in the input: staying on the active problem"
+                ),
                 **base,
             )
         if self._is_emergency(turn_input, focus_state):
@@ -354,6 +363,7 @@ class PreemptScoreArbiter:
         turn_input: TurnInput,
         problem_registry: ProblemRegistry,
         active: Problem | None = None,
+        commitment: CommitmentView | None = None,
     ) -> _Candidate | None:
         """Which problem this input belongs to, or a new unsaved candidate (module docstring)."""
         text = turn_input.text.strip()
@@ -378,6 +388,8 @@ class PreemptScoreArbiter:
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
         if active is not None and _continues_last(keywords, turn_input.context, active):
             return _Candidate(active, False, False, "continues the last exchange")
+        if active is not None and _within_commitment(keywords, commitment, active):
+            return _Candidate(active, False, False, "within the active commitment")
         return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
 
     def _explicit_reference(self, text: str, registry: ProblemRegistry) -> _Candidate | None:
@@ -442,6 +454,22 @@ def _continues_last(keywords: tuple[str, ...], context: Any, active: Problem) ->
     return shared >= min(_SHARED_WITH_LAST, len(keywords))
 
 
+def _within_commitment(
+    keywords: tuple[str, ...], commitment: CommitmentView | None, active: Problem
+) -> bool:
+    """Is an input with no problem of its own about what the person committed to focus on?
+
+    "For the next 3 turns, focus on the cache invalidation design", then "What invalidation
+    strategies fit a product catalogue?": one shared word with the last input (D44 asks two)
+    and one with the title, so it was queued as a new problem while the person was keeping
+    the focus they had just asked for. While a commitment on the active problem runs, one
+    content word of its description is enough (D49).
+    """
+    if commitment is None or commitment.problem_id != active.id:
+        return False
+    return not _title_words(commitment.description).isdisjoint(keywords)
+
+
 def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
     """The open problem whose title `reference` names, if any."""
     words = frozenset(extract_keywords(reference))
@@ -462,7 +490,8 @@ def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
 
 @lru_cache(maxsize=1024)
 def _title_words(title: str) -> frozenset[str]:
-    """A problem title's keywords (every mention is compared with every open title)."""
+    """A problem title's (or commitment description's) keywords: the same few texts are
+    compared with input after input."""
     return frozenset(extract_keywords(title))
 
 
