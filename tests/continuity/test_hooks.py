@@ -135,6 +135,28 @@ def test_session_start_injects_handoff_and_learnings(home: HRMHome, tmp_path: Pa
     assert orch.failures == [] or all("ledger" in what for what, _ in orch.failures)
 
 
+def test_every_session_starts_with_the_persons_standing_preferences(
+    home: HRMHome, tmp_path: Path
+) -> None:
+    # Their words match no project's name, so the project search never found them.
+    remember(
+        home,
+        ("Always run the tests before committing", "USER_PREFERENCE"),
+        ("From now on, answer in British English", "USER_PREFERENCE"),
+        ("The tests took long yesterday", "USER_PREFERENCE"),  # an observation, not stated
+        ("Dark mode seems better for late-night work", "USER_PREFERENCE"),  # not confirmed
+    )
+    project = tmp_path / "fetcher"
+    project.mkdir()
+    response = orchestrator(home).on_session_start(start(project))
+    text = response.additional_context or ""
+    section = text[text.index("## Your standing preferences"):]
+    assert "Always run the tests before committing" in section
+    assert "answer in British English" in section
+    assert "took long yesterday" not in text and "Dark mode" not in text
+    assert response.metadata["preferences_loaded"] == 2
+
+
 def test_session_start_with_nothing_known_is_silent(home: HRMHome, tmp_path: Path) -> None:
     response = orchestrator(home).on_session_start(start(tmp_path))
     assert response.action is HookAction.CONTINUE

@@ -509,7 +509,14 @@ class HookOrchestrator:
         def gather() -> None:
             latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
             found["handoff"] = latest
-            if limit <= 0 or not self.home.memory_db.exists():
+            if not self.home.memory_db.exists():
+                return
+            # The person's standing preferences hold in every project, whatever the search
+            # finds: "Always run the tests before committing" matches no project's name.
+            found["preferences"] = self._guard("standing preferences", lambda: _standing(
+                self.learnings().recent(3 * _PREFERENCES_AT_START, types=["USER_PREFERENCE"])
+            ), [])
+            if limit <= 0:
                 return
             description = _handoff_description(latest[1]) if latest else ""
             query = _project_query(project, description)
@@ -519,17 +526,21 @@ class HookOrchestrator:
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
         self._collect("handoff and memory search", job, deadline)
         latest = found.get("handoff")
-        learnings = list(found.get("learnings") or [])
+        preferences = list(found.get("preferences") or [])
+        shown = {p.id for p in preferences}
+        learnings = [x for x in found.get("learnings") or [] if x.id not in shown]
         sections = [
             _render_handoff_section(*latest) if latest else "",
             _render_ledger_section(*ledger) if ledger else "",
+            _render_learnings_section("Your standing preferences", preferences),
             _render_learnings_section("Learnings relevant to this project", learnings),
         ]
         text = _compose_context(
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
         metadata = {
-            "memories_loaded": len(learnings),
+            "memories_loaded": len(learnings) + len(preferences),
+            "preferences_loaded": len(preferences),
             "ledger_loaded": ledger is not None,
             "handoff_loaded": latest is not None,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
@@ -686,6 +697,18 @@ class HookOrchestrator:
 # -- helpers: pure where they can be ---------------------------------------------------------
 
 _LEARNING_CHARS = 400
+_PREFERENCES_AT_START = 10
+"""Standing preferences (active ``USER_PREFERENCE`` learnings, newest first) every session
+starts with: they are short, and a person rarely states more that still hold."""
+_NOT_STANDING = frozenset({"INFERRED_SILENT", "BEHAVIORAL"})
+"""Preference classes of learnings that are observations, not preferences the person stated
+("The tests took long yesterday" stored as a preference is kept, at LOW confidence)."""
+
+
+def _standing(learnings: list[Any]) -> list[Any]:
+    """The learnings that state a preference (explicit, or inferred and since confirmed)."""
+    kept = [x for x in learnings if x.metadata.get("preference_class") not in _NOT_STANDING]
+    return kept[:_PREFERENCES_AT_START]
 
 
 class _PromptDecision:
