@@ -37,6 +37,7 @@ from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
 from hrm.turn_preferences import (
+    answers_only,
     handle_preference,
     read_preference,
     resolve_pending,
@@ -392,8 +393,9 @@ class HRM:
         event("turn_started", text=clip(text), length=len(text), source=source)
         with tracer.span("pipeline", "turn", "HRM", input_data=text[:200]) as span:
             interrupted: KeyboardInterrupt | None = None
+            kind: str | None = None
             try:
-                response, action, asked = self._run(turn_input, record, event)
+                response, action, asked, kind = self._run(turn_input, record, event)
             except KeyboardInterrupt as stop:
                 # The person stopped the turn (Ctrl-C): record how far it got, then let the
                 # interrupt through, so a stopped answer is a recorded turn, not a lost one.
@@ -424,7 +426,7 @@ class HRM:
         self._store_bookkeeping(record)
         state.turn_number = number
         state.last_at = self._clock().isoformat()
-        exchange = recent_exchange(text, len(text), response, len(response), action)
+        exchange = recent_exchange(text, len(text), response, len(response), action, kind)
         state.recent = [*state.recent, exchange][-RECENT_TURNS:]
         turn_record = {
             **self.stack.ho2m_fields(
@@ -469,7 +471,9 @@ class HRM:
 
     def _run(
         self, turn_input: TurnInput, record: DecisionRecord, event: Any
-    ) -> tuple[str, str, bool]:
+    ) -> tuple[str, str, bool, str | None]:
+        """The turn's layers; returns the answer, the action taken, whether it asks the person,
+        and what the exchange was about when not the problem at hand (``"preference"``)."""
         state = self._state
         text = turn_input.text
         ctx = turn_input.context
@@ -523,14 +527,14 @@ class HRM:
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes.append("arbitration asked the person; nothing else changed")
             state.pending_switch = held_question(focus.arbitration, text, record.turn)
-            return focus.message, "ask_user", True
+            return focus.message, "ask_user", True, None
         if decided is not None and decided.disposition is ArbitrationDisposition.QUEUE:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             queued = decided.candidate.title if decided.candidate is not None else ""
             active = self.focus.problem_registry.get_active()
             staying = f"; staying on ‘{active.title}’" if active is not None else ""
-            return f"Queued ‘{queued}’ for later{staying}.", "queue", False
+            return f"Queued ‘{queued}’ for later{staying}.", "queue", False, None
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
@@ -543,6 +547,13 @@ class HRM:
             state.last_topic = None if problem is None or went_elsewhere else {
                 "problem_id": problem.id, "keywords": list(topic),
             }
+        if confirmation is not None and answers_only(text):
+            # A bare yes or no answers hrm's "Should I remember …?", which the model never saw:
+            # hrm answers it, as it answers "queue" (D50).
+            record.stance_after = focus.stance_after.value
+            record.commitment_after = _commitment(focus.commitment_after)
+            record.notes.append(confirmation)
+            return confirmation, "confirm", False, None
 
         # 2. Preferences (001 §12.4, §12.6).
         if confirmation is None:
@@ -713,7 +724,10 @@ class HRM:
         response = outcome.response
         if notes and outcome.show_notes:
             response = response.rstrip() + NOTES_START + "\n• ".join(notes)
-        return response, action.action_type, action.action_type == "ask"
+        # A message that only stated a preference is canon now, not conversation (D50).
+        only_preference = arbitrated is not turn_input and not arbitrated.text
+        kind = "preference" if only_preference else None
+        return response, action.action_type, action.action_type == "ask", kind
 
     # ── steps ──────────────────────────────────────────────────────────────
 
@@ -838,7 +852,9 @@ class HRM:
             commitment_turns_remaining=commitment.turns_remaining if commitment else None,
             recent_inputs=[t["input"] for t in state.recent],
             recent_outputs=[t["output"] for t in state.recent],
-            recent_decisions=[{"action": t.get("action", "respond")} for t in state.recent],
+            recent_decisions=[
+                {"action": t.get("action", "respond"), "kind": t.get("kind")} for t in state.recent
+            ],
             trace_enabled=self.config.trace_enabled,
             agent_class=self.agent_class,
             last_topic=state.last_topic,

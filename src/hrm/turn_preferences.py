@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PreferenceReading",
+    "answers_only",
     "handle_preference",
     "preference_key",
     "preference_statement",
@@ -42,6 +43,13 @@ _AFFIRM = re.compile(
     re.IGNORECASE,
 )
 _DENY = re.compile(r"^\s*(no|nope|don'?t|do not|never mind|forget it)\b", re.IGNORECASE)
+_ONLY_AFTER = re.compile(
+    r"[\s,.!]*(?:(?:please|thanks|thank you|it is|i do|do|go ahead|remember it|ok|okay)"
+    r"[\s,.!]*)*",
+    re.IGNORECASE,
+)
+"""What may follow a yes or a no in a reply that says nothing else ("yes please", "No, thanks.")."""
+_ANSWER_CHARS = 60
 _PREF_SENTENCE = re.compile(
     r"([^.!?\n]*\b(?:I|I'm|I am)\b[^.!?\n]*\b(?:prefer|hate|always|never|like|need|kind of person|"
     r"better|rather|enjoy|want|avoid|dislike)\b[^.!?\n]*)",
@@ -85,6 +93,19 @@ def resolve_pending(
     record.notes.append(f"held preference {pending['key']!r} went unanswered; not canonized")
     event("preference_unconfirmed", key=pending["key"])
     return None
+
+
+def answers_only(text: str) -> bool:
+    """Is `text` only a yes or a no ("yes", "Sure!", "no thanks"), with nothing else to answer?
+
+    Such a reply answers hrm's own question "Should I remember …?", which the model never saw
+    (notes are hrm's, D42): the turn answers it without a model call (D50). A reply that goes
+    on ("yes, and add tests to the parser") is answered as usual.
+    """
+    if len(text) > _ANSWER_CHARS:
+        return False
+    answer = _AFFIRM.match(text) or _DENY.match(text)
+    return answer is not None and _ONLY_AFTER.fullmatch(text, answer.end()) is not None
 
 
 @dataclass(frozen=True, slots=True)

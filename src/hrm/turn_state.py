@@ -19,6 +19,7 @@ __all__ = [
     "CONVERSATION_ACTIONS",
     "MAX_STORED_TEXT",
     "NOTES_START",
+    "NOT_CONVERSATION_KINDS",
     "RECENT_CLIP",
     "RECENT_TURNS",
     "STATE_TAIL",
@@ -105,22 +106,38 @@ procedure — arbitration's "switch or queue?" (whose answer hrm acts on, D43), 
 an interrupted or degraded turn: a model shown them as its earlier answers copies them
 (SmolLM2 answered an emergency with the last arbitration question)."""
 
+NOT_CONVERSATION_KINDS = frozenset({"preference"})
+"""Exchanges the model is not shown, whatever their action: a message that only stated a
+preference is canon from then on, and the canon is in every prompt (D50). Shown its own
+acknowledgement ("From now on, keep answers under 10 lines." echoed back), SmolLM2 gave that
+same line as its answer to every later question."""
+
 
 def recent_exchange(
-    text: str, text_length: int, response: str, response_length: int, action: str = "respond"
+    text: str,
+    text_length: int,
+    response: str,
+    response_length: int,
+    action: str = "respond",
+    kind: str | None = None,
 ) -> dict[str, str]:
     """One exchange as the context shows it, from full or stored (clipped) texts alike.
 
     The answer is kept without the notes the turn added after it: they are hrm's, not the
-    model's, and a model shown them as its own writes notes of its own.
+    model's, and a model shown them as its own writes notes of its own. `kind` says what the
+    exchange was about when it was not the work at hand (``"preference"``: see
+    `NOT_CONVERSATION_KINDS`).
     """
     answer = response.partition(NOTES_START)[0]
     length = response_length if answer == response else len(answer)
-    return {
+    exchange = {
         "input": _clip_known(text, text_length, RECENT_CLIP),
         "output": _clip_known(answer, length, RECENT_CLIP),
         "action": action,
     }
+    if kind is not None:
+        exchange["kind"] = kind
+    return exchange
 
 
 def _clip_known(text: str, length: int, limit: int) -> str:

@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrm.records import DecisionRecord
-from hrm.turn_preferences import preference_key, preference_statement, resolve_pending
+from hrm.turn_preferences import (
+    answers_only,
+    preference_key,
+    preference_statement,
+    resolve_pending,
+)
 from hrm.turn_state import TurnState
 
 
@@ -66,3 +71,38 @@ def test_yes_canonizes_no_drops_and_anything_else_lets_it_go_unconfirmed() -> No
     assert resolve_pending(stack, state, "no", _record(), event) is not None
     assert state.pending_preference is None and len(stack.writes) == 1
     assert events == ["preference_confirmed", "preference_declined"]
+
+
+BARE = ["yes", "Yes!", "yes please", "Sure.", "yep, thanks", "correct", "No.", "no, thanks",
+        "nope", "never mind", "Yes, I do.", "do it", "please do", "  yes  "]
+GOES_ON = ["yes, and add tests to the parser", "No, I meant the other table",
+           "Right, now refactor the parser", "sure, but first explain the cache",
+           "no idea", "yesterday the build broke", "ok", "maybe", ""]
+
+
+def test_a_bare_yes_or_no_is_told_from_a_reply_that_goes_on() -> None:
+    assert [t for t in BARE if not answers_only(t)] == []
+    assert [t for t in GOES_ON if answers_only(t)] == []
+
+
+_POLITE = st.sampled_from(["please", "thanks", "thank you", "it is", "i do", "go ahead"])
+_PUNCT = st.text(alphabet=" ,.!", max_size=3)
+
+
+@given(st.sampled_from(["yes", "Yes", "sure", "no", "No", "nope"]),
+       st.lists(st.tuples(_PUNCT, _POLITE), max_size=2), _PUNCT)
+def test_an_answer_word_with_only_politeness_after_it_is_bare(
+    word: str, tail: list[tuple[str, str]], end: str
+) -> None:
+    text = word + "".join(f"{p or ' '}{w}" for p, w in tail) + end
+    assert answers_only(text) is (len(text) <= 60)
+
+
+@given(st.sampled_from(["yes", "no", "sure"]), st.text(min_size=1, max_size=80))
+def test_an_answer_followed_by_a_word_of_its_own_is_not_bare(word: str, rest: str) -> None:
+    text = f"{word}, {rest}"
+    stripped = re.sub(r"[\s,.!]", "", rest.lower())
+    polite = {"please", "thanks", "thankyou", "itis", "ido", "do", "goahead", "rememberit",
+              "ok", "okay"}
+    if stripped and not any(stripped.startswith(p) for p in polite):
+        assert not answers_only(text)

@@ -74,15 +74,34 @@ def test_earlier_exchanges_are_shown_as_their_gist(home: HRMHome) -> None:
 def test_the_model_sees_its_own_answers_not_hrms_notes_or_hrms_questions(home: HRMHome) -> None:
     model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", model) as h:
-        noted = h.turn("I prefer concise answers with code examples")
+        noted = h.turn("I prefer concise answers. How do I rename a git branch?")
         assert "\n\n• Noted as canon" in noted.response  # hrm's note, after the model's answer
         waited = h.turn("   ")
         assert waited.action == "wait"  # hrm's own words, no model call
         h.turn("Write the migration for the invoices table")
     last = _respond_calls(model)[-1]
     assert [m.role for m in last] == ["user", "assistant", "user"]
-    assert last[1].content == "Noted: I prefer concise answers with code examples"
+    assert last[1].content == "Noted: I prefer concise answers. How do I rename a git branch?"
     assert all("nothing to act on" not in m.content for m in last)
+
+
+def test_a_message_that_only_stated_a_preference_is_canon_not_conversation(
+    home: HRMHome,
+) -> None:
+    # SmolLM2, shown its own echo of "From now on, keep answers under 10 lines.", gave that
+    # line as its answer to every later question (D50).
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Let's add a due date to the billing invoices")
+        h.turn("From now on, keep answers under 10 lines.")
+        h.turn("Write the migration for the invoices table")
+    last = _respond_calls(model)[-1]
+    assert [m.content for m in last] == [
+        "Let's add a due date to the billing invoices",
+        "Noted: Let's add a due date to the billing invoices",
+        "Write the migration for the invoices table",
+    ]
+    assert "From now on, keep answers under 10 lines" in model.calls[-1].system  # as canon
 
 
 def test_an_empty_answer_is_not_sent_as_an_empty_message(home: HRMHome) -> None:

@@ -158,7 +158,10 @@ def test_declining_a_held_preference_is_not_negative_feedback(hrm: HRM, answer: 
     judged = [(o.outcome.get("turn_number"), o.success)
               for o in hrm.feedback.outcomes(hrm.session_id)]
     assert (2, False) not in judged
+    # hrm answered the bare reply itself: there is no new answer to judge either
+    assert reply.action == "confirm" and reply.decision.execution == {}
     # the same words with nothing held are feedback on the answer
+    hrm.turn("What is the capital of Spain?")
     reply = hrm.turn(answer)
     assert "negative_feedback" in [e["event_type"] for e in reply.decision.learning]
 

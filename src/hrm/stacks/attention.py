@@ -38,7 +38,7 @@ from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
-from hrm.turn_state import CONVERSATION_ACTIONS, RECENT_CLIP
+from hrm.turn_state import CONVERSATION_ACTIONS, NOT_CONVERSATION_KINDS, RECENT_CLIP
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:
@@ -461,6 +461,7 @@ class _StageRunner:
             # hrm's own words are not the model's; an empty side is no message (a hosted API
             # refuses one)
             if decision.get("action", "respond") in CONVERSATION_ACTIONS
+            and decision.get("kind") not in NOT_CONVERSATION_KINDS
             and said.strip() and answered.strip()
         ][-limit:]
         items = []

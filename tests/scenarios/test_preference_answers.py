@@ -1,0 +1,83 @@
+"""A bare yes or no to "Should I remember …?" is answered by hrm, not the model (D50).
+
+The question is one of hrm's notes, which the model never sees (D42): sent "yes" on its own,
+SmolLM2 answered "Yes. So, yes, you can choose a business goal …".
+"""
+
+from __future__ import annotations
+
+from hrm.home import HRMHome
+from hrm.llm import LLMCallConfig, Message
+from hrm.pipeline import HRM
+from hrm.testing import ScriptedAdapter, ScriptedReply
+
+
+def _echo(messages: list[Message], system: str, config: LLMCallConfig | None) -> str:
+    return f"About: {messages[-1].content}"
+
+
+def _responds(model: ScriptedAdapter) -> list[list[Message]]:
+    return [c.messages for c in model.calls if c.config is not None and c.config.purpose == "respond"]
+
+
+def _preferences(h: HRM) -> dict[str, str]:
+    return {k: v for k, v in h.stack.canon().items() if k.startswith("preference.")}
+
+
+def test_a_bare_yes_is_answered_by_hrm_and_the_preference_is_canon(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Let's focus on the billing migration for the next 3 turns")
+        held = h.turn("Dark mode seems better for late-night work")
+        assert "Should I remember" in held.response
+        calls = len(_responds(model))
+        reply = h.turn("Yes, please.")
+        assert len(_responds(model)) == calls  # no model call
+        assert reply.action == "confirm" and not reply.asked
+        assert reply.response == "Remembered as canon: “Dark mode seems better for late-night work”."
+        record = reply.decision
+        assert record.preference["resolution"] == "confirmed"
+        assert [w["approved"] for w in record.writes] == [True]
+        assert record.arbitration["disposition"] == "stay"
+        assert record.commitment_after["turns_remaining"] == 1  # the turn still counts
+        assert record.strategy == {} and record.execution == {}
+        assert _preferences(h) == {
+            "preference.dark-mode-seems-better-for-late-night-work":
+                "Dark mode seems better for late-night work"
+        }
+        h.turn("Write the migration step for the invoices table")
+    # hrm's answer is not the model's: it is not shown as an earlier answer of its own
+    last = _responds(model)[-1]
+    assert all("Remembered as canon" not in m.content and m.content != "Yes, please."
+               for m in last)
+
+
+def test_a_bare_no_drops_the_preference_without_a_model_call(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Dark mode seems better for late-night work")
+        calls = len(model.calls)
+        reply = h.turn("no thanks")
+        assert len(model.calls) == calls
+        assert reply.action == "confirm"
+        assert reply.decision.preference["resolution"] == "declined"
+        assert _preferences(h) == {}
+
+
+def test_a_yes_that_goes_on_confirms_and_the_rest_is_answered(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Dark mode seems better for late-night work")
+        reply = h.turn("yes, and now write the migration for the invoices table")
+        assert reply.action == "respond"
+        assert reply.response.startswith("About: yes, and now write the migration")
+        assert "Remembered as canon" in reply.response  # as a note after the answer
+        assert reply.decision.preference["resolution"] == "confirmed"
+
+
+def test_a_bare_yes_with_nothing_held_is_answered_by_the_model(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Shall I add an index on created_at?")
+        reply = h.turn("yes")
+        assert reply.action == "respond" and reply.response == "About: yes"
