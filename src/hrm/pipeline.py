@@ -538,14 +538,18 @@ class HRM:
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
-        # What a follow-up may continue: this input went to the active problem, unless it was
-        # queued as another (an ask returned above and keeps the last topic as it was). A
-        # message that was only a preference has no topic and keeps the last one too.
-        went_elsewhere = focus.arbitration.disposition is ArbitrationDisposition.QUEUE
+        # What a follow-up may continue: the problem this input went to — the active one, or
+        # the one it was queued as (D51). An ask returned above and keeps the last topic as it
+        # was; a message that was only a preference has no topic and keeps the last one too.
+        went_to = (
+            focus.arbitration.candidate_problem_id
+            if focus.arbitration.disposition is ArbitrationDisposition.QUEUE
+            else problem.id if problem is not None else None
+        )
         topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
         if topic or arbitrated is turn_input:
-            state.last_topic = None if problem is None or went_elsewhere else {
-                "problem_id": problem.id, "keywords": list(topic),
+            state.last_topic = None if went_to is None else {
+                "problem_id": went_to, "keywords": list(topic),
             }
         if confirmation is not None and answers_only(text):
             # A bare yes or no answers hrm's "Should I remember …?", which the model never saw:

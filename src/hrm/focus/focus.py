@@ -9,7 +9,8 @@ then Focus acts on the disposition —
   new; the previous active problem is paused), a commitment on another problem is abandoned,
   and the stance moves — to execution through the EMERGENCY gate for an emergency, otherwise
   back to sensemaking through the FRAMING gate (a new problem is framed first);
-* **queue**: the candidate is persisted as queued and work stays on the active problem;
+* **queue**: the candidate is persisted as queued (progress is recorded on it: the person
+  talked about it) and work stays on the active problem, which did not progress (D51);
 * **stay**: progress is recorded on the active problem.
 
 Then the turn is counted: the commitment ticks (its last turn expires it), the stance counts a
@@ -437,10 +438,14 @@ class FocusHRM:
         if disposition is ArbitrationDisposition.QUEUE and candidate is not None:
             if arbitration.is_new_candidate:
                 self.problem_registry.add(replace(candidate, status=ProblemStatus.QUEUED))
-            elif candidate.status is not ProblemStatus.QUEUED:
-                self.problem_registry.queue(candidate.id)
+            else:
+                if candidate.status is not ProblemStatus.QUEUED:
+                    self.problem_registry.queue(candidate.id)
+                # The person talked about it; the active problem did not progress, and its
+                # staleness is what lets a later input ask to switch (D51).
+                self.problem_registry.record_progress(candidate.id)
+                events.append(_event("problem_progress", id=candidate.id))
             events.append(_event("problem_queued", id=candidate.id, title=candidate.title))
-            self._progress_active(events)
             return None, candidate.id
         self._progress_active(events)
         return None, None

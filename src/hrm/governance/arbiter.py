@@ -12,12 +12,15 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    "regarding X" — whose X matches a problem title (keyword similarity ≥ 0.5, or X contains
    every title keyword). "back to / return to / resume / switch to" is also an explicit request
    to switch: the person is the authority over their own focus, so it switches without a score;
-2. a continuation of the active problem: no content words at all ("ok, go on"), or a short
+2. a continuation: no content words at all ("ok, go on") continues the active problem; a short
    follow-up (≤ 3 content words) that refers back ("it", "that", "this", "also", "again") or
-   opens with a connective ("and", "then", "next", "so");
+   opens with a connective ("and", "then", "next", "so") continues the problem the last input
+   went to — the active one, or a queued or paused one the last input was queued as (D51);
 3. the best `ProblemRegistry.find_similar` match at or above ``SIMILARITY_THRESHOLD``;
-   then the active problem when the input continues the last exchange (two shared content
-   words, D44) or, while a commitment on it runs, shares a word with the commitment (D49);
+   then the problem the last input went to when the input continues that exchange (two shared
+   content words, D44; a queued or paused problem too, D51), or, while a commitment on the
+   active problem runs, the active problem when the input shares a word with the commitment
+   (D49);
 4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
    markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
    ``TurnInput.priority`` when that is higher (clamped to the policy's scale).
@@ -374,7 +377,8 @@ class PreemptScoreArbiter:
             return explicit
         keywords = extract_keywords(text)
         if active is not None and self._continues(text, keywords):
-            return _Candidate(active, False, False, "continuation")
+            last = _last_problem(turn_input.context, problem_registry, active) if keywords else None
+            return _Candidate(last or active, False, False, "continuation")
         if not keywords:
             return None
         matches = problem_registry.find_similar(text, threshold=self._similarity_threshold)
@@ -386,8 +390,10 @@ class PreemptScoreArbiter:
                     if match.problem.id == active.id and match.score >= best.score:
                         return _Candidate(active, False, False, f"similar {match.score:.2f}")
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
-        if active is not None and _continues_last(keywords, turn_input.context, active):
-            return _Candidate(active, False, False, "continues the last exchange")
+        if active is not None and _continues_last(keywords, turn_input.context):
+            last = _last_problem(turn_input.context, problem_registry, active)
+            if last is not None:
+                return _Candidate(last, False, False, "continues the last exchange")
         if active is not None and _within_commitment(keywords, commitment, active):
             return _Candidate(active, False, False, "within the active commitment")
         return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
@@ -438,20 +444,40 @@ class PreemptScoreArbiter:
         return max(low, min(high, priority))
 
 
-def _continues_last(keywords: tuple[str, ...], context: Any, active: Problem) -> bool:
+def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:
     """Does an input with no problem of its own continue the last exchange's topic?
 
     A follow-up rarely repeats the problem's title ("Which risks matter most for the launch?"
     after "What are the risks of the billing launch?", under "Plan the v2 launch"): matched
     against the title alone it scored as a new topic and was queued as a new problem. It
-    continues the last input when that input went to the active problem and the two share
-    two content words, or all of this input's when it has fewer.
+    continues the last input when the two share two content words, or all of this input's
+    when it has fewer; `_last_problem` says which problem that is.
     """
     last = getattr(context, "last_topic", None)
-    if not isinstance(last, dict) or last.get("problem_id") != active.id or not keywords:
+    if not isinstance(last, dict) or not keywords:
         return False
     shared = len(set(keywords) & set(last.get("keywords") or ()))
     return shared >= min(_SHARED_WITH_LAST, len(keywords))
+
+
+def _last_problem(context: Any, registry: ProblemRegistry, active: Problem) -> Problem | None:
+    """The open problem the last input went to: the active one, or one it was queued as.
+
+    "Which IAM permission does the backup job need?" after "Our nightly backup job to S3
+    failed …" (queued while another problem was active) shares two words with it and none
+    with the active problem's title: it belongs with the backup, not in a new problem of its
+    own beside it (D51). A problem since resolved is no longer continued.
+    """
+    last = getattr(context, "last_topic", None)
+    problem_id = last.get("problem_id") if isinstance(last, dict) else None
+    if not problem_id:
+        return None
+    if problem_id == active.id:
+        return active
+    problem = registry.get(str(problem_id))
+    if problem is None or problem.status not in (ProblemStatus.QUEUED, ProblemStatus.PAUSED):
+        return None
+    return problem
 
 
 def _within_commitment(

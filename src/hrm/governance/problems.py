@@ -405,13 +405,18 @@ class ProblemRegistry:
         now = self._clock()
         active = self.get_active()  # the usual subject, and usually known without a query
         problem = active if active is not None and active.id == problem_id else None
-        problem = problem or self._require(problem_id)
+        problem = problem or self.get(problem_id)
+        if problem is None:
+            problem = self._require(problem_id)  # raises NOT_FOUND
         progressed = replace(problem, last_progress_at=now)
         leaves: dict[Hashable, object] = {
             ("governance.problems", self.agent_class): self._everything_with(progressed),
         }
-        if problem is active:
-            leaves[("governance.problem", self.agent_class)] = progressed
+        # The active problem as it reads after the stamp: itself stamped, or unchanged when
+        # the stamp is another's (a queued input's, D51).
+        leaves[("governance.problem", self.agent_class)] = (
+            progressed if problem is active else active
+        )
         # Only the stamp: assigning the status too, even unchanged, rewrites both indexes
         # that hold it (SQLite updates an index when its column is assigned).
         self._db.defer(
@@ -425,12 +430,16 @@ class ProblemRegistry:
     # ── reads ──────────────────────────────────────────────────────────────
 
     def get(self, problem_id: str) -> Problem | None:
-        """The problem with this id in this agent class, or None."""
-        row = self._db.one(
-            "SELECT * FROM problems WHERE id = ? AND agent_class = ?",
-            (problem_id, self.agent_class),
-        )
-        return _row_to_problem(row) if row else None
+        """The problem with this id in this agent class, or None.
+
+        Read from the whole registry arbitration keeps loaded (`_everything`): a turn asks for
+        the problem its last input went to (D51), and a query of its own would re-read what
+        the turn already holds.
+        """
+        for problem, _ in self._everything():
+            if problem.id == problem_id:
+                return problem
+        return None
 
     def get_active(self) -> Problem | None:
         """The active problem, or None."""
@@ -515,7 +524,12 @@ class ProblemRegistry:
     # ── internals ──────────────────────────────────────────────────────────
 
     def _require(self, problem_id: str) -> Problem:
-        problem = self.get(problem_id)
+        """The stored problem, read afresh: what a write is about to change."""
+        row = self._db.one(
+            "SELECT * FROM problems WHERE id = ? AND agent_class = ?",
+            (problem_id, self.agent_class),
+        )
+        problem = _row_to_problem(row) if row else None
         if problem is None:
             raise HRMError.not_found(
                 "problem", problem_id, hint=f"list problems of {self.agent_class} to see valid ids"

@@ -1,0 +1,76 @@
+"""A topic queued while another problem is active keeps its follow-ups (D51).
+
+In `hrm chat`: "How do I read a CSV file with pandas?" (active), then "Our nightly backup job
+to S3 failed last night with an access denied error" (queued), then "Which IAM permission does
+the backup job need?" was queued as a second, new problem beside the first; and every queued
+input stamped progress on the CSV question, so it never went stale and hrm never asked to switch.
+"""
+
+from __future__ import annotations
+
+from hrm.demo import DemoClock
+from hrm.governance.problems import ProblemStatus
+from hrm.home import HRMHome
+from hrm.pipeline import HRM
+
+CSV = "How do I read a CSV file with pandas?"
+BACKUP = "Our nightly backup job to S3 failed last night with an access denied error"
+
+
+def _titles(h: HRM, status: ProblemStatus) -> list[str]:
+    return [p.title for p in h.focus.problem_registry.list(status)]
+
+
+def test_a_follow_up_of_a_queued_topic_joins_its_problem(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(CSV)
+        queued = h.turn(BACKUP).decision.arbitration
+        assert queued["disposition"] == "queue" and queued["is_new_candidate"]
+        follow = h.turn("Which IAM permission does the backup job need?").decision.arbitration
+        assert follow["disposition"] == "queue"
+        assert follow["candidate_problem_id"] == queued["candidate_problem_id"]
+        assert not follow["is_new_candidate"]
+        short = h.turn("And how do I test it?").decision.arbitration
+        assert short["candidate_problem_id"] == queued["candidate_problem_id"]
+        assert _titles(h, ProblemStatus.ACTIVE) == [CSV]
+        assert _titles(h, ProblemStatus.QUEUED) == [BACKUP]
+
+
+def test_the_active_problem_goes_stale_while_the_person_talks_about_another(
+    home: HRMHome,
+) -> None:
+    clock = DemoClock()
+    with HRM.open(home, "ADMIN", "offline", clock=clock) as h:
+        h.turn(CSV)
+        csv = h.focus.problem_registry.get_active()
+        assert csv is not None
+        asked = None
+        for text in (BACKUP, "Which IAM permission does the backup job need?",
+                     "Should the backup job use a dedicated IAM role?",
+                     "How do I rotate the backup job's IAM role credentials?",
+                     "Can the backup job IAM role be limited to one bucket?"):
+            clock.next_turn(8)
+            result = h.turn(text)
+            if result.asked:
+                asked = result
+                break
+            registry = h.focus.problem_registry
+            assert registry.get(csv.id).last_progress_at == csv.last_progress_at  # type: ignore[union-attr]
+        # Some 25 minutes on the backup and none on the CSV question: hrm asks to switch.
+        assert asked is not None
+        arbitration = asked.decision.arbitration
+        assert arbitration["disposition"] == "ask"
+        assert arbitration["components"]["staleness"] >= 0.75
+        assert "backup" in arbitration["candidate"]["title"]
+        switched = h.turn("switch")
+        assert switched.decision.arbitration["disposition"] == "switch"
+        assert "backup" in h.focus.problem_registry.get_active().title  # type: ignore[union-attr]
+
+
+def test_a_resolved_topic_is_not_continued(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(CSV)
+        backup = h.turn(BACKUP).decision.arbitration["candidate_problem_id"]
+        h.resolve_problem(backup)
+        follow = h.turn("Which IAM permission does the backup job need?").decision.arbitration
+        assert follow["candidate_problem_id"] != backup and follow["is_new_candidate"]
