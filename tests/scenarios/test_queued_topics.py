@@ -74,3 +74,15 @@ def test_a_resolved_topic_is_not_continued(home: HRMHome) -> None:
         h.resolve_problem(backup)
         follow = h.turn("Which IAM permission does the backup job need?").decision.arbitration
         assert follow["candidate_problem_id"] != backup and follow["is_new_candidate"]
+
+
+def test_the_words_of_a_running_commitment_keep_an_input_on_its_problem(home: HRMHome) -> None:
+    # "Let's focus on … for the next 3 turns" is queued as a topic of its own *and* commits
+    # the active problem; the next input continues both, and the commitment wins (D49).
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Let's plan the v2 launch of our billing service")
+        h.turn("Let's focus on the billing migration script for the next 3 turns")
+        d = h.turn("Write the migration step for the billing invoices table").decision
+        assert d.arbitration["disposition"] == "stay"
+        assert "within the active commitment" in d.arbitration["reason"]
+        assert d.commitment_after["turns_remaining"] == 2

@@ -377,7 +377,10 @@ class PreemptScoreArbiter:
             return explicit
         keywords = extract_keywords(text)
         if active is not None and self._continues(text, keywords):
-            last = _last_problem(turn_input.context, problem_registry, active) if keywords else None
+            last = (
+                _last_problem(turn_input.context, problem_registry, active, keywords, commitment)
+                if keywords else None
+            )
             return _Candidate(last or active, False, False, "continuation")
         if not keywords:
             return None
@@ -391,7 +394,9 @@ class PreemptScoreArbiter:
                         return _Candidate(active, False, False, f"similar {match.score:.2f}")
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
         if active is not None and _continues_last(keywords, turn_input.context):
-            last = _last_problem(turn_input.context, problem_registry, active)
+            last = _last_problem(
+                turn_input.context, problem_registry, active, keywords, commitment
+            )
             if last is not None:
                 return _Candidate(last, False, False, "continues the last exchange")
         if active is not None and _within_commitment(keywords, commitment, active):
@@ -460,13 +465,21 @@ def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:
     return shared >= min(_SHARED_WITH_LAST, len(keywords))
 
 
-def _last_problem(context: Any, registry: ProblemRegistry, active: Problem) -> Problem | None:
+def _last_problem(
+    context: Any,
+    registry: ProblemRegistry,
+    active: Problem,
+    keywords: tuple[str, ...],
+    commitment: CommitmentView | None,
+) -> Problem | None:
     """The open problem the last input went to: the active one, or one it was queued as.
 
     "Which IAM permission does the backup job need?" after "Our nightly backup job to S3
     failed …" (queued while another problem was active) shares two words with it and none
     with the active problem's title: it belongs with the backup, not in a new problem of its
-    own beside it (D51). A problem since resolved is no longer continued.
+    own beside it (D51). A problem since resolved is no longer continued, and while a
+    commitment on the active problem runs, an input in its words stays there (D49): the
+    person chose that focus.
     """
     last = getattr(context, "last_topic", None)
     problem_id = last.get("problem_id") if isinstance(last, dict) else None
@@ -474,6 +487,8 @@ def _last_problem(context: Any, registry: ProblemRegistry, active: Problem) -> P
         return None
     if problem_id == active.id:
         return active
+    if _within_commitment(keywords, commitment, active):
+        return None
     problem = registry.get(str(problem_id))
     if problem is None or problem.status not in (ProblemStatus.QUEUED, ProblemStatus.PAUSED):
         return None
