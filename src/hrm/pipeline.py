@@ -264,6 +264,26 @@ class HRM:
                 return decision_of(record.data)
         return None
 
+    def last_events(self) -> list[dict[str, Any]]:
+        """The events the last turn appended before its decision record, oldest first.
+
+        Each is its payload with ``kind`` added: stance changes with the gate that passed
+        them, commitments ticking and expiring, problems switched or queued — what the
+        decision record names only by its outcome.
+        """
+        tail = self.decisions.tail(200)
+        ends = [i for i, record in enumerate(tail) if record.kind == "turn"]
+        if not ends:
+            return []
+        end = ends[-1]
+        turn = tail[end].data.get("turn")
+        start = ends[-2] + 1 if len(ends) > 1 else 0
+        return [
+            {**record.data, "kind": record.kind}
+            for record in tail[start:end]
+            if record.data.get("turn") == turn
+        ]
+
     def resolve_problem(self, problem_id: str | None = None) -> Problem:
         """Mark a problem resolved (the active one by default) and record it in HO2m.
 

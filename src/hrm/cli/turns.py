@@ -32,7 +32,8 @@ ProviderOption = Annotated[
 ]
 
 _CHAT_HELP = (
-    "Commands: /why (last decision), /history, /problems, /resolve [id], /status, /quit"
+    "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
+    " /status, /quit"
 )
 
 
@@ -199,12 +200,24 @@ def chat(
 def _chat_command(hrm: Any, command: str) -> None:
     from rich.table import Table
 
-    if command == "/why":
+    if command == "/why" or command.startswith("/why "):
         decision = hrm.last_decision()
         if decision is None:
             console.print("No turn yet.")
             return
-        console.print_json(json.dumps(_why(decision), default=str))
+        if command[len("/why"):].strip() in ("json", "--json"):
+            console.print_json(json.dumps(_why(decision), default=str))
+            return
+        from hrm.cli.why import explain
+
+        table = Table(show_header=False, box=None, padding=(0, 1))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        for layer, sentence in explain(decision, hrm.last_events()):
+            table.add_row(layer, sentence)
+        console.print(f"turn {decision.get('turn')}: why", style="bold", highlight=False)
+        console.print(table, highlight=False)
+        console.print("(/why json prints the whole record)", style="dim", highlight=False)
     elif command == "/history":
         table = Table("turn", "you", "hrm", "action")
         for item in hrm.history(20):

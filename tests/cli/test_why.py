@@ -1,0 +1,113 @@
+"""`/why` in `hrm chat` reads the last decision as one sentence a layer; `/why json` is all of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from hrm.cli.app import app
+from hrm.cli.why import explain
+from hrm.demo import DEMO_PAUSES, DEMO_SCRIPT, DemoClock
+from hrm.pipeline import HRM
+
+
+@pytest.fixture(scope="module")
+def demo_turns(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The demo's fourteen decision records and events, as `hrm chat` reads them back."""
+    clock = DemoClock()
+    home = tmp_path_factory.mktemp("why") / "home"
+    turns = []
+    with HRM.open(home, "ADMIN", "offline", clock=clock, new_session=True) as h:
+        for number, text in enumerate(DEMO_SCRIPT, start=1):
+            clock.next_turn(DEMO_PAUSES.get(number))
+            h.turn(text)
+            decision = h.last_decision()
+            assert decision is not None and decision["turn"] == number
+            events = h.last_events()
+            assert events and all(e["turn"] == number for e in events)
+            turns.append((decision, events))
+    return turns
+
+
+@pytest.fixture(scope="module")
+def demo_decisions(
+    demo_turns: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+) -> list[dict[str, Any]]:
+    return [decision for decision, _ in demo_turns]
+
+
+def _said(rows: list[tuple[str, str]], layer: str) -> str:
+    return " | ".join(sentence for name, sentence in rows if name == layer)
+
+
+def test_each_layer_says_what_it_decided_and_why(demo_decisions: list[dict[str, Any]]) -> None:
+    commitment = explain(demo_decisions[4])  # "Write the migration step …", committed
+    assert "stay: stayed on ‘Let's plan the v2 launch" in _said(commitment, "arbitration")
+    assert _said(commitment, "commitment") == (
+        "‘the billing migration script’: 3 → 2 of 3 turns left"
+    )
+    assert _said(commitment, "model").startswith("offline/hrm-offline-1 for respond: ok")
+    assert "respond_direct (respond) scored" in _said(commitment, "action")
+    asked = explain(demo_decisions[7])
+    assert _said(asked, "arbitration").startswith("ask: asked whether to switch to ‘The invoice")
+    assert "staleness 0.83" in " ".join(s for _, s in asked)
+    assert _said(asked, "model") == ""  # an ask calls no model
+    switched = explain(demo_decisions[8])
+    assert _said(switched, "arbitration").startswith("switch: switched to ‘Production is down!’")
+    assert _said(switched, "stance") == "evaluation → execution"  # the record alone
+    escalated = explain(demo_decisions[9])
+    assert _said(escalated, "escalation").endswith(": escalated")
+    learned = explain(demo_decisions[12])  # the fourth "rename a git branch"
+    assert "(learned pattern pat_" in _said(learned, "strategy")
+    assert _said(learned, "learning").startswith("pattern strengthened pat_")
+
+
+def test_preferences_read_as_what_happened_to_them(demo_decisions: list[dict[str, Any]]) -> None:
+    assert _said(explain(demo_decisions[1]), "write").startswith(
+        "preference.i-prefer-concise-answers-with-code-examples → shared_reference: approved"
+    )
+    assert "held until you confirm" in _said(explain(demo_decisions[5]), "preference")
+    confirmed = explain(demo_decisions[6])
+    assert _said(confirmed, "preference").startswith("confirmed: ")
+    assert _said(confirmed, "strategy") == ""  # hrm answered the "yes" itself (D50)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_any_part_of_a_record_can_be_missing(
+    demo_decisions: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    whole = data.draw(st.sampled_from(demo_decisions))
+    kept = data.draw(st.sets(st.sampled_from(sorted(whole))))
+    rows = explain({key: whole[key] for key in kept})
+    assert all(isinstance(layer, str) and isinstance(text, str) for layer, text in rows)
+
+
+def test_chat_why_reads_and_why_json_is_the_record(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["chat", "--home", str(tmp_path / "home"), "--provider", "offline"],
+        input="/why\nHow do I rename a git branch?\n/why\n/why json\n/quit\n",
+    )
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "No turn yet." in out
+    assert "turn 1: why" in out and "arbitration  switch: switched to" in out
+    assert '"trace_id": "hrm_' in out and '"arbitration": {' in out  # the JSON record
+
+
+def test_the_turns_events_name_the_gate_a_stance_passed(
+    demo_turns: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+) -> None:
+    decision, events = demo_turns[8]
+    assert _said(explain(decision, events), "stance") == (
+        "evaluation → execution via the emergency gate (passed: emergency switch)"
+    )
+    assert _said(explain(*demo_turns[2]), "stance") == ""  # no change, nothing said
