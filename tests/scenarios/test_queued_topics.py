@@ -30,8 +30,10 @@ def test_a_follow_up_of_a_queued_topic_joins_its_problem(home: HRMHome) -> None:
         assert follow["disposition"] == "queue"
         assert follow["candidate_problem_id"] == queued["candidate_problem_id"]
         assert not follow["is_new_candidate"]
+        assert follow["candidate_match"] == "continues the last exchange"
         short = h.turn("And how do I test it?").decision.arbitration
         assert short["candidate_problem_id"] == queued["candidate_problem_id"]
+        assert short["candidate_match"] == "continuation"
         assert _titles(h, ProblemStatus.ACTIVE) == [CSV]
         assert _titles(h, ProblemStatus.QUEUED) == [BACKUP]
 

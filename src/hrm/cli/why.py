@@ -55,16 +55,19 @@ def _arbitration(d: dict[str, Any]) -> list[Row]:
     disposition = arb.get("disposition", "?")
     candidate = arb.get("candidate")
     active = d.get("problem")
+    match = arb.get("candidate_match")
+    # Why this problem: the rule that tied the input to it (D44, D49, D51), unless it is new.
+    by = f" ({match})" if match and match != "new" else ""
     if disposition == "stay":
         what = f"stayed on {_title(active or candidate)}"
     elif disposition == "switch":
-        new = " (new)" if arb.get("is_new_candidate") else ""
+        new = " (new)" if arb.get("is_new_candidate") else by
         what = f"switched to {_title(candidate)}{new}"
     elif disposition == "queue":
         new = "new problem " if arb.get("is_new_candidate") else ""
-        what = f"queued {new}{_title(candidate)}; focus stayed on {_title(active)}"
+        what = f"queued {new}{_title(candidate)}{by}; focus stayed on {_title(active)}"
     else:
-        what = f"asked whether to switch to {_title(candidate)}"
+        what = f"asked whether to switch to {_title(candidate)}{by}"
     rows = [("arbitration", f"{disposition}: {what} — {arb.get('reason', '')}")]
     parts = arb.get("components") or {}
     if parts:

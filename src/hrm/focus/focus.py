@@ -276,6 +276,7 @@ class FocusHRM:
             candidate_problem_id=candidate.id,
             candidate=candidate,
             is_new_candidate=new,
+            candidate_match="the person's answer",
             explicit_request=True,
         )
 

@@ -144,6 +144,10 @@ class ArbitrationDecision:
     candidate: Problem | None = None
     """The candidate itself; unsaved when `is_new_candidate`."""
     is_new_candidate: bool = False
+    candidate_match: str | None = None
+    """How the input was tied to the candidate: ``explicit switch request``, ``continuation``,
+    ``similar 0.42``, ``continues the last exchange``, ``within the active commitment``,
+    ``new`` (a `/why` answers "why this problem?" with it)."""
     explicit_request: bool = False
     """The person asked to switch by name ("back to X")."""
     emergency: bool = False
@@ -160,6 +164,7 @@ class ArbitrationDecision:
             "candidate_problem_id": self.candidate_problem_id,
             "candidate": self.candidate.to_record() if self.candidate else None,
             "is_new_candidate": self.is_new_candidate,
+            "candidate_match": self.candidate_match,
             "explicit_request": self.explicit_request,
             "emergency": self.emergency,
             "components": {k: round(v, 4) for k, v in self.components.items()},
@@ -238,6 +243,7 @@ class PreemptScoreArbiter:
             "candidate": candidate,
             "candidate_problem_id": candidate.id if candidate else None,
             "is_new_candidate": bool(found and found.is_new),
+            "candidate_match": found.how if found else None,
             "explicit_request": bool(found and found.explicit_switch),
         }
         if active is None:
