@@ -65,3 +65,18 @@ def test_a_failed_command_is_reported_and_the_conversation_goes_on(
     assert "hash mismatch" in err and "hrm ledger quarantine" in err  # the hint comes too
     assert "hrm ›" in out  # the turn after the failed command was answered
     assert code != 0
+
+
+def test_a_new_topic_is_said_once_with_the_words_that_switch_to_it(tmp_path: Path) -> None:
+    code, out, err = _chat(
+        tmp_path / "home",
+        "How do I read a CSV file with pandas?\n"
+        "Our nightly backup job to S3 failed last night with an access denied error\n"
+        "Which IAM permission does the backup job need?\n"  # joins the queued topic: no aside
+        "switch to nightly backup job\n/quit\n",
+    )
+    assert code == 0, err
+    assert out.count("(a new topic:") == 1
+    assert "“switch to nightly backup job” moves it)" in out
+    last_status = " ".join(out.split("altitude ")[-1].split())  # the terminal wraps it
+    assert "problem Our nightly backup job to S3 failed…" in last_status

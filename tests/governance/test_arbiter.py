@@ -176,6 +176,51 @@ def test_explicit_request_to_go_back_switches_to_the_named_problem(
     assert decision.active_problem_id == notes.id
 
 
+BACKUP = "Our nightly backup job to S3 failed last night with an access denied error"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["switch to the nightly backup job", "Let's go back to the backup job", "back to the backup",
+     "resume the S3 backup"],
+)
+def test_a_switch_request_names_a_problem_by_part_of_its_title(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str
+) -> None:
+    backup = registry.create(BACKUP, status=ProblemStatus.QUEUED)
+    registry.create("How do I read a CSV file with pandas?", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.SWITCH
+    assert decision.candidate_problem_id == backup.id and decision.explicit_request
+
+
+def test_a_word_two_problems_share_names_neither(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    registry.create(BACKUP, status=ProblemStatus.QUEUED)
+    registry.create("Which IAM permission does the backup role need?", status=ProblemStatus.QUEUED)
+    registry.create("How do I read a CSV file with pandas?", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(turn("back to the backup"), state(), registry, signals())
+    assert not decision.explicit_request
+    # two words of one title still name it
+    named = arbiter.decide(turn("back to the backup role"), state(), registry, signals())
+    assert named.explicit_request and named.candidate is not None
+    assert named.candidate.title.startswith("Which IAM permission")
+
+
+def test_a_mention_still_needs_most_of_the_title(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    # "about X" is no request to switch: part of a title does not name it there.
+    backup = registry.create(BACKUP, status=ProblemStatus.QUEUED)
+    registry.create("How do I read a CSV file with pandas?", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(turn("a question about the backup job"), state(), registry,
+                              signals())  # fmt: skip
+    assert decision.candidate_match != "explicit mention"
+    assert not decision.explicit_request
+    assert decision.candidate_match == "new" and decision.candidate_problem_id != backup.id
+
+
 def test_similar_paused_problem_is_the_candidate(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry
 ) -> None:

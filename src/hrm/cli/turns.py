@@ -191,10 +191,36 @@ def chat(
                 exit_code = report_error(exc)
                 continue
             answer.finish(result.response)
+            aside = _queued_aside(result.decision.arbitration)
+            if aside:
+                console.print(aside, style="dim", highlight=False)
     finally:
         hrm.close()
     if exit_code:
         raise typer.Exit(exit_code)
+
+
+def _queued_aside(arbitration: dict[str, Any]) -> str | None:
+    """The line `hrm chat` adds when an input opened a new topic and focus stayed put.
+
+    The answer comes either way; without this the status line went on naming the old problem
+    while the person talked about a new one, with no word of why or how to move focus.
+    """
+    if arbitration.get("disposition") != "queue" or not arbitration.get("is_new_candidate"):
+        return None
+    import re
+
+    from hrm.governance.problems import extract_keywords
+
+    candidate = arbitration.get("candidate") or {}
+    title = str(candidate.get("title") or "")
+    # Three of the title's own words name it in "switch to …" (the arbiter takes two).
+    words = [w for w in re.findall(r"[\w'-]+", title) if extract_keywords(w)][:3]
+    name = " ".join(words) or shorten(title, 30)
+    return (
+        f"(a new topic: ‘{shorten(title, 50)}’ is queued and focus stays where it was; "
+        f"“switch to {name}” moves it)"
+    )
 
 
 def _chat_command(hrm: Any, command: str) -> None:

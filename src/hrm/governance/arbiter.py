@@ -10,8 +10,10 @@ Which problem an input belongs to (`_identify_candidate`), in order:
 
 1. an explicit reference — "back to X", "return to X", "resume X", "switch to X", "about X",
    "regarding X" — whose X matches a problem title (keyword similarity ≥ 0.5, or X contains
-   every title keyword). "back to / return to / resume / switch to" is also an explicit request
-   to switch: the person is the authority over their own focus, so it switches without a score;
+   every title keyword; for a switch request also two of the title's words, or one that no
+   other open problem's title has). "back to / return to / resume / switch to" is also an
+   explicit request to switch: the person is the authority over their own focus, so it
+   switches without a score;
 2. a continuation: no content words at all ("ok, go on") continues the active problem; a short
    follow-up (≤ 3 content words) that refers back ("it", "that", "this", "also", "again") or
    opens with a connective ("and", "then", "next", "so") continues the problem the last input
@@ -417,7 +419,7 @@ class PreemptScoreArbiter:
             if name not in maybe:
                 continue
             for match in pattern.finditer(text):
-                named = _named_problem(match.group("ref"), registry)
+                named = _named_problem(match.group("ref"), registry, by_part=is_switch)
                 if named is not None:
                     how = "explicit switch request" if is_switch else "explicit mention"
                     return _Candidate(named, False, is_switch, how)
@@ -517,12 +519,22 @@ def _within_commitment(
     return not _title_words(commitment.description).isdisjoint(keywords)
 
 
-def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
-    """The open problem whose title `reference` names, if any."""
+def _named_problem(
+    reference: str, registry: ProblemRegistry, *, by_part: bool = False
+) -> Problem | None:
+    """The open problem whose title `reference` names, if any.
+
+    A title is named by its words (all of them, or keyword similarity ≥ 0.5). With `by_part`
+    — a request to switch, where the person means one problem and names it briefly — a part
+    of the title names it too: two or more of its words ("switch to the nightly backup job"
+    for "Our nightly backup job to S3 failed last night with an access denied error"), or one
+    word that is in no other open problem's title ("back to the backup").
+    """
     words = frozenset(extract_keywords(reference))
     if not words:
         return None
     best: tuple[float, Problem] | None = None
+    holding: list[Problem] = []  # open problems whose title holds every word of the reference
     for problem in registry.list():
         if problem.status is ProblemStatus.RESOLVED:
             continue
@@ -530,8 +542,14 @@ def _named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
         if not title_words:
             continue
         score = 1.0 if title_words <= words else keyword_similarity(words, title_words)
+        if by_part and words <= title_words:
+            holding.append(problem)
+            if len(words) >= 2:
+                score = max(score, 0.5 + 0.5 * len(words) / len(title_words))
         if score >= EXPLICIT_REFERENCE_THRESHOLD and (best is None or score > best[0]):
             best = (score, problem)
+    if best is None and len(holding) == 1:
+        return holding[0]
     return best[1] if best else None
 
 
