@@ -157,6 +157,16 @@ def test_every_session_starts_with_the_persons_standing_preferences(
     assert response.metadata["preferences_loaded"] == 2
 
 
+def test_no_learnings_at_session_start_means_no_preferences_either(
+    home: HRMHome, tmp_path: Path
+) -> None:
+    remember(home, ("Always run the tests before committing", "USER_PREFERENCE"))
+    response = orchestrator(home, session_start_max_learnings=0).on_session_start(
+        start(tmp_path)
+    )
+    assert "run the tests" not in (response.additional_context or "")
+
+
 def test_session_start_with_nothing_known_is_silent(home: HRMHome, tmp_path: Path) -> None:
     response = orchestrator(home).on_session_start(start(tmp_path))
     assert response.action is HookAction.CONTINUE

@@ -509,15 +509,13 @@ class HookOrchestrator:
         def gather() -> None:
             latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
             found["handoff"] = latest
-            if not self.home.memory_db.exists():
+            if limit <= 0 or not self.home.memory_db.exists():
                 return
             # The person's standing preferences hold in every project, whatever the search
             # finds: "Always run the tests before committing" matches no project's name.
             found["preferences"] = self._guard("standing preferences", lambda: _standing(
                 self.learnings().recent(3 * _PREFERENCES_AT_START, types=["USER_PREFERENCE"])
             ), [])
-            if limit <= 0:
-                return
             description = _handoff_description(latest[1]) if latest else ""
             query = _project_query(project, description)
             found["learnings"] = self._search(query, min(limit, 100), deadline)
