@@ -8,9 +8,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hrm import pipeline
 from hrm._wordlists import HeadIndex, heads_of, required_literals
-from hrm.governance import arbiter, signals
+from hrm.governance import arbiter, focus_requests, signals
 from hrm.governance.policy import POLICY
 from hrm.governance.preferences import PreferenceClassifier
 from hrm.reasoning import classifier
@@ -38,8 +37,8 @@ MARKERS: dict[str, re.Pattern[str]] = {  # case-insensitive, on the text as writ
     },
     "switch": arbiter._SWITCH_REQUEST,
     "mention": arbiter._MENTION,
-    "commit for": pipeline._COMMIT_FOR,
-    "commit to": pipeline._COMMIT_TO,
+    "commit for": focus_requests.FOR_TURNS,
+    "commit to": focus_requests.FOCUS_ON,
     **{f"preference {i}": p for i, p in enumerate(PreferenceClassifier(POLICY)._patterns)},
 }
 ALL = {**CLASSIFIER_LISTS, **MARKERS}

@@ -24,10 +24,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from hrm._wordlists import HeadIndex
 from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
+from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
@@ -69,14 +69,6 @@ _NEGATIVE_FEEDBACK = re.compile(
     re.IGNORECASE,
 )
 _NEGATIVE_STARTS = ("no", "wrong", "that", "incorrect", "bad")
-_COMMIT_FOR = re.compile(r"\bfor the next (\d{1,2}) turns?\b", re.IGNORECASE)
-_COMMIT_TO = re.compile(
-    r"\b(?:let'?s|we'?ll|i want to|commit to) (?:focus on|work on|commit to|finish|ship)"
-    r"\s+(.{3,80})",
-    re.IGNORECASE,
-)
-
-_COMMITMENT_WORDS = HeadIndex({"for": [_COMMIT_FOR], "to": [_COMMIT_TO]})
 
 
 class HRM:
@@ -837,19 +829,22 @@ class HRM:
     def _maybe_commit(
         self, text: str, action_type: str, reasoning: Any, event: Any, record: DecisionRecord
     ) -> None:
-        """Create a commitment on explicit commitment language, or for planned execution."""
-        if self.focus.problem_registry.get_active() is None:
+        """Create a commitment on explicit commitment language, or for planned execution.
+
+        Arbitration has already moved focus to the problem a focus request is about (D54), so
+        the commitment is on the active problem; a request that names nothing of its own
+        ("let's stay on this for the next 3 turns") is described by that problem's title.
+        """
+        problem = self.focus.problem_registry.get_active()
+        if problem is None:
             return
-        head = text[:5000]
-        maybe = _COMMITMENT_WORDS.candidates(head)
-        turns_match = _COMMIT_FOR.search(head) if "for" in maybe else None
-        topic_match = _COMMIT_TO.search(head) if "to" in maybe else None
+        request = read_focus_request(text)
         active = self.focus.commitments.get_active()
-        if turns_match or topic_match:
-            turns = int(turns_match.group(1)) if turns_match else 3
-            turns = max(1, min(turns, self.config.max_commitment_turns))
-            description = (topic_match.group(1) if topic_match else text[:80]).strip(" .!")
-            description = _COMMIT_FOR.sub("", description).strip(" .!,") or description
+        if request is not None:
+            turns = max(1, min(request.turns or DEFAULT_TURNS, self.config.max_commitment_turns))
+            description = request.description
+            if not extract_keywords(description):
+                description = problem.title
         elif action_type == "execute" and active is None:
             turns = max(2, min(self.config.max_commitment_turns, 3))
             description = f"{reasoning.strategy.strategy}: {text[:60]}".strip()

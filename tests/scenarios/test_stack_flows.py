@@ -51,7 +51,7 @@ def test_admin_flow_only_takes_framework_inspections(home: HRMHome) -> None:
 
 def test_dopejar_hello_mentions_the_anchor_first_and_offers_a_choice(home: HRMHome) -> None:
     with HRM.open(home, DPJ, "offline") as first:
-        first.turn("Let us work on the closet design for the bedroom")
+        first.turn("Let us work on the closet design for the bedroom")  # titled by its topic
         first.turn("Next, the control plane rollout needs a plan")
     add_anchor(home, "your daughter's dance recital is on Friday", agent_class=DPJ,
                must_mention=True)
@@ -60,7 +60,7 @@ def test_dopejar_hello_mentions_the_anchor_first_and_offers_a_choice(home: HRMHo
         result = again.turn("hello")
     text = result.response
     assert text.startswith("Welcome back!")
-    assert text.index("dance recital") < text.index("closet design")
+    assert text.index("dance recital") < text.index("Closet design for the bedroom")
     assert "control plane" in text and "ADMIN only note" not in text
     arbitration = result.decision.execution["arbitration"]
     assert arbitration["strategy"] == "offer-choice"

@@ -34,7 +34,7 @@ def test_create_list_inspect_teardown(home: HRMHome) -> None:
     assert inspected["templates"] == ["ATT-DEFAULT-001", "ATT-DPJ-001"]
     assert inspected["last_session"].startswith("SES-")
     assert 0 < inspected["tokens_used"] <= inspected["budget_ceiling"]
-    assert [p["title"] for p in inspected["open_problems"]] == ["Let us work on the closet design"]
+    assert [p["title"] for p in inspected["open_problems"]] == ["Closet design"]
     size = home.decision_ledger(DPJ).stat().st_size
     torn = run(home, "teardown", DPJ)
     assert torn.exit_code == 0 and "kept" in torn.stdout

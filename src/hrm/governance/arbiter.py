@@ -8,12 +8,14 @@ persists nothing — the person decides first.
 
 Which problem an input belongs to (`_identify_candidate`), in order:
 
-1. an explicit reference — "back to X", "return to X", "resume X", "switch to X", "about X",
-   "regarding X" — whose X matches a problem title (keyword similarity ≥ 0.5, or X contains
-   every title keyword; for a switch request also two of the title's words, or one that no
-   other open problem's title has). "back to / return to / resume / switch to" is also an
-   explicit request to switch: the person is the authority over their own focus, so it
-   switches without a score;
+1. what the person asked for: a request to switch — "back to X", "return to X", "resume X",
+   "switch to X" — whose X names a problem title (keyword similarity ≥ 0.5, X containing every
+   title keyword, two of the title's words, or one that no other open problem's title has),
+   switched to without a score: the person is the authority over their own focus; then a focus
+   request ("let's focus on X for the next 3 turns", `focus_requests`, D54): the problem X names
+   (switched to likewise), the active problem when X narrows it or names nothing, else a new
+   problem titled by X, switched to; then a mention — "about X", "regarding X" — whose X names a
+   title by the strict rule (all its words, or similarity ≥ 0.5), which the score arbitrates;
 2. a continuation: no content words at all ("ok, go on") continues the active problem; a short
    follow-up (≤ 3 content words) that refers back ("it", "that", "this", "also", "again") or
    opens with a connective ("and", "then", "next", "so") continues the problem the last input
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
+from hrm.governance.focus_requests import FocusRequest, read_focus_request
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -147,11 +150,12 @@ class ArbitrationDecision:
     """The candidate itself; unsaved when `is_new_candidate`."""
     is_new_candidate: bool = False
     candidate_match: str | None = None
-    """How the input was tied to the candidate: ``explicit switch request``, ``continuation``,
-    ``similar 0.42``, ``continues the last exchange``, ``within the active commitment``,
-    ``new`` (a `/why` answers "why this problem?" with it)."""
+    """How the input was tied to the candidate: ``explicit switch request``, ``focus request
+    naming it`` (and the other ``focus request …`` of D54), ``continuation``, ``similar 0.42``,
+    ``continues the last exchange``, ``within the active commitment``, ``new`` (a `/why`
+    answers "why this problem?" with it)."""
     explicit_request: bool = False
-    """The person asked to switch by name ("back to X")."""
+    """The person asked to switch by name ("back to X") or to focus on a topic elsewhere."""
     emergency: bool = False
     components: dict[str, float] = field(default_factory=dict)
     """The four PreemptScore terms, when a score was computed."""
@@ -289,7 +293,8 @@ class PreemptScoreArbiter:
         p = self.policy
         if found is not None and found.explicit_switch:
             disposition = ArbitrationDisposition.SWITCH
-            reason = f"Explicit request to switch to '{candidate.title}' (score {score:.3f})"
+            asked = "focus on" if found.how.startswith("focus request") else "switch to"
+            reason = f"Explicit request to {asked} '{candidate.title}' (score {score:.3f})"
         elif score >= p.AUTO_PREEMPT_THRESHOLD:
             disposition = ArbitrationDisposition.SWITCH
             reason = f"Auto-preempt: score {score:.3f} >= {p.AUTO_PREEMPT_THRESHOLD}"
@@ -380,7 +385,13 @@ class PreemptScoreArbiter:
         text = turn_input.text.strip()
         if not text:
             return None
-        explicit = self._explicit_reference(text, problem_registry)
+        explicit = self._explicit_reference(text, problem_registry, switch=True)
+        if explicit is not None:
+            return explicit
+        request = read_focus_request(text)
+        if request is not None:
+            return self._focus_target(request, turn_input, problem_registry, active)
+        explicit = self._explicit_reference(text, problem_registry, switch=False)
         if explicit is not None:
             return explicit
         keywords = extract_keywords(text)
@@ -411,19 +422,68 @@ class PreemptScoreArbiter:
             return _Candidate(active, False, False, "within the active commitment")
         return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
 
-    def _explicit_reference(self, text: str, registry: ProblemRegistry) -> _Candidate | None:
-        maybe = _REFERENCE_WORDS.candidates(text)
-        for name, pattern, is_switch in (
-            ("switch", _SWITCH_REQUEST, True), ("mention", _MENTION, False)
-        ):
-            if name not in maybe:
-                continue
-            for match in pattern.finditer(text):
-                named = _named_problem(match.group("ref"), registry, by_part=is_switch)
-                if named is not None:
-                    how = "explicit switch request" if is_switch else "explicit mention"
-                    return _Candidate(named, False, is_switch, how)
+    def _explicit_reference(
+        self, text: str, registry: ProblemRegistry, *, switch: bool
+    ) -> _Candidate | None:
+        """The problem a request to switch (`switch`) or a mention names, if any."""
+        name, pattern = ("switch", _SWITCH_REQUEST) if switch else ("mention", _MENTION)
+        if name not in _REFERENCE_WORDS.candidates(text):
+            return None
+        for match in pattern.finditer(text):
+            named = _named_problem(match.group("ref"), registry, by_part=switch)
+            if named is not None:
+                how = "explicit switch request" if switch else "explicit mention"
+                return _Candidate(named, False, switch, how)
         return None
+
+    def _focus_target(
+        self,
+        request: FocusRequest,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        active: Problem | None,
+    ) -> _Candidate:
+        """The problem a focus request ("let's focus on X for the next 3 turns") is about (D54).
+
+        The person directs their own focus, so the request is explicit, as "switch to X" is:
+        X names an open problem (by part of its title, or by similarity) → that problem;
+        X says nothing of its own ("let's stay on this") or narrows the active problem (shares
+        a word with its title, or continues the last exchange on it) → the active problem;
+        otherwise X is a new problem, titled by X, that the person asks to switch to. The turn
+        then commits to whichever problem this is.
+        """
+        topic = request.description
+        keywords = extract_keywords(topic)
+        if active is not None and not keywords:
+            return _Candidate(active, False, False, "focus request on the active problem")
+        named = _named_problem(topic, registry, by_part=True) if keywords else None
+        if named is None and keywords:
+            matches = registry.find_similar(topic, threshold=self._similarity_threshold)
+            if matches:
+                best = matches[0]
+                tied_active = [
+                    m.problem for m in matches
+                    if active is not None and m.problem.id == active.id
+                    and m.score >= best.score
+                ]
+                named = tied_active[0] if tied_active else best.problem
+        if named is not None:
+            to_active = active is not None and named.id == active.id
+            return _Candidate(named, False, not to_active, "focus request naming it")
+        if active is not None:
+            if not _title_words(active.title).isdisjoint(keywords):
+                return _Candidate(active, False, False, "focus request within the active problem")
+            last = getattr(turn_input.context, "last_topic", None)
+            if (
+                isinstance(last, dict) and last.get("problem_id") == active.id
+                and _continues_last(keywords, turn_input.context)
+            ):
+                return _Candidate(
+                    active, False, False, "focus request continuing the last exchange"
+                )
+        title = request.title if keywords else None  # else titled by the input, as usual
+        problem = self._new_candidate(turn_input, registry, title=title)
+        return _Candidate(problem, True, True, "focus request on a new topic")
 
     @staticmethod
     def _continues(text: str, keywords: tuple[str, ...]) -> bool:
@@ -433,10 +493,14 @@ class PreemptScoreArbiter:
             return False
         return bool(_REFERS_BACK.search(text) or _CONNECTIVE.search(text))
 
-    def _new_candidate(self, turn_input: TurnInput, registry: ProblemRegistry) -> Problem:
+    def _new_candidate(
+        self, turn_input: TurnInput, registry: ProblemRegistry, *, title: str | None = None
+    ) -> Problem:
+        """An unsaved problem for the input, titled by `title` or by its first sentence."""
         text = turn_input.text.strip()
-        first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
-        title = shorten(first, 80)
+        if title is None:
+            first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
+            title = shorten(first, 80)
         return registry.build(
             title,
             description=text[:500],
