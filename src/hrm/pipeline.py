@@ -850,7 +850,8 @@ class HRM:
             description = f"{reasoning.strategy.strategy}: {text[:60]}".strip()
         else:
             return
-        change = self.focus.commit(description, turns)
+        holds = request is not None and request.turns is not None
+        change = self.focus.commit(description, turns, holds_focus=holds)
         for ev in change.events:
             event(ev["event_type"], **ev["payload"])
         record.notes.append(f"commitment created: {description!r} for {turns} turn(s)")
@@ -1095,5 +1096,6 @@ def _commitment(commitment: Any) -> dict[str, Any] | None:
         "description": commitment.description,
         "turns_remaining": commitment.turns_remaining,
         "turns_total": commitment.turns_total,
+        "holds_focus": commitment.holds_focus,
         "status": commitment.status,
     }

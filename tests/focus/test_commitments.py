@@ -94,3 +94,27 @@ def test_state_is_shared_across_processes_and_scoped_by_agent_class(tmp_path: Pa
 def test_max_turns_must_be_positive() -> None:
     with pytest.raises(HRMError):
         CommitmentManager(Database(":memory:"), "ADMIN", max_turns=0)
+
+
+def test_holds_focus_is_stored_and_read_back(manager: CommitmentManager) -> None:
+    held = manager.create("prob_1", "the database layer", 3, holds_focus=True)
+    assert manager.get_active() == held and held.holds_focus
+    assert manager.tick().holds_focus  # type: ignore[union-attr]
+    assert held.to_record()["holds_focus"] is True
+    assert not manager.create("prob_1", "the pricing page", 3).holds_focus
+
+
+def test_a_home_from_before_holds_focus_is_migrated_in_place(tmp_path: Path) -> None:
+    from hrm.focus import commitments
+
+    path = tmp_path / "memory.db"
+    with Database(path) as db:  # the table as homes created before D56 have it
+        db.migrate("focus.commitments", commitments._MIGRATIONS[:1])
+        db.execute(
+            "INSERT INTO commitments (id, agent_class, problem_id, description, turns_remaining,"
+            " turns_total, created_at, status) VALUES ('cmt_old', 'ADMIN', 'prob_1', 'ship', 2,"
+            " 3, '2026-01-01T12:00:00+00:00', 'active')"
+        )
+    with Database(path) as db:
+        active = CommitmentManager(db, "ADMIN").get_active()
+        assert active is not None and active.id == "cmt_old" and not active.holds_focus

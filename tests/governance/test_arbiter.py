@@ -39,6 +39,7 @@ class Lease:
     turns_remaining: int
     turns_total: int
     description: str = "the work"
+    holds_focus: bool = False
 
 
 @pytest.fixture
@@ -295,3 +296,33 @@ def test_preempt_score_is_bounded_and_monotone_in_each_term(
     assert score(urgency=min(1.0, urgency + delta)) >= base - eps
     assert score(staleness=min(1.0, staleness + delta)) >= base - eps
     assert score(switch_cost=min(1.0, cost + delta)) <= base + eps
+
+
+def test_a_lease_the_person_sized_keeps_a_passing_topic_that_would_be_queued(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    active = registry.create("Design the caching layer", status=ProblemStatus.ACTIVE)
+    text = "How do I rename a git branch?"
+    held = Lease("c1", active.id, 2, 3, "the cache invalidation design", holds_focus=True)
+    decision = arbiter.decide(turn(text), state(held), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.STAY
+    assert decision.candidate_problem_id == active.id and not decision.is_new_candidate
+    assert decision.candidate_match == "within the active commitment"
+    assert decision.components  # the score that would have queued it is kept in the record
+    # a default lease ("let's work on X"), a lease on another problem, or none: queued
+    for lease in (Lease("c2", active.id, 2, 3), Lease("c3", "prob_x", 2, 3, holds_focus=True),
+                  None):
+        decision = arbiter.decide(turn(text), state(lease), registry, signals())
+        assert decision.disposition is ArbitrationDisposition.QUEUE
+
+
+def test_a_lease_does_not_hide_an_input_that_scores_into_the_ask_band(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, clock: FakeClock
+) -> None:
+    active = registry.create("Design the caching layer", status=ProblemStatus.ACTIVE)
+    clock.now += timedelta(minutes=40)  # the active problem went stale: a new topic scores higher
+    held = Lease("c1", active.id, 2, 3, "the cache invalidation design", holds_focus=True)
+    text = "The quarterly tax filing is due by Friday"
+    decision = arbiter.decide(turn(text), state(held), registry, signals(urgency=0.6))
+    assert decision.disposition in (ArbitrationDisposition.ASK, ArbitrationDisposition.SWITCH)
+

@@ -13,6 +13,7 @@ from hrm.pipeline import HRM
 
 LAUNCH = "Let's plan the v2 launch of our billing service"
 INVOICES = "The invoice totals look wrong in the March export"
+FLASK = "I'm building a Flask API for a todo app. How should I structure the project?"
 
 
 def _titles(h: HRM, status: ProblemStatus) -> list[str]:
@@ -30,23 +31,45 @@ def test_a_request_that_narrows_the_active_problem_stays_and_commits_it(home: HR
         assert _titles(h, ProblemStatus.QUEUED) == []  # not also queued as a problem
 
 
-def test_a_request_on_a_new_topic_opens_it_switches_and_commits_it(home: HRMHome) -> None:
+def test_a_request_no_problem_names_is_part_of_the_active_one(home: HRMHome) -> None:
+    # "the database layer" shares no word with the Flask API it is part of: it narrows it.
     with HRM.open(home, "ADMIN", "offline") as h:
-        launch = h.turn(LAUNCH).decision.arbitration["candidate_problem_id"]
-        d = h.turn("Let's focus on the onboarding emails for the next 2 turns").decision
-        arbitration = d.arbitration
-        assert arbitration["disposition"] == "switch"  # whatever the score: the person asked
-        assert arbitration["preempt_score"] < 0.55
-        assert arbitration["explicit_request"] and arbitration["is_new_candidate"]
-        assert arbitration["candidate_match"] == "focus request on a new topic"
-        assert _titles(h, ProblemStatus.ACTIVE) == ["Onboarding emails"]
-        assert [p.id for p in h.focus.problem_registry.list(ProblemStatus.PAUSED)] == [launch]
-        assert d.commitment_after["problem_id"] == arbitration["candidate_problem_id"]
-        assert d.commitment_after["turns_total"] == 2
-        # the next input in the commitment's words stays with it (D49)
-        follow = h.turn("Draft the welcome email copy").decision
-        assert follow.arbitration["disposition"] == "stay"
-        assert follow.commitment_after["turns_remaining"] == 1
+        flask = h.turn(FLASK).decision.arbitration["candidate_problem_id"]
+        d = h.turn("Let's focus on the database layer for the next 3 turns").decision
+        assert d.arbitration["disposition"] == "stay"
+        assert d.arbitration["candidate_match"] == "focus request within the active problem"
+        assert d.commitment_after["problem_id"] == flask
+        assert d.commitment_after["description"] == "the database layer"
+        assert d.commitment_after["holds_focus"] is True
+        assert len(h.focus.problem_registry.list()) == 1
+
+
+def test_the_questions_of_a_sized_focus_stay_with_it_and_are_not_queued(home: HRMHome) -> None:
+    # D56: none of these shares a word with the problem or the commitment; each was queued as
+    # a problem of its own, with "a new topic is queued" after every answer.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(FLASK)
+        h.turn("Let's focus on the database layer for the next 3 turns")
+        for text in ("Should I use SQLAlchemy or raw sqlite3?",
+                     "show me the model for a Todo item"):
+            d = h.turn(text).decision
+            assert d.arbitration["disposition"] == "stay", text
+            assert d.arbitration["candidate_match"] == "within the active commitment"
+        assert d.commitment_after["turns_remaining"] == 1
+        assert len(h.focus.problem_registry.list()) == 1
+        h.turn("How do I add a due date column?")  # the lease's last turn
+        later = h.turn("How do I rename a git branch?").decision
+        assert later.arbitration["disposition"] == "queue"  # the lease is over
+
+
+def test_lets_work_on_without_a_length_holds_no_focus(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(LAUNCH)
+        d = h.turn("Let's work on the pricing page copy").decision
+        assert d.commitment_after["turns_total"] == 3
+        assert d.commitment_after["holds_focus"] is False
+        other = h.turn("How do I rename a git branch?").decision
+        assert other.arbitration["disposition"] == "queue"
 
 
 def test_a_request_naming_a_queued_problem_switches_to_it(home: HRMHome) -> None:
@@ -84,14 +107,16 @@ def test_a_request_with_no_problem_open_is_titled_by_its_topic(home: HRMHome) ->
         assert d.commitment_after["turns_total"] == 2
 
 
-def test_a_new_focus_abandons_the_commitment_on_the_problem_it_leaves(home: HRMHome) -> None:
+def test_a_focus_on_a_queued_problem_abandons_the_commitment_it_leaves(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         h.turn(LAUNCH)
+        h.turn(INVOICES)
         first = h.turn("Let's focus on the billing migration script for the next 5 turns")
-        d = h.turn("Let's focus on the onboarding emails for the next 2 turns").decision
+        d = h.turn("Let's focus on the invoice totals for the next 2 turns").decision
         events = {e["kind"]: e for e in h.last_events()}
         assert events["commitment_abandoned"]["id"] == first.decision.commitment_after["id"]
-        assert d.commitment_after["description"] == "the onboarding emails"
+        assert d.arbitration["disposition"] == "switch"
+        assert d.commitment_after["description"] == "the invoice totals"
 
 
 def test_an_emergency_still_wins_over_a_focus_request(home: HRMHome) -> None:

@@ -60,5 +60,10 @@ def test_a_question_about_what_the_person_committed_to_stays(home: HRMHome) -> N
             "stay", "Input relates to active problem (within the active commitment)"
         )
         assert len(h.focus.problem_registry.list()) == 1
-        # Without a word of the commitment's, a new topic is still its own problem.
-        assert _arbitration(h.turn("How do I rename a git branch?"))[0] == "queue"
+        # Without a word of the commitment's, a passing topic stays too while the lease runs
+        # (D56, which replaced "is still its own problem"); once it ends, it is queued again.
+        disposition, reason = _arbitration(h.turn("How do I rename a git branch?"))
+        assert disposition == "stay" and reason.startswith("Within the commitment")
+        assert len(h.focus.problem_registry.list()) == 1
+        h.turn("And which eviction policy suits it?")  # the lease's last turn
+        assert _arbitration(h.turn("How do I squash commits in git?"))[0] == "queue"

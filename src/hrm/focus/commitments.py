@@ -54,6 +54,8 @@ _MIGRATIONS = [
         WHERE status = 'active';
     CREATE INDEX commitments_by_time ON commitments (agent_class, created_at);
     """,
+    # D56: a lease whose length the person gave keeps passing topics with its problem.
+    "ALTER TABLE commitments ADD COLUMN holds_focus INTEGER NOT NULL DEFAULT 0;",
 ]
 
 
@@ -72,6 +74,9 @@ class Commitment:
     agent_class: str = "ADMIN"
     ended_at: datetime | None = None
     end_reason: str | None = None
+    holds_focus: bool = False
+    """The person gave the lease's length ("for the next 3 turns"): while it runs, a passing
+    topic stays with its problem instead of being queued as one of its own (D56)."""
 
     @property
     def is_active(self) -> bool:
@@ -86,6 +91,7 @@ class Commitment:
             "description": self.description,
             "turns_remaining": self.turns_remaining,
             "turns_total": self.turns_total,
+            "holds_focus": self.holds_focus,
             "status": self.status,
             "created_at": self.created_at.isoformat(),
             "ended_at": self.ended_at.isoformat() if self.ended_at else None,
@@ -105,6 +111,7 @@ def _row_to_commitment(row: sqlite3.Row) -> Commitment:
         agent_class=row["agent_class"],
         ended_at=datetime.fromisoformat(row["ended_at"]) if row["ended_at"] else None,
         end_reason=row["end_reason"],
+        holds_focus=bool(row["holds_focus"]),
     )
 
 
@@ -136,10 +143,13 @@ class CommitmentManager:
         self.max_turns = max_turns
         db.migrate(_COMPONENT, _MIGRATIONS)
 
-    def create(self, problem_id: str, description: str, turns: int) -> Commitment:
+    def create(
+        self, problem_id: str, description: str, turns: int, *, holds_focus: bool = False
+    ) -> Commitment:
         """Start a commitment of `turns` (capped at ``max_turns``) on `problem_id`.
 
         An active commitment is abandoned first, with the new one named as the reason.
+        `holds_focus`: the person set the length, so passing topics stay with it (D56).
 
         Raises:
             HRMError: VALIDATION_FAILED for fewer than one turn or an empty problem id.
@@ -160,13 +170,14 @@ class CommitmentManager:
             created_at=self._clock(),
             status="active",
             agent_class=self.agent_class,
+            holds_focus=holds_focus,
         )
         with self._db.transaction():
             self._end_active("abandoned", f"superseded by {commitment.id}")
             self._db.execute(
                 "INSERT INTO commitments (id, agent_class, problem_id, description,"
-                " turns_remaining, turns_total, created_at, status)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'active')",
+                " turns_remaining, turns_total, created_at, status, holds_focus)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?)",
                 (
                     commitment.id,
                     self.agent_class,
@@ -175,6 +186,7 @@ class CommitmentManager:
                     total,
                     total,
                     commitment.created_at.isoformat(),
+                    int(holds_focus),
                 ),
             )
             self._remember_active(commitment)

@@ -280,8 +280,17 @@ class FocusHRM:
             explicit_request=True,
         )
 
-    def commit(self, description: str, turns: int, problem_id: str | None = None) -> FocusChange:
+    def commit(
+        self,
+        description: str,
+        turns: int,
+        problem_id: str | None = None,
+        *,
+        holds_focus: bool = False,
+    ) -> FocusChange:
         """Commit to the active (or given) problem for `turns`, then enter execution.
+
+        `holds_focus`: the person gave the length, so passing topics stay with it (D56).
 
         Raises:
             HRMError: VALIDATION_FAILED when there is no problem to commit to.
@@ -296,7 +305,9 @@ class FocusHRM:
         events: list[dict[str, Any]] = []
         with self._atomic():
             previous = self.commitments.get_active()
-            commitment = self.commitments.create(target, description, turns)
+            commitment = self.commitments.create(
+                target, description, turns, holds_focus=holds_focus
+            )
             if previous is not None:
                 reason = f"superseded by {commitment.id}"
                 events.append(_event("commitment_abandoned", id=previous.id, reason=reason))

@@ -13,9 +13,10 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    title keyword, two of the title's words, or one that no other open problem's title has),
    switched to without a score: the person is the authority over their own focus; then a focus
    request ("let's focus on X for the next 3 turns", `focus_requests`, D54): the problem X names
-   (switched to likewise), the active problem when X narrows it or names nothing, else a new
-   problem titled by X, switched to; then a mention — "about X", "regarding X" — whose X names a
-   title by the strict rule (all its words, or similarity ≥ 0.5), which the score arbitrates;
+   (switched to likewise), else the active problem, of which X is a part (a new problem titled
+   by X only with nothing active, or in an emergency); then a mention — "about X",
+   "regarding X" — whose X names a title by the strict rule (all its words, or similarity
+   ≥ 0.5), which the score arbitrates;
 2. a continuation: no content words at all ("ok, go on") continues the active problem; a short
    follow-up (≤ 3 content words) that refers back ("it", "that", "this", "also", "again") or
    opens with a connective ("and", "then", "next", "so") continues the problem the last input
@@ -27,7 +28,9 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    (D49);
 4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
    markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
-   ``TurnInput.priority`` when that is higher (clamped to the policy's scale).
+   ``TurnInput.priority`` when that is higher (clamped to the policy's scale). While a
+   commitment whose length the person gave runs on the active problem, a new candidate that
+   would only be queued stays with the active problem instead (`decide`, D56).
 
 An input is an emergency (`_is_emergency`) when it carries an emergency marker
 (`policy.EMERGENCY_MARKERS`: "production is down", "outage", "urgent", "asap", "security
@@ -124,6 +127,8 @@ class CommitmentView(Protocol):
     def turns_total(self) -> int: ...
     @property
     def description(self) -> str: ...
+    @property
+    def holds_focus(self) -> bool: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -303,6 +308,20 @@ class PreemptScoreArbiter:
             reason = (
                 f"Ask user: score {score:.3f} in ask-band [{p.ASK_BAND_LOW}, {p.ASK_BAND_HIGH})"
             )
+        elif found is not None and found.is_new and _leased(focus_state.commitment, active):
+            return ArbitrationDecision(
+                active_problem_id=active.id,
+                disposition=ArbitrationDisposition.STAY,
+                preempt_score=score,
+                reason=(
+                    f"Within the commitment on the active problem: a new topic scoring "
+                    f"{score:.3f} < {p.ASK_BAND_LOW} stays with it"
+                ),
+                components=components,
+                candidate=active,
+                candidate_problem_id=active.id,
+                candidate_match="within the active commitment",
+            )
         else:
             disposition = ArbitrationDisposition.QUEUE
             reason = f"Queue: score {score:.3f} < {p.ASK_BAND_LOW}"
@@ -361,7 +380,7 @@ class PreemptScoreArbiter:
 
     # ── classification of the input ────────────────────────────────────────
 
-    def _is_emergency(self, turn_input: TurnInput, focus_state: FocusState) -> bool:
+    def _is_emergency(self, turn_input: TurnInput, focus_state: FocusState | None) -> bool:
         """Emergency markers, priority ≥ 9, or ``metadata["emergency"] is True``.
 
         ``focus_state`` is part of 001's signature; an emergency preempts whatever the
@@ -447,10 +466,10 @@ class PreemptScoreArbiter:
 
         The person directs their own focus, so the request is explicit, as "switch to X" is:
         X names an open problem (by part of its title, or by similarity) → that problem;
-        X says nothing of its own ("let's stay on this") or narrows the active problem (shares
-        a word with its title, or continues the last exchange on it) → the active problem;
-        otherwise X is a new problem, titled by X, that the person asks to switch to. The turn
-        then commits to whichever problem this is.
+        anything else is a part of the work in focus ("the database layer" while building a
+        Flask API shares no word with it) → the active problem; with nothing active, or in an
+        emergency (which must be able to switch), a new problem titled by X. The turn then
+        commits to whichever problem this is.
         """
         topic = request.description
         keywords = extract_keywords(topic)
@@ -470,17 +489,8 @@ class PreemptScoreArbiter:
         if named is not None:
             to_active = active is not None and named.id == active.id
             return _Candidate(named, False, not to_active, "focus request naming it")
-        if active is not None:
-            if not _title_words(active.title).isdisjoint(keywords):
-                return _Candidate(active, False, False, "focus request within the active problem")
-            last = getattr(turn_input.context, "last_topic", None)
-            if (
-                isinstance(last, dict) and last.get("problem_id") == active.id
-                and _continues_last(keywords, turn_input.context)
-            ):
-                return _Candidate(
-                    active, False, False, "focus request continuing the last exchange"
-                )
+        if active is not None and not self._is_emergency(turn_input, None):
+            return _Candidate(active, False, False, "focus request within the active problem")
         title = request.title if keywords else None  # else titled by the input, as usual
         problem = self._new_candidate(turn_input, registry, title=title)
         return _Candidate(problem, True, True, "focus request on a new topic")
@@ -565,6 +575,25 @@ def _last_problem(
     if problem is None or problem.status not in (ProblemStatus.QUEUED, ProblemStatus.PAUSED):
         return None
     return problem
+
+
+def _leased(commitment: CommitmentView | None, active: Problem) -> bool:
+    """Does a commitment on the active problem run, so that a passing topic stays with it?
+
+    "For the next 3 turns, focus on the database layer", then "Should I use SQLAlchemy or raw
+    sqlite3?": no word in common with the problem or the commitment, so each question of the
+    focus the person had just asked for was queued as a problem of its own. While a lease whose
+    length the person gave runs, a new topic that would only be queued stays with the active
+    problem instead (D56); one that scores into the ask band (urgent, important) is still asked
+    about. "Let's work on X" with no length commits by default and holds nothing: it is how
+    people open a topic, and the next topic they raise is its own.
+    """
+    return (
+        commitment is not None
+        and commitment.holds_focus
+        and commitment.problem_id == active.id
+        and commitment.turns_remaining > 0
+    )
 
 
 def _within_commitment(

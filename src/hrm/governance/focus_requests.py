@@ -3,10 +3,11 @@
 001 §4.3 gives commitments a manager and no words that start one; the turn reads them here. A
 focus request is the person directing their own focus, as "switch to X" is, so it decides which
 problem the input belongs to as well as the commitment (D54): arbitration
-(`PreemptScoreArbiter`) ties the request to the problem it names, to the active problem when it
-narrows it ("the billing migration script" under "the v2 launch of our billing service"), or to
-a new problem it opens and switches to; the turn then commits to that problem. Read once per
-text: arbitration and the commitment ask about the same input in one turn.
+(`PreemptScoreArbiter`) ties the request to the problem it names, else to the active problem it
+is part of ("the billing migration script" under "the v2 launch of our billing service"), and
+opens a problem titled by it only when nothing is active; the turn then commits to that
+problem, holding focus when the person gave the length (D56). Read once per text: arbitration
+and the commitment ask about the same input in one turn.
 """
 
 from __future__ import annotations
