@@ -53,7 +53,7 @@ from hrm.turn_state import (
     recent_exchange,
     recent_from,
 )
-from hrm.turn_switch import held_question, read_answer
+from hrm.turn_switch import asks_to_switch, held_question, last_queued, read_answer
 from hrm.types import AltitudeLevel, Clock, HRMContext, Stance, TurnInput, system_clock
 
 __all__ = ["HRM", "NOTES_START", "SESSION_IDLE_MINUTES"]
@@ -509,6 +509,17 @@ class HRM:
                     text = str(held["input"])
                     turn_input = replace(turn_input, text=text)
         state.pending_switch = None
+        # "switch" with no question pending refers to the topic hrm just said it queued; it is
+        # never a topic of its own, and hrm answers it without a model call.
+        switch_to: Problem | None = None
+        bare_switch = decided is None and confirmation is None and asks_to_switch(text)
+        if bare_switch:
+            switch_to = last_queued(state.last_topic, self.focus.problem_registry)
+            decided = (
+                self.focus.answered({"problem_id": switch_to.id}, "switch", asked=False)
+                if switch_to is not None
+                else self.focus.stay("The person asked to switch; no topic was queued last")
+            )
         if confirmation is None and decided is None:
             self._feedback_on_previous(text, record, event)
         # Feedback judges the last answer only: this turn sets them again when its own answer
@@ -550,6 +561,19 @@ class HRM:
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
+        if bare_switch:
+            record.stance_after = focus.stance_after.value
+            record.commitment_after = _commitment(focus.commitment_after)
+            if switch_to is None or problem is None:
+                return (
+                    "No topic is waiting to switch to. `/problems` lists the open ones, and "
+                    "“switch to” with a few words of a title moves to it.", "switch", False, None,
+                )
+            state.last_topic = {
+                "problem_id": problem.id,
+                "keywords": list(extract_keywords(problem.title)[:_TOPIC_WORDS]),
+            }
+            return f"Switched to ‘{problem.title}’.", "switch", False, None
         # What a follow-up may continue: the problem this input went to — the active one, or
         # the one it was queued as (D51). An ask returned above and keeps the last topic as it
         # was; a message that was only a preference has no topic and keeps the last one too.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from hrm.governance.arbiter import ArbitrationDecision
 
-__all__ = ["Choice", "held_question", "read_answer"]
+__all__ = ["Choice", "asks_to_switch", "held_question", "last_queued", "read_answer"]
 
 Choice = Literal["switch", "queue"]
 
@@ -31,6 +31,13 @@ _QUEUE = re.compile(
     r"let'?s (?:stay|finish|continue))\b",
     re.IGNORECASE,
 )
+_BARE_SWITCH = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|yes|sure|fine)[,!.]?\s+)?(?:let'?s\s+|please\s+)?switch"
+    r"(?:\s+(?:over|(?:over\s+)?to\s+(?:it|that|this|that one|the new one)))?(?:\s+please)?"
+    r"\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+"""A request to switch that names nothing: "switch", "ok, switch to it", "let's switch"."""
 _ANSWER_CHARS = 200
 """An answer to "switch or queue?" is short; a long input that starts with "no" is its own."""
 _HELD_INPUT_CHARS = 2000
@@ -61,3 +68,24 @@ def held_question(arbitration: ArbitrationDecision, text: str, turn: int) -> dic
         "asked_turn": turn,
         "score": round(arbitration.preempt_score, 4),
     }
+
+
+def asks_to_switch(text: str) -> bool:
+    """Is `text` a bare request to switch ("switch", "ok, switch to it") that names nothing?
+
+    With no question pending, it refers to the topic hrm just said it queued (`hrm chat`'s
+    "a new topic … is queued"): `last_queued` is that one. It is never a topic of its own.
+    """
+    return len(text) <= _ANSWER_CHARS and _BARE_SWITCH.match(text) is not None
+
+
+def last_queued(last_topic: Any, registry: Any) -> Any:
+    """The queued problem the last input went to, if it is still open and queued, else None."""
+    from hrm.governance.problems import ProblemStatus
+
+    problem_id = last_topic.get("problem_id") if isinstance(last_topic, dict) else None
+    problem = registry.get(str(problem_id)) if problem_id else None
+    if problem is None or problem.status is not ProblemStatus.QUEUED:
+        return None
+    return problem
+

@@ -77,6 +77,22 @@ def test_a_new_topic_is_said_once_with_the_words_that_switch_to_it(tmp_path: Pat
     )
     assert code == 0, err
     assert out.count("(a new topic:") == 1
-    assert "“switch to nightly backup job” moves it)" in out
+    assert "“switch” moves to it now, “switch to nightly backup job” later)" in " ".join(
+        out.split()
+    )
     last_status = " ".join(out.split("altitude ")[-1].split())  # the terminal wraps it
     assert "problem Our nightly backup job to S3 failed…" in last_status
+
+
+def test_switch_alone_moves_to_the_topic_just_queued(tmp_path: Path) -> None:
+    code, out, err = _chat(
+        tmp_path / "home",
+        "How do I read a CSV file with pandas?\n"
+        "Our nightly backup job to S3 failed last night with an access denied error\n"
+        "switch\n/problems\n/quit\n",
+    )
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "Switched to ‘Our nightly backup job to S3 failed last night" in flat
+    assert "│ switch " not in out  # not a problem of its own
+

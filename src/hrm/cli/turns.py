@@ -241,7 +241,7 @@ def _queued_aside(arbitration: dict[str, Any]) -> str | None:
     name = " ".join(words) or shorten(title, 30)
     return (
         f"(a new topic: ‘{shorten(title, 50)}’ is queued and focus stays where it was; "
-        f"“switch to {name}” moves it)"
+        f"“switch” moves to it now, “switch to {name}” later)"
     )
 
 

@@ -244,13 +244,16 @@ class FocusHRM:
             arbitration_record=arbitration_record,
         )
 
-    def answered(self, held: dict[str, Any], choice: str) -> ArbitrationDecision:
+    def answered(
+        self, held: dict[str, Any], choice: str, *, asked: bool = True
+    ) -> ArbitrationDecision:
         """The arbitration the person chose when asked: switch to the problem, or queue it.
 
         ``held`` is what the turn kept of the question (`hrm.turn_switch.held_question`). The
         problem asked about is the one switched to or queued: the same one when it still
         exists and is not resolved, else a new one with its title (it may have been resolved,
-        or, when the question was about a new topic, never saved).
+        or, when the question was about a new topic, never saved). ``asked=False``: no
+        question was pending; the person said "switch" after hrm said it queued the topic.
         """
         registry = self.problem_registry
         known = registry.get(held["problem_id"]) if held.get("problem_id") else None
@@ -270,7 +273,8 @@ class FocusHRM:
             disposition=ArbitrationDisposition.SWITCH if switch else ArbitrationDisposition.QUEUE,
             preempt_score=float(held.get("score") or 0.0),
             reason=(
-                "The person chose to switch when asked" if switch
+                "The person chose to switch to the topic just queued" if not asked
+                else "The person chose to switch when asked" if switch
                 else "The person chose to queue it when asked"
             ),
             candidate_problem_id=candidate.id,
@@ -278,6 +282,19 @@ class FocusHRM:
             is_new_candidate=new,
             candidate_match="the person's answer",
             explicit_request=True,
+        )
+
+    def stay(self, reason: str) -> ArbitrationDecision:
+        """An arbitration the person's words decided without naming a problem: stay."""
+        active = self.problem_registry.get_active()
+        return ArbitrationDecision(
+            active_problem_id=active.id if active else None,
+            disposition=ArbitrationDisposition.STAY,
+            preempt_score=0.0,
+            reason=reason,
+            candidate_problem_id=active.id if active else None,
+            candidate=active,
+            candidate_match="the person's words",
         )
 
     def commit(
