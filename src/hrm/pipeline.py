@@ -602,6 +602,14 @@ class HRM:
             )
         else:
             notes.append(confirmation)
+        if notes and confirmation is None and arbitrated is not turn_input and not arbitrated.text:
+            # The message only stated a preference: hrm answers it, as it answers a bare yes or
+            # no (D50). The canon carries it into every later prompt; a model shown it has
+            # nothing to add and echoes it back (D58).
+            record.stance_after = focus.stance_after.value
+            record.commitment_after = _commitment(focus.commitment_after)
+            record.notes += notes
+            return "\n".join(notes), "remember", False, "preference"
 
         # 3. Altitude (001 §2.1).
         with tracer.span("altitude", "classify_input", "AltitudeGovernor") as span:

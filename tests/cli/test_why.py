@@ -68,7 +68,7 @@ def test_each_layer_says_what_it_decided_and_why(demo_decisions: list[dict[str, 
     assert _said(switched, "stance") == "evaluation → execution"  # the record alone
     escalated = explain(demo_decisions[9])
     assert _said(escalated, "escalation").endswith(": escalated")
-    learned = explain(demo_decisions[12])  # turn 13: the pattern learned at 12 chooses
+    learned = explain(demo_decisions[13])  # turn 14: the pattern learned at 13 chooses
     assert "(learned pattern pat_" in _said(learned, "strategy")
     assert _said(learned, "learning").startswith("pattern strengthened pat_")
 

@@ -81,3 +81,37 @@ def test_a_bare_yes_with_nothing_held_is_answered_by_the_model(home: HRMHome) ->
         h.turn("Shall I add an index on created_at?")
         reply = h.turn("yes")
         assert reply.action == "respond" and reply.response == "About: yes"
+
+
+def test_a_message_that_only_states_a_preference_is_answered_by_hrm(home: HRMHome) -> None:
+    # D58: the model had nothing to add and echoed the preference back as its answer.
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("How do I read a CSV file with pandas?")
+        calls = len(_responds(model))
+        noted = h.turn("From now on, keep answers under 10 lines.")
+        assert noted.action == "remember" and not noted.asked
+        assert noted.response == "Noted as canon: “From now on, keep answers under 10 lines”."
+        held = h.turn("Dark mode seems better for late-night work")
+        assert held.action == "remember" and held.response.startswith("Should I remember “Dark")
+        again = h.turn("From now on, keep answers under 10 lines.")
+        assert again.response.startswith("Already canon:")
+        assert len(_responds(model)) == calls  # none of the three called the model
+        assert not noted.decision.execution and noted.decision.preference["class"] == "pref_explicit"
+        assert "preference.from-now-on-keep-answers-under-10-lines" in _preferences(h)
+        # the next question is answered by the model, with the preference in its canon and
+        # none of hrm's acknowledgements in its conversation
+        answered = h.turn("And how do I write it back out?")
+        assert answered.action == "respond"
+        sent = _responds(model)[-1]
+        assert not any("Noted as canon" in m.content or "Should I remember" in m.content
+                       for m in sent)
+
+
+def test_a_preference_with_a_question_is_still_answered_by_the_model(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        result = h.turn("I prefer concise answers. How do I read a CSV file with pandas?")
+        assert result.action == "respond"
+        assert result.response.startswith("About: ")
+        assert result.response.endswith("Noted as canon: “I prefer concise answers”.")

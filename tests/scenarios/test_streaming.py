@@ -43,7 +43,8 @@ def test_the_pieces_are_the_models_answer_and_the_turn_adds_its_notes_after(home
     with HRM.open(home, "ADMIN", "offline") as h:
         h.turn("Let's plan the v2 launch of our billing service")
         pieces: list[str] = []
-        result = h.turn("I prefer concise answers with code examples", on_text=pieces.append)
+        result = h.turn("I prefer concise answers with code examples. How do I read a CSV?",
+                        on_text=pieces.append)
     streamed = "".join(pieces)
     assert len(pieces) > 1 and streamed.startswith("(offline model)")
     assert result.response.startswith(streamed.rstrip())
@@ -103,14 +104,15 @@ def test_hrm_turn_and_chat_show_the_whole_answer_with_its_notes(tmp_path: Path) 
     assert first.stdout.startswith("(offline model) I found nothing")
     chat = runner.invoke(
         app, ["chat", *where],
-        input="I prefer concise answers with code examples\nDark mode seems better\n/quit\n",
+        input="I prefer concise answers with code examples. How do I read a CSV?\n"
+        "Dark mode seems better for late-night work, I think. Which editors have it?\n/quit\n",
     )
     assert chat.exit_code == 0, chat.output
     lines = chat.stdout.splitlines()
     answers = [line for line in lines if line.startswith("you › hrm › (offline model)")]
     assert len(answers) == 2
     assert "• Noted as canon: “I prefer concise answers with code examples”." in lines
-    assert any(line.startswith("• Should I remember “Dark mode seems better”") for line in lines)
+    assert any(line.startswith("• Should I remember “Dark mode seems better") for line in lines)
     assert chat.stdout.count("• Noted as canon") == 1  # notes once, after the streamed answer
 
 
