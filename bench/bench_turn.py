@@ -205,7 +205,7 @@ def capture(home: Path, n: int, snapshot: Path) -> Capture:
             captured.statements.append(recorder.sink)
             result = hrm.turn(text)
             captured.sql_in_turn_ms.append(recorder.elapsed * 1000)
-            failed += result.decision.evaluation.get("success") is not True
+            failed += not _succeeded(result)
     finally:
         hrm.db._conn = real_conn
         hrm.close()
@@ -213,6 +213,11 @@ def capture(home: Path, n: int, snapshot: Path) -> Capture:
         raise SystemExit(f"{failed} of {n} turns failed: the figures would not be those of "
                          "real turns")
     return captured
+
+
+def _succeeded(result: Any) -> bool:
+    """A routed turn succeeded; a preference-only message is answered by hrm itself (D58)."""
+    return result.action == "remember" or result.decision.evaluation.get("success") is True
 
 
 def _recording_append(append_many: Any, name: str, captured: Capture) -> Any:
@@ -274,8 +279,12 @@ class _Replays:
 
 
 def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
-            block: int) -> tuple[list[float], list[float], list[float]]:
-    """Time the same turns in a second home, interleaved block by block with the replays."""
+            block: int) -> tuple[list[float], list[float], list[float], list[bool]]:
+    """Time the same turns in a second home, interleaved block by block with the replays.
+
+    Also says, per turn, whether it was routed (not a preference-only message hrm answered
+    itself, D58): the routed turns are the like-for-like figure with sessions before D58.
+    """
     n = len(captured.calls)
     texts = conversation(MEASURE_SEED, n)
     _forget_texts()
@@ -284,6 +293,7 @@ def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
     turns: list[float] = []
     io: list[float] = []
     sql: list[float] = []
+    routed: list[bool] = []
     failed = 0
     try:
         for start in range(0, n, block):
@@ -292,7 +302,8 @@ def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
                 t0 = time.perf_counter()
                 result = hrm.turn(texts[i])
                 turns.append((time.perf_counter() - t0) * 1000)
-                failed += result.decision.evaluation.get("success") is not True
+                failed += not _succeeded(result)
+                routed.append(result.action != "remember")
             io += [replays.io(i) for i in range(start, stop)]
             sql += [replays.sql(i) for i in range(start, stop)]
     finally:
@@ -300,7 +311,7 @@ def measure(home: Path, tmp: Path, snapshot: Path, captured: Capture,
         hrm.close()
     if failed:
         raise SystemExit(f"{failed} of {n} measured turns failed")
-    return turns, io, sql
+    return turns, io, sql, routed
 
 
 def cold_start(runs: int) -> dict[str, float]:
@@ -336,7 +347,8 @@ def main() -> int:
         tmp = Path(tmp_name)
         snapshot = tmp / "snapshot.db"
         captured = capture(tmp / "capture", n, snapshot)
-        turns, base, sql = measure(tmp / "home", tmp, snapshot, captured, max(1, args.block))
+        turns, base, sql, routed = measure(tmp / "home", tmp, snapshot, captured,
+                                           max(1, args.block))
     all_io = [b + q for b, q in zip(base, sql, strict=True)]
     t50, t95, b50, b95 = pct(turns, 0.5), pct(turns, 0.95), pct(base, 0.5), pct(base, 0.95)
     # Each block's turns against its own replays, then the median over blocks: what is left
@@ -352,6 +364,11 @@ def main() -> int:
     appends = sum(len(turn) for turn in captured.batches) / n
     per_turn_sql = sum(len(t) for t in captured.statements) / n
     commits = sum(1 for t in captured.statements for _, q, _ in t if q == "COMMIT") / n
+    # Routed turns only (the turns the capture run also routed): like for like with the
+    # sessions before D58, whose preference-only turns were routed too.
+    kept = [i for i in range(n) if routed[i] and captured.calls[i]]
+    r50 = pct([turns[i] for i in kept], 0.5) if kept else float("nan")
+    rb50 = pct([base[i] for i in kept], 0.5) if kept else float("nan")
     cold = None if args.no_cold else cold_start(3 if args.quick else 7)
     result = {
         "turns": n,
@@ -371,6 +388,9 @@ def main() -> int:
         "all_io_baseline_p50_ms": round(a50, 3),
         "kernel_overhead_over_all_io_p50_ms": round(t50 - a50, 3),
         "kernel_overhead_over_all_io_in_turns_p50_ms": round(t50 - b50 - situ50, 3),
+        "routed_turns": len(kept),
+        "routed_turn_p50_ms": round(r50, 3), "routed_baseline_p50_ms": round(rb50, 3),
+        "routed_kernel_overhead_p50_ms": round(r50 - rb50, 3),
         "cold_start": None if cold is None else {k: round(v, 1) for k, v in cold.items()},
         "goals": {"kernel_overhead_p50_ms": 1.0, "turn_p50_ms": 3.0},
     }
@@ -391,6 +411,9 @@ def main() -> int:
     print(f"overhead on top of all I/O (adapter + ledgers + SQLite) p50 {t50 - a50:7.2f} ms   "
           f"ratio {t50 / a50:.2f}× (SQLite replayed); {t50 - b50 - situ50:.2f} ms (SQLite as in "
           "turns)")
+    print(f"routed turns only ({len(kept)} of {n}; preference-only messages are answered by "
+          f"hrm, D58): turn p50 {r50:.2f} ms, baseline {rb50:.2f} ms, kernel overhead "
+          f"{r50 - rb50:.2f} ms")
     if cold is not None:
         print(f"cold start `hrm turn`: {cold['hrm_turn_ms']:.0f} ms = {cold['ratio']:.1f}× "
               f"`python -c pass` ({cold['python_pass_ms']:.0f} ms)")
