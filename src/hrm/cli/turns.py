@@ -63,11 +63,10 @@ def _open(
     import dataclasses
 
     from hrm.config import load_config
-    from hrm.home import HRMHome
 
-    llm = load_config(HRMHome.resolve(home)).config.llm
-    llm = dataclasses.replace(llm, provider=provider or llm.provider, model=model)
-    return HRM.open(home, agent_class, llm)
+    config = load_config(home).config  # loaded once: HRM.open takes it as it is
+    llm = dataclasses.replace(config.llm, provider=provider or config.llm.provider, model=model)
+    return HRM.open(home, agent_class, config=dataclasses.replace(config, llm=llm))
 
 
 class _Answer:

@@ -53,6 +53,7 @@ from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
     Problem,
+    ProblemMatch,
     ProblemRegistry,
     ProblemStatus,
     extract_keywords,
@@ -422,14 +423,8 @@ class PreemptScoreArbiter:
             return _Candidate(last or active, False, False, "continuation")
         if not keywords:
             return None
-        matches = problem_registry.find_similar(text, threshold=self._similarity_threshold)
-        if matches:
-            best = matches[0]
-            if active is not None:
-                # Prefer the active problem when it ties with the best match.
-                for match in matches:
-                    if match.problem.id == active.id and match.score >= best.score:
-                        return _Candidate(active, False, False, f"similar {match.score:.2f}")
+        best = self._most_similar(text, problem_registry, active)
+        if best is not None:
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
         if active is not None and _continues_last(keywords, turn_input.context):
             last = _last_problem(
@@ -477,15 +472,8 @@ class PreemptScoreArbiter:
             return _Candidate(active, False, False, "focus request on the active problem")
         named = _named_problem(topic, registry, by_part=True) if keywords else None
         if named is None and keywords:
-            matches = registry.find_similar(topic, threshold=self._similarity_threshold)
-            if matches:
-                best = matches[0]
-                tied_active = [
-                    m.problem for m in matches
-                    if active is not None and m.problem.id == active.id
-                    and m.score >= best.score
-                ]
-                named = tied_active[0] if tied_active else best.problem
+            best = self._most_similar(topic, registry, active)
+            named = best.problem if best is not None else None
         if named is not None:
             to_active = active is not None and named.id == active.id
             return _Candidate(named, False, not to_active, "focus request naming it")
@@ -494,6 +482,20 @@ class PreemptScoreArbiter:
         title = request.title if keywords else None  # else titled by the input, as usual
         problem = self._new_candidate(turn_input, registry, title=title)
         return _Candidate(problem, True, True, "focus request on a new topic")
+
+    def _most_similar(
+        self, text: str, registry: ProblemRegistry, active: Problem | None
+    ) -> ProblemMatch | None:
+        """The best `find_similar` match, the active problem when it ties with the best."""
+        matches = registry.find_similar(text, threshold=self._similarity_threshold)
+        if not matches:
+            return None
+        best = matches[0]
+        if active is not None:
+            for match in matches:
+                if match.problem.id == active.id and match.score >= best.score:
+                    return match
+        return best
 
     @staticmethod
     def _continues(text: str, keywords: tuple[str, ...]) -> bool:

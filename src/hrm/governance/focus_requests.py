@@ -51,11 +51,10 @@ class FocusRequest:
     turns: int | None
     """The span the person gave ("for the next 3 turns"), or None (`DEFAULT_TURNS` applies)."""
     description: str
-    """What to focus on, as said: the commitment's description and what arbitration matches;
-    empty when the input says nothing besides the span ("for the next 3 turns.")."""
-    named: bool
-    """The person named a topic with a focus verb ("focus on X"); otherwise `description` is
-    the rest of the input around the span ("for the next 2 turns, help me debug X")."""
+    """What to focus on: the topic a focus verb names ("focus on X"), else the rest of the input
+    around the span ("for the next 2 turns, help me debug X"); empty when the input says
+    nothing besides the span ("for the next 3 turns."). The commitment's description and what
+    arbitration matches."""
 
     @property
     def title(self) -> str:
@@ -83,11 +82,11 @@ def _read(head: str) -> FocusRequest | None:
     if topic is not None:
         said = _without_span(_first_sentence(topic.group(1)))
         if said:
-            return FocusRequest(turns, shorten(said, 80), named=True)
+            return FocusRequest(turns, shorten(said, 80))
         if span is None:  # "let's focus on ..." names nothing and gives no span
             return None
     rest = _without_span(_first_sentence(_without_span(head)))
-    return FocusRequest(turns, shorten(rest, 80), named=False)
+    return FocusRequest(turns, shorten(rest, 80))
 
 
 def _first_sentence(text: str) -> str:

