@@ -110,7 +110,8 @@ def test_a_word_of_the_running_commitment_keeps_the_input_on_its_problem(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry
 ) -> None:
     active = registry.create("Design the caching layer", status=ProblemStatus.ACTIVE)
-    text = "What invalidation strategies fit a product catalogue?"
+    # A statement: a question would stay anyway, as the conversation's next move (D59).
+    text = "Invalidation strategies for a product catalogue keep coming up in reviews"
     on_it = Lease("c1", active.id, 2, 3, "focus on the cache invalidation design")
     elsewhere = Lease("c2", "prob_other", 2, 3, "focus on the cache invalidation design")
     decision = arbiter.decide(turn(text), state(on_it), registry, signals())
@@ -219,7 +220,11 @@ def test_a_mention_still_needs_most_of_the_title(
                               signals())  # fmt: skip
     assert decision.candidate_match != "explicit mention"
     assert not decision.explicit_request
-    assert decision.candidate_match == "new" and decision.candidate_problem_id != backup.id
+    # Two of its title's words tie it to the backup problem, for the score to arbitrate (D59).
+    assert decision.candidate_match == "shares two words with its title"
+    assert decision.candidate_problem_id == backup.id
+    one_word = arbiter.decide(turn("a note about backups"), state(), registry, signals())
+    assert one_word.candidate_match == "new"
 
 
 def test_similar_paused_problem_is_the_candidate(
@@ -302,7 +307,8 @@ def test_a_lease_the_person_sized_keeps_a_passing_topic_that_would_be_queued(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry
 ) -> None:
     active = registry.create("Design the caching layer", status=ProblemStatus.ACTIVE)
-    text = "How do I rename a git branch?"
+    # A task, not a question: a question stays anyway, as the conversation's next move (D59).
+    text = "Write a script that renames the stale git branches"
     held = Lease("c1", active.id, 2, 3, "the cache invalidation design", holds_focus=True)
     decision = arbiter.decide(turn(text), state(held), registry, signals())
     assert decision.disposition is ArbitrationDisposition.STAY
@@ -326,3 +332,39 @@ def test_a_lease_does_not_hide_an_input_that_scores_into_the_ask_band(
     decision = arbiter.decide(turn(text), state(held), registry, signals(urgency=0.6))
     assert decision.disposition in (ArbitrationDisposition.ASK, ArbitrationDisposition.SWITCH)
 
+
+
+def test_back_to_names_a_problem_by_one_word_no_other_title_has(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    # D59: "the sales data" is not made of title words ("data" is in none), but "sales" is in
+    # one title only; what follows the colon is the question, not the reference.
+    sales = registry.create(
+        "I have a CSV of 2 million sales rows and pandas runs out of memory",
+        status=ProblemStatus.QUEUED,
+    )
+    registry.create("Write the quarterly report for the board", status=ProblemStatus.ACTIVE)
+    text = "Back to the sales data: how do I export the result to Parquet?"
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert decision.explicit_request and decision.candidate_problem_id == sales.id
+    # "switch to X" may be about a tool: there, X must be made of title words
+    tool = arbiter.decide(turn("Should we switch to the sales dashboard tool?"), state(),
+                          registry, signals())  # fmt: skip
+    assert not tool.explicit_request
+
+
+def test_two_title_words_name_a_problem_unless_two_titles_share_them(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    split = registry.create(
+        "Review my plan for splitting the monolith's billing module into a service",
+        status=ProblemStatus.QUEUED,
+    )
+    registry.create("How do I undo the last commit?", status=ProblemStatus.ACTIVE)
+    text = "OK so for the billing service, how do we migrate the data?"
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert decision.candidate_problem_id == split.id
+    assert decision.candidate_match == "shares two words with its title"
+    registry.create("Price the billing service for enterprise", status=ProblemStatus.QUEUED)
+    tied = arbiter.decide(turn(text), state(), registry, signals())
+    assert tied.candidate_match != "shares two words with its title"

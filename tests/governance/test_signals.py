@@ -19,6 +19,8 @@ from hrm.governance.signals import (
     SignalEngine,
     count_citations,
     dated_references,
+    deadline_markers_in,
+    emergency_markers_in,
     extract_claims,
     find_contradictions,
 )
@@ -158,6 +160,41 @@ def test_urgency_markers_raise_urgency() -> None:
     assert deadline > base and urgent_word > base
     assert emergency >= 0.7
     assert e._compute_urgency(turn("outage now, urgent, asap!!!", priority=10)) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "deadline"),
+    [
+        ("I need it now", True),
+        ("fix this now!", True),
+        ("the report is due Friday", True),
+        ("the invoice is overdue", True),
+        # D59: the words in other senses are no deadline
+        ("Now tighten the closing", False),
+        ("From now on, always answer in bullet points", False),
+        ("leave it as it is for now", False),
+        ("what about the tests that call datetime.now()?", False),
+        ("now that it works, what next?", False),
+        ("How do I add a due date column?", False),
+        ("the build failed due to a flaky test", False),
+    ],
+)
+def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) -> None:
+    assert bool(deadline_markers_in(text)) is deadline
+
+
+@pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        ("We are losing data!", True),
+        ("there was data loss in the EU region", True),
+        ("How do I add a column without losing data?", False),
+        ("how do we prevent data loss during the migration?", False),
+        ("no data loss is acceptable", False),
+    ],
+)
+def test_losing_data_is_an_emergency_only_when_it_happens(text: str, emergency: bool) -> None:
+    assert bool(emergency_markers_in(text)) is emergency
 
 
 @settings(max_examples=150, deadline=None)

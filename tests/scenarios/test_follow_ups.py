@@ -23,7 +23,9 @@ def test_a_follow_up_in_the_last_exchanges_words_stays(home: HRMHome) -> None:
         assert disposition == "stay"
         assert "continues the last exchange" in reason
         assert len(h.focus.problem_registry.list()) == 1
-        assert _arbitration(h.turn("How do I rename a git branch?"))[0] == "queue"
+        # A question is the conversation's next move (D59); one the person sets apart is not.
+        assert _arbitration(h.turn("How do I rename a git branch?"))[0] == "stay"
+        assert _arbitration(h.turn("Unrelated: how do I rename a git branch?"))[0] == "queue"
 
 
 def test_a_new_process_continues_the_same_exchange(home: HRMHome) -> None:
@@ -39,11 +41,12 @@ def test_after_a_queued_topic_its_words_do_not_pull_focus_to_the_active_problem(
 ) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         h.turn(PLAN)
-        assert _arbitration(h.turn("How do I rename a git branch in the release repo?"))[0] == "queue"
-        # Its words belong to the queued problem: they are not the active problem's last exchange.
-        disposition, reason = _arbitration(h.turn("Does renaming the branch break the release tags?"))
-        assert "continues the last exchange" not in reason
-        assert disposition != "stay" or "similar" in reason
+        aside = h.turn("Separately, I need to rename a branch in the release repo").decision
+        assert aside.arbitration["disposition"] == "queue"
+        # Its follow-up belongs to the queued problem, not to the active one (D51).
+        follow = h.turn("Does renaming the branch break the release tags?").decision.arbitration
+        assert follow["disposition"] != "stay"
+        assert follow["candidate_problem_id"] == aside.arbitration["candidate_problem_id"]
 
 
 def test_a_question_about_what_the_person_committed_to_stays(home: HRMHome) -> None:
@@ -62,8 +65,9 @@ def test_a_question_about_what_the_person_committed_to_stays(home: HRMHome) -> N
         assert len(h.focus.problem_registry.list()) == 1
         # Without a word of the commitment's, a passing topic stays too while the lease runs
         # (D56, which replaced "is still its own problem"); once it ends, it is queued again.
-        disposition, reason = _arbitration(h.turn("How do I rename a git branch?"))
+        # A task, not a question (a question stays anyway, D59).
+        disposition, reason = _arbitration(h.turn("Write a script that squashes git commits"))
         assert disposition == "stay" and reason.startswith("Within the commitment")
         assert len(h.focus.problem_registry.list()) == 1
         h.turn("And which eviction policy suits it?")  # the lease's last turn
-        assert _arbitration(h.turn("How do I squash commits in git?"))[0] == "queue"
+        assert _arbitration(h.turn("Write a script that renames stale git branches"))[0] == "queue"

@@ -72,7 +72,7 @@ def test_problems_untouched_for_weeks_are_retired_when_a_session_starts(home: HR
     clock = _clock()
     with HRM.open(home, "ADMIN", "offline", clock=clock) as h:
         h.turn("Let's plan the v2 launch of our billing service")
-        h.turn("How do I rename a git branch?")  # a second topic: queued
+        h.turn("Unrelated: how do I rename a git branch?")  # a second topic: queued
         queued = [p.id for p in h.focus.problem_registry.list() if p.status.value == "queued"]
         active = h.focus.problem_registry.get_active()
         assert queued and active is not None
@@ -95,7 +95,7 @@ def test_retirement_can_be_switched_off(home: HRMHome) -> None:
     clock = _clock()
     with HRM.open(home, "ADMIN", "offline", config=config, clock=clock) as h:
         h.turn("Let's plan the v2 launch of our billing service")
-        h.turn("How do I rename a git branch?")
+        h.turn("Unrelated: how do I rename a git branch?")
         clock.next_turn(60 * 24 * 365)
         h.turn("Back to the billing launch")
         assert "resolved" not in {p.status.value for p in h.focus.problem_registry.list()}
@@ -113,7 +113,8 @@ def test_problem_retire_days_must_not_be_negative(tmp_path: Path) -> None:
 def test_hrm_problems_list_and_resolve(tmp_path: Path) -> None:
     runner = CliRunner()
     where = ["--home", str(tmp_path / "home")]
-    for text in ("Let's plan the v2 launch of our billing service", "How do I rename a git branch?"):
+    for text in ("Let's plan the v2 launch of our billing service",
+                 "Unrelated: how do I rename a git branch?"):
         assert runner.invoke(app, ["turn", text, *where, "--provider", "offline"]).exit_code == 0
     listed = runner.invoke(app, ["problems", "list", *where, "--json"])
     assert listed.exit_code == 0, listed.output

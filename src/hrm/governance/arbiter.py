@@ -25,7 +25,10 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    then the problem the last input went to when the input continues that exchange (two shared
    content words, D44; a queued or paused problem too, D51), or, while a commitment on the
    active problem runs, the active problem when the input shares a word with the commitment
-   (D49);
+   (D49); then the one open problem whose title shares two content words with the input, and
+   the problem the last input went to when the input is a question or a request about the
+   answer without urgency (`follow_ups`, D59) — none of these when the input opens by saying
+   it is about something else ("Unrelated: …", "Quick question, …");
 4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
    markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
    ``TurnInput.priority`` when that is higher (clamped to the policy's scale). While a
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
 from hrm.governance.focus_requests import FocusRequest, read_focus_request
+from hrm.governance.follow_ups import is_follow_up, opens_new_topic
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -84,11 +88,11 @@ EXPLICIT_REFERENCE_THRESHOLD = 0.5
 
 _SWITCH_REQUEST = re.compile(
     r"\b(?:(?:go|get|come|going|getting) back to|back to|return(?:ing)? to|resum(?:e|ing)|"
-    r"switch(?:ing)? (?:back )?to|let'?s do)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;!?\n]+)",
+    r"switch(?:ing)? (?:back )?to|let'?s do)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
 )
 _MENTION = re.compile(
-    r"\b(?:about|regarding|re:|on|for)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;!?\n]+)",
+    r"\b(?:about|regarding|re:|on|for)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
 )
 _REFERS_BACK = re.compile(
@@ -158,8 +162,9 @@ class ArbitrationDecision:
     candidate_match: str | None = None
     """How the input was tied to the candidate: ``explicit switch request``, ``focus request
     naming it`` (and the other ``focus request …`` of D54), ``continuation``, ``similar 0.42``,
-    ``continues the last exchange``, ``within the active commitment``, ``new`` (a `/why`
-    answers "why this problem?" with it)."""
+    ``continues the last exchange``, ``within the active commitment``, ``shares two words with
+    its title``, ``follow-up in the conversation``, ``new`` (a `/why` answers "why this
+    problem?" with it)."""
     explicit_request: bool = False
     """The person asked to switch by name ("back to X") or to focus on a topic elsewhere."""
     emergency: bool = False
@@ -415,7 +420,10 @@ class PreemptScoreArbiter:
         if explicit is not None:
             return explicit
         keywords = extract_keywords(text)
-        if active is not None and self._continues(text, keywords):
+        # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
+        # next move, so no rule that continues the conversation applies (D59).
+        continuing = not opens_new_topic(text)
+        if active is not None and continuing and self._continues(text, keywords):
             last = (
                 _last_problem(turn_input.context, problem_registry, active, keywords, commitment)
                 if keywords else None
@@ -426,15 +434,37 @@ class PreemptScoreArbiter:
         best = self._most_similar(text, problem_registry, active)
         if best is not None:
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
-        if active is not None and _continues_last(keywords, turn_input.context):
+        if active is None or not continuing:
+            return self._fresh(turn_input, problem_registry)
+        if _continues_last(keywords, turn_input.context):
             last = _last_problem(
                 turn_input.context, problem_registry, active, keywords, commitment
             )
             if last is not None:
                 return _Candidate(last, False, False, "continues the last exchange")
-        if active is not None and _within_commitment(keywords, commitment, active):
+        if _within_commitment(keywords, commitment, active):
             return _Candidate(active, False, False, "within the active commitment")
-        return _Candidate(self._new_candidate(turn_input, problem_registry), True, False, "new")
+        sharing = _sharing_title(keywords, problem_registry)
+        if sharing is not None:
+            return _Candidate(sharing, False, False, "shares two words with its title")
+        if is_follow_up(text) and not self._pressing(turn_input):
+            last = _last_problem(
+                turn_input.context, problem_registry, active, keywords, commitment
+            )
+            return _Candidate(last or active, False, False, "follow-up in the conversation")
+        return self._fresh(turn_input, problem_registry)
+
+    def _fresh(self, turn_input: TurnInput, registry: ProblemRegistry) -> _Candidate:
+        return _Candidate(self._new_candidate(turn_input, registry), True, False, "new")
+
+    @staticmethod
+    def _pressing(turn_input: TurnInput) -> bool:
+        """Does a question carry urgency ("Why is the build broken?") that makes it a problem of
+        its own for the score to weigh, rather than the conversation's next question?"""
+        text = turn_input.text
+        return turn_input.priority >= EMERGENCY_PRIORITY or bool(
+            emergency_markers_in(text) or urgency_markers_in(text) or deadline_markers_in(text)
+        )
 
     def _explicit_reference(
         self, text: str, registry: ProblemRegistry, *, switch: bool
@@ -444,7 +474,10 @@ class PreemptScoreArbiter:
         if name not in _REFERENCE_WORDS.candidates(text):
             return None
         for match in pattern.finditer(text):
-            named = _named_problem(match.group("ref"), registry, by_part=switch)
+            # "back to X" names where the person was; "switch to X" may be a question about
+            # a tool ("should I switch to Polars?"), so only its whole X names a problem.
+            back = switch and match.group(0)[:1].lower() not in ("s", "l")
+            named = _named_problem(match.group("ref"), registry, by_part=switch, loose=back)
             if named is not None:
                 how = "explicit switch request" if switch else "explicit mention"
                 return _Candidate(named, False, switch, how)
@@ -579,6 +612,28 @@ def _last_problem(
     return problem
 
 
+def _sharing_title(keywords: tuple[str, ...], registry: ProblemRegistry) -> Problem | None:
+    """The one open problem whose title shares two or more content words with the input.
+
+    "OK so for the billing service, how do we migrate the data?" under "Review my plan for
+    splitting the monolith's billing module into a service", after an aside: two of seven title
+    words, 0.29 by similarity (below 0.3), so the follow-up went with the aside it came after
+    (D59). Two shared words name a problem as "back to X" does; a tie names none.
+    """
+    words = frozenset(keywords)
+    best: list[Problem] = []
+    most = 2
+    for problem in registry.list():
+        if problem.status is ProblemStatus.RESOLVED:
+            continue
+        shared = len(words & _title_words(problem.title))
+        if shared > most:
+            best, most = [problem], shared
+        elif shared == most:
+            best.append(problem)
+    return best[0] if len(best) == 1 else None
+
+
 def _leased(commitment: CommitmentView | None, active: Problem) -> bool:
     """Does a commitment on the active problem run, so that a passing topic stays with it?
 
@@ -615,7 +670,7 @@ def _within_commitment(
 
 
 def _named_problem(
-    reference: str, registry: ProblemRegistry, *, by_part: bool = False
+    reference: str, registry: ProblemRegistry, *, by_part: bool = False, loose: bool = False
 ) -> Problem | None:
     """The open problem whose title `reference` names, if any.
 
@@ -623,7 +678,9 @@ def _named_problem(
     — a request to switch, where the person means one problem and names it briefly — a part
     of the title names it too: two or more of its words ("switch to the nightly backup job"
     for "Our nightly backup job to S3 failed last night with an access denied error"), or one
-    word that is in no other open problem's title ("back to the backup").
+    word that is in no other open problem's title ("back to the backup"). With `loose` ("back
+    to X", "resume X") X need not be made only of title words: "back to the sales data" names
+    "I have a CSV of 2 million sales rows …" by "sales" alone, when no other title has it (D59).
     """
     words = frozenset(extract_keywords(reference))
     if not words:
@@ -637,10 +694,11 @@ def _named_problem(
         if not title_words:
             continue
         score = 1.0 if title_words <= words else keyword_similarity(words, title_words)
-        if by_part and words <= title_words:
+        part = words & title_words if loose else words if words <= title_words else None
+        if by_part and part:
             holding.append(problem)
-            if len(words) >= 2:
-                score = max(score, 0.5 + 0.5 * len(words) / len(title_words))
+            if len(part) >= 2:
+                score = max(score, 0.5 + 0.5 * len(part) / len(title_words))
         if score >= EXPLICIT_REFERENCE_THRESHOLD and (best is None or score > best[0]):
             best = (score, problem)
     if best is None and len(holding) == 1:

@@ -48,8 +48,9 @@ EMERGENCY_MARKERS: tuple[str, ...] = (
     r"\bemergency\b",
     r"\bsecurity (?:breach|incident|hole)\b",
     r"\bbreach\b",
-    r"\bdata loss\b",
-    r"\blosing data\b",
+    # Data being lost, not a wish to avoid it ("without losing data", "prevent data loss").
+    r"(?<!without )(?<!avoid )(?<!avoiding )(?<!prevent )(?<!preventing )(?<!no )(?<!not )"
+    r"\b(?:data loss|losing (?:any )?data)\b",
     r"\bdata (?:is |was )?(?:deleted|corrupted|leaked)\b",
     r"\bon fire\b",
     r"\bcritical (?:bug|issue|failure|incident)\b",
@@ -80,9 +81,13 @@ DEADLINE_MARKERS: tuple[str, ...] = (
     r"|noon|eod|end of (?:the )?day|end of (?:the )?week|\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\b",
     r"\btoday\b",
     r"\btonight\b",
-    r"\bnow\b",
+    # "I need it now", not "Now tighten the closing", "for now", "from now on", "now that",
+    # `datetime.now()` (D59): after a word and a space, and not after these.
+    r"(?<=\w )(?<!for )(?<!from )(?<!until )(?<!till )(?<!by )(?<!just )(?<!and )now\b"
+    r"(?!\s+(?:that|on)\b)(?!\()",
     r"\bdeadline\b",
-    r"\bdue\b",
+    # "the report is due Friday", "overdue"; not "due to a bug", "a due date column".
+    r"\b(?:over)?due\b(?!\s+(?:to|dates?|diligence)\b)",
     r"\bbefore (?:the )?(?:meeting|demo|release|launch|deploy)\b",
     r"\bwithin (?:the )?(?:hour|\d+ (?:minutes?|hours?))\b",
 )

@@ -1,0 +1,108 @@
+"""Reading whether an input is the conversation's next move, or says it opens a new topic."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.governance.follow_ups import is_follow_up, opens_new_topic
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Would useMemo help here?",
+        "would reading it in chunks work",  # no question mark, a question's first word
+        "What about large files over 5 GB?",
+        "CI runs in UTC and my laptop is in Berlin, could that be it?",
+        "OK so for the billing service, how do we migrate the data?",
+        "Thanks! Is 32 GB of RAM enough?",  # an interjection, then a question
+        "Show me the upload function",
+        "Walk me through designing a URL shortener",
+        "Now tighten the closing",
+        "Make the opening paragraph less generic",
+        "make it shorter",
+        "Explain how the race detector finds these.",
+        "Got it. Give me the backend block, please.",
+    ],
+)
+def test_questions_and_requests_about_the_answer_are_follow_ups(text: str) -> None:
+    assert is_follow_up(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "OK.",  # an interjection asks nothing
+        "Our pods keep getting OOMKilled in the staging cluster",
+        "I also need to write the quarterly report for the board by Friday",
+        "Write the migration step for the billing invoices table",
+        "Make a backup script for the database",  # a task, not a change to the answer
+        # A statement with a question after it: the statement may be a new problem.
+        "Our status page shows the API as degraded. What should the update say?",
+        "x" * 5000 + "?",  # a long paste is not a follow-up
+    ],
+)
+def test_statements_and_tasks_are_not(text: str) -> None:
+    assert not is_follow_up(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unrelated: how do I rename a git branch?",
+        "Quick question, how do I undo the last commit?",
+        "New task: add rate limiting to the public API",
+        "Different topic: what's the best way to learn Rust?",
+        "On another note, the nightly ETL job took six hours",
+        "By the way, how do I pin a Go module?",
+        "btw how do I pin a Go module?",
+        "Separately, our staging database ran out of disk space",
+        "Another thing: I have to onboard two new engineers",
+        "OK, unrelated, but what's a good laptop?",
+        "Off-topic: which keyboard do you like?",
+    ],
+)
+def test_announced_new_topics(text: str) -> None:
+    assert opens_new_topic(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How do I test the unrelated modules separately?",  # the words, not at the start
+        "What about large files?",
+        "A new feature flag broke the build",  # "new" without "topic/task/…"
+        "",
+    ],
+)
+def test_the_words_elsewhere_announce_nothing(text: str) -> None:
+    assert not opens_new_topic(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_both_readings_are_total(text: str) -> None:
+    assert isinstance(is_follow_up(text), bool)
+    assert isinstance(opens_new_topic(text), bool)
+
+
+_STATEMENT = "Our nightly backup job to the storage bucket failed with an access error."
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["What about it?", "Why?", "Show me the code.", "OK.", "Thanks!"]),
+                max_size=4))
+def test_a_statement_anywhere_makes_a_message_no_follow_up(parts: list[str]) -> None:
+    for at in range(len(parts) + 1):
+        assert not is_follow_up(" ".join([*parts[:at], _STATEMENT, *parts[at:]]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["Unrelated: ", "Quick question, ", "New topic: ", "By the way, "]),
+       st.text(max_size=80))
+def test_an_announcement_opens_a_topic_whatever_follows(marker: str, rest: str) -> None:
+    assert opens_new_topic(marker + rest)
