@@ -103,6 +103,12 @@ def test_sections_and_env_nesting(home: HRMHome, tmp_path: Path) -> None:
             id="unknown-nested-key",
         ),
         pytest.param(
+            "llm:\n  restate_preferences: sometimes\n",
+            ErrorCode.VALIDATION_FAILED,
+            "llm.restate_preferences",
+            id="restate-preferences-choice",
+        ),
+        pytest.param(
             "policy:\n  WEIGHT_URGENCY: 0.5\n", ErrorCode.VALIDATION_FAILED, "sum to", id="weights"
         ),
         pytest.param(
@@ -207,3 +213,17 @@ def test_config_show_cli(home: HRMHome) -> None:
 
 def test_hrmconfig_direct_construction() -> None:
     assert HRMConfig().llm.provider == "auto"
+
+
+@pytest.mark.parametrize("word", ["on", "off", "yes", "no", "true", "false"])
+def test_on_off_keys_take_the_words_yaml_reads_as_booleans(tmp_path: Path, word: str) -> None:
+    # YAML 1.1 reads a bare `off` as false: `embeddings: off` was refused as "not a string".
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        f"continuity:\n  embeddings: {word}\nllm:\n  restate_preferences: {word}\n"
+    )
+    config = load_config(HRMHome.resolve(home)).config
+    expected = "on" if word in ("on", "yes", "true") else "off"
+    assert config.continuity.embeddings == expected
+    assert config.llm.restate_preferences == expected

@@ -191,6 +191,10 @@ class LLMConfig:
     """A GGUF file for the ``local`` provider (default: the bundled SmolLM2-135M-Instruct)."""
     n_ctx: int = 2048
     n_threads: int = 2
+    restate_preferences: str = "auto"
+    """auto | on | off — restate the canon the context kept at the end of the person's message.
+    ``auto`` does for the ``local`` provider: small in-process models follow a system prompt
+    weakly (D60)."""
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> LLMConfig:
@@ -339,6 +343,7 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "llm.cost_alert_threshold": (lambda v: v >= 0, "at least 0"),
     "llm.n_ctx": (lambda v: v >= 128, "at least 128"),
     "llm.n_threads": (lambda v: v >= 1, "at least 1"),
+    "llm.restate_preferences": (lambda v: v in ("auto", "on", "off"), "'auto', 'on' or 'off'"),
     "continuity.memory_search_budget_ms": (lambda v: v >= 1, "at least 1"),
     "continuity.skill_match_budget_ms": (lambda v: v >= 1, "at least 1"),
     "continuity.decay_age_weight": (lambda v: 0 <= v <= 1, "between 0 and 1"),
@@ -708,6 +713,11 @@ def _build(
     return cls(**kwargs)
 
 
+_ON_OFF_KEYS = frozenset({"continuity.embeddings", "llm.restate_preferences"})
+"""Keys whose values are ``auto | on | off``: YAML (1.1, as PyYAML reads it) and the environment
+parser read a bare ``on`` or ``off`` as true or false, which the key means."""
+
+
 def _coerce(value: Any, hint: Any, key: str, where: str, origins: Mapping[str, str] | None) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -746,6 +756,8 @@ def _coerce(value: Any, hint: Any, key: str, where: str, origins: Mapping[str, s
     if hint is str:
         if isinstance(value, str):
             return value
+        if isinstance(value, bool) and key in _ON_OFF_KEYS:
+            return "on" if value else "off"
         if isinstance(value, int | float) and not isinstance(value, bool):
             return str(value)
         raise _type_error(key, "a string", value, where)

@@ -19,12 +19,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hrm._text import shorten
+
 __all__ = [
     "AssembledContext",
     "ContextAssembler",
     "ContextItem",
     "ContextSource",
     "estimate_tokens",
+    "preference_reminder",
     "relevance",
 ]
 
@@ -157,6 +160,30 @@ class AssembledContext:
             "excluded": self.excluded,
             **self.extra,
         }
+
+
+REMINDER_PREFERENCES = 5
+"""At most this many preferences are restated after the person's message."""
+_REMINDER_CHARS = 200
+
+
+def preference_reminder(items: Iterable[ContextItem]) -> tuple[str, int]:
+    """The canon the assembly kept, as a line for the end of the person's message, and how many
+    preferences it restates ("", 0 with none).
+
+    Small models follow what is nearest the question: "Always answer with a bullet list" in the
+    system prompt alone was followed in 3 of 10 answers by Qwen2.5-Coder-0.5B and 1 of 10 by
+    SmolLM2; restated here, in 10 and 5 of 10 (D60). Only what the budget kept: the reminder
+    never says what the system prompt does not.
+    """
+    kept = [
+        shorten(item.text, _REMINDER_CHARS).rstrip(" .;")
+        for item in items
+        if item.source == "canon" and item.text.strip()
+    ][:REMINDER_PREFERENCES]
+    if not kept:
+        return "", 0
+    return "(Follow my standing preferences: " + "; ".join(kept) + ".)", len(kept)
 
 
 ContextSource = Callable[[str], Iterable[ContextItem]]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hrm._process import new_id
 from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
+from hrm.context import preference_reminder
 from hrm.errors import HRMError, recover_from_error
 from hrm.llm import LLMCallConfig, Message, StreamChunk
 from hrm.llm.types import FINISH_LENGTH, FINISH_REPETITION
@@ -66,6 +67,14 @@ class ExecutionOutcome:
             },
             **self.details,
         }
+
+
+def _restates_preferences(stack: Any) -> bool:
+    """Does this stack's model get the kept canon restated after the person's message (D60)?"""
+    setting = stack.config.llm.restate_preferences
+    if setting == "auto":
+        return getattr(stack.gateway.adapter, "provider", None) == "local"
+    return bool(setting == "on")
 
 
 def _single_step_plan(action_type: str, description: str) -> Plan:
@@ -127,6 +136,12 @@ class StackExecutor:
     ) -> ExecutionOutcome:
         plan = _single_step_plan("respond", turn_input.text)
         text, notes = self._model_input(turn_input.text)
+        details: dict[str, Any] = {}
+        if _restates_preferences(self.stack):
+            reminder, count = preference_reminder(getattr(assembled, "items", ()))
+            if reminder:
+                text = f"{text}\n\n{reminder}"
+                details["preferences_restated"] = count
         try:
             reply, finish = self._chat(
                 assembled.system, text, purpose=purpose,
@@ -146,6 +161,7 @@ class StackExecutor:
             plan,
             "respond",
             notes=notes,
+            details=details,
         )
 
     def _chat(
