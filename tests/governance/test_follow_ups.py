@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.follow_ups import is_follow_up, opens_new_topic
+from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_announcement
 
 
 @pytest.mark.parametrize(
@@ -106,3 +106,19 @@ def test_a_statement_anywhere_makes_a_message_no_follow_up(parts: list[str]) -> 
        st.text(max_size=80))
 def test_an_announcement_opens_a_topic_whatever_follows(marker: str, rest: str) -> None:
     assert opens_new_topic(marker + rest)
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Unrelated: how do I rename a git branch?", "How do I rename a git branch?"),
+        ("OK, unrelated, but what's a good laptop?", "What's a good laptop?"),
+        ("By the way - is 32 GB enough?", "Is 32 GB enough?"),
+        ("Separately, our staging database ran out of disk space",
+         "Our staging database ran out of disk space"),
+        ("Unrelated:", "Unrelated:"),  # nothing but the announcement: kept as said
+        ("How do I rename a git branch?", "How do I rename a git branch?"),
+    ],
+)
+def test_a_title_leaves_the_announcement_out(text: str, title: str) -> None:
+    assert without_announcement(text) == title

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.scenarios.topic_conversations import HELD_OUT, TUNING, Conversation
 
+from hrm.governance.follow_ups import opens_new_topic
 from hrm.pipeline import HRM
 
 CASES = {**TUNING, **HELD_OUT}
@@ -45,6 +46,8 @@ def test_each_message_goes_to_its_problem(name: str, tmp_path: Path) -> None:
                 wrong.append(f"{text!r} should go to {label}; {_why(result)}")
         open_problems = h.focus.problem_registry.list()
     assert not wrong, "\n".join(wrong)
+    # A problem is titled by what it is about, not by "Unrelated:" or "Separately,".
+    assert not any(opens_new_topic(p.title) for p in open_problems)
     assert len(open_problems) == len(problems)
 
 

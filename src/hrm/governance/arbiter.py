@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
 from hrm.governance.focus_requests import FocusRequest, read_focus_request
-from hrm.governance.follow_ups import is_follow_up, opens_new_topic
+from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_announcement
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -544,7 +544,8 @@ class PreemptScoreArbiter:
         """An unsaved problem for the input, titled by `title` or by its first sentence."""
         text = turn_input.text.strip()
         if title is None:
-            first = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0].strip()
+            first = re.split(r"(?<=[.!?])\s+|\n", without_announcement(text), maxsplit=1)[0]
+            first = first.strip()
             title = shorten(first, 80)
         return registry.build(
             title,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["is_follow_up", "opens_new_topic"]
+__all__ = ["is_follow_up", "opens_new_topic", "without_announcement"]
 
 _HEAD_CHARS = 2000
 """A follow-up is a short message; a long paste is not one, and is not searched whole."""
@@ -83,6 +83,24 @@ interjection: it neither opens a topic nor asks anything."""
 def opens_new_topic(text: str) -> bool:
     """Does the message open by saying it is about something else ("Unrelated: …")?"""
     return _NEW_TOPIC.match(text[:200]) is not None
+
+
+_AFTER_ANNOUNCEMENT = re.compile(r"^[\s:;,.!?\-–—]*(?:but\b[\s,]*)?", re.IGNORECASE)
+
+
+def without_announcement(text: str) -> str:
+    """`text` without its opening "Unrelated: " ("Quick question, but …"), for a title.
+
+    A problem titled "Unrelated: how do I rename a git branch?" names the announcement, and
+    `hrm chat` then offered "switch to Unrelated rename git". The rest, capitalised; the text
+    as it was when it announces nothing or is nothing but the announcement.
+    """
+    match = _NEW_TOPIC.match(text[:200])
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    rest = _AFTER_ANNOUNCEMENT.sub("", rest, count=1)
+    return rest[:1].upper() + rest[1:] if rest.strip() else text
 
 
 @lru_cache(maxsize=256)
