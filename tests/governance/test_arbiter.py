@@ -368,3 +368,20 @@ def test_two_title_words_name_a_problem_unless_two_titles_share_them(
     registry.create("Price the billing service for enterprise", status=ProblemStatus.QUEUED)
     tied = arbiter.decide(turn(text), state(), registry, signals())
     assert tied.candidate_match != "shares two words with its title"
+
+
+def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    move = registry.create(
+        "I'm migrating our billing service from MySQL to Postgres", status=ProblemStatus.QUEUED
+    )
+    registry.create("Our mobile app crashes on startup for Android 14 users",
+                    status=ProblemStatus.ACTIVE)  # fmt: skip
+    text = "For the Postgres move, how do we handle the enum columns?"
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert decision.candidate_problem_id == move.id
+    assert decision.candidate_match == "follow-up naming it"
+    # A statement is not read this way: "for the Postgres move" may be a new problem's setting.
+    statement = "The enum columns break for the Postgres move in staging"
+    assert arbiter.decide(turn(statement), state(), registry, signals()).candidate_match == "new"

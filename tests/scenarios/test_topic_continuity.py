@@ -1,8 +1,8 @@
 """Whole conversations: every message goes to the problem it belongs to (D59).
 
 Before D59 a follow-up question that repeated no word of its problem's title was queued as a
-new problem: 34 of the 106 labelled messages went to the right problem, and each conversation
-left four to eight problems in `/problems` where the person had raised two.
+new problem: 34 of the first 106 labelled messages went to the right problem, and each
+conversation left four to eight problems in `/problems` where the person had raised two.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ its follow-ups, and sometimes a return to the first. A label is the problem a me
 to: a label not seen before in its conversation is a new problem.
 
 `TUNING` was written first and measured before D59's rules were designed (21 of 62 messages
-went to the right problem); `HELD_OUT` was written before those rules were implemented and
+went to the right problem; its last conversation was added later, for one more rule); `HELD_OUT` was written before those rules were implemented and
 was not looked at while tuning them (13 of 44 before, all after).
 """
 
@@ -91,6 +91,16 @@ TUNING: dict[str, Conversation] = {
         ("B", "New task: add rate limiting to the public API"),
         ("B", "Which algorithm is simplest, token bucket or fixed window?"),
         ("B", "Where should the counters live if we run four instances?"),
+    ],
+    # Written after D59's first rules, for the follow-up that names one of two threads.
+    "two projects": [
+        ("A", "I'm migrating our billing service from MySQL to Postgres"),
+        ("A", "What's the safest way to copy the data?"),
+        ("B", "Our mobile app crashes on startup for Android 14 users"),
+        ("B", "Is it a permissions issue?"),
+        ("A", "For the Postgres move, how do we handle the enum columns?"),
+        ("A", "And the triggers?"),
+        ("B", "Regarding the Android crash, could it be the new splash screen API?"),
     ],
 }
 

@@ -27,7 +27,8 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    active problem runs, the active problem when the input shares a word with the commitment
    (D49); then the one open problem whose title shares two content words with the input, and
    the problem the last input went to when the input is a question or a request about the
-   answer without urgency (`follow_ups`, D59) — none of these when the input opens by saying
+   answer without urgency (`follow_ups`, D59), or the one a mention in it names by a word only
+   that title has — none of these when the input opens by saying
    it is about something else ("Unrelated: …", "Quick question, …");
 4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
    markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
@@ -163,8 +164,8 @@ class ArbitrationDecision:
     """How the input was tied to the candidate: ``explicit switch request``, ``focus request
     naming it`` (and the other ``focus request …`` of D54), ``continuation``, ``similar 0.42``,
     ``continues the last exchange``, ``within the active commitment``, ``shares two words with
-    its title``, ``follow-up in the conversation``, ``new`` (a `/why` answers "why this
-    problem?" with it)."""
+    its title``, ``follow-up naming it``, ``follow-up in the conversation``, ``new`` (a `/why`
+    answers "why this problem?" with it)."""
     explicit_request: bool = False
     """The person asked to switch by name ("back to X") or to focus on a topic elsewhere."""
     emergency: bool = False
@@ -448,11 +449,27 @@ class PreemptScoreArbiter:
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
         if is_follow_up(text) and not self._pressing(turn_input):
+            mentioned = self._mentioned(text, problem_registry)
+            if mentioned is not None:
+                return _Candidate(mentioned, False, False, "follow-up naming it")
             last = _last_problem(
                 turn_input.context, problem_registry, active, keywords, commitment
             )
             return _Candidate(last or active, False, False, "follow-up in the conversation")
         return self._fresh(turn_input, problem_registry)
+
+    @staticmethod
+    def _mentioned(text: str, registry: ProblemRegistry) -> Problem | None:
+        """The problem a follow-up names by a word of its title ("For the migration, how do we
+        handle the enum columns?" while an aside about a mobile app was last): a question may
+        say which of two threads it continues, and one word only one title has is enough."""
+        if "mention" not in _REFERENCE_WORDS.candidates(text):
+            return None
+        for match in _MENTION.finditer(text):
+            named = _named_problem(match.group("ref"), registry, by_part=True, loose=True)
+            if named is not None:
+                return named
+        return None
 
     def _fresh(self, turn_input: TurnInput, registry: ProblemRegistry) -> _Candidate:
         return _Candidate(self._new_candidate(turn_input, registry), True, False, "new")
