@@ -25,12 +25,11 @@ deterministic (D12); read once per text.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 __all__ = ["is_follow_up", "opens_new_topic", "without_announcement"]
 
 _HEAD_CHARS = 2000
-"""A follow-up is a short message; a long paste is not one, and is not searched whole."""
+"""A follow-up is a short message; a longer one (a paste) is not one, and is not read."""
 
 _NEW_TOPIC = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw)\W+)?(?:"
@@ -79,7 +78,6 @@ _INTERJECTION_WORDS = 3
 interjection: it neither opens a topic nor asks anything."""
 
 
-@lru_cache(maxsize=256)
 def opens_new_topic(text: str) -> bool:
     """Does the message open by saying it is about something else ("Unrelated: …")?"""
     return _NEW_TOPIC.match(text[:200]) is not None
@@ -103,18 +101,16 @@ def without_announcement(text: str) -> str:
     return rest[:1].upper() + rest[1:] if rest.strip() else text
 
 
-@lru_cache(maxsize=256)
 def is_follow_up(text: str) -> bool:
     """Is every sentence a question or a request about the answer, bar short interjections?
 
     A message holding a statement ("Our status page shows the API as degraded. What should
     the update say?") is not: the statement may be a new problem, and it is judged by words.
     """
-    head = text[:_HEAD_CHARS].strip()
-    if not head or len(head) == _HEAD_CHARS:
+    if len(text) > _HEAD_CHARS:
         return False
     asked = False
-    for match in _SENTENCE.finditer(head.lower()):
+    for match in _SENTENCE.finditer(text.strip().lower()):
         sentence = match.group().strip()
         words = _WORD.findall(sentence)
         if not words:
