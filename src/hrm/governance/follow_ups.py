@@ -19,7 +19,7 @@ that matched no problem by name or by words:
 
 Statements, and tasks given as imperatives ("Write the migration step for …"), are neither:
 they are matched by words as before, and a topic of their own when nothing matches. Pure and
-deterministic (D12); read once per text.
+deterministic (D12).
 """
 
 from __future__ import annotations
