@@ -164,6 +164,10 @@ def test_find_similar_skips_resolved_unless_asked(registry: ProblemRegistry) -> 
 
 def test_keywords_drop_stopwords_and_stem() -> None:
     assert extract_keywords("Deploying the deployments") == ("deploy",)
+    # an -ate verb and its -ation noun share a stem (D59)
+    for family in (("migrate", "migrating", "migrated", "migration", "migrations"),
+                   ("validate", "validating", "validation"), ("create", "creation")):
+        assert len({extract_keywords(word) for word in family}) == 1, family
     assert extract_keywords("the spaces and a space") == ("spac",)
     assert extract_keywords("I am the") == ()
 
@@ -180,3 +184,16 @@ def test_similarity_is_bounded_and_zero_without_overlap(a: list[str], b: list[st
         assert score == 0.0
     if a and set(a) == set(b):
         assert score == 1.0
+
+
+def test_keywords_stored_before_the_ate_rule_still_match(
+    registry: ProblemRegistry, db: Database, clock: FakeClock
+) -> None:
+    # A home written before D59 stored "migrat" for "migrating"; inputs now say "migr".
+    problem = registry.create("I'm migrating our billing service to Postgres")
+    db.execute("UPDATE problems SET keywords = ? WHERE id = ?",
+               ("migrat bill servic postgr", problem.id))  # fmt: skip
+    fresh = ProblemRegistry(db, "ADMIN", clock=clock)
+    assert fresh.get(problem.id).keywords[:1] == ("migr",)  # type: ignore[union-attr]
+    [match] = fresh.find_similar("the billing migration")
+    assert match.problem.id == problem.id

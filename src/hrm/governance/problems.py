@@ -111,7 +111,8 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "ies", "e
 
 
 def _stem(word: str) -> str:
-    """A deliberately small stemmer: one suffix off, then a final "e" (space/spaces/spacing)."""
+    """A deliberately small stemmer: one suffix off, then a final "e" (space/spaces/spacing),
+    then the "at" of an -ate verb (`_without_ate`)."""
     if word.endswith("'s"):
         word = word[:-2]
     for suffix in _SUFFIXES:
@@ -120,7 +121,14 @@ def _stem(word: str) -> str:
             break
     if len(word) > 3 and word.endswith("e"):
         word = word[:-1]
-    return word
+    return _without_ate(word)
+
+
+def _without_ate(stem: str) -> str:
+    """An -ate verb and its -ation noun on one stem: "migrating", "migrate" and "migration"
+    gave "migrat", "migrat" and "migr", so "the billing migration" shared no word with "I'm
+    migrating our billing service" (D59). Also applied to keywords stored before it."""
+    return stem[:-2] if len(stem) > 4 and stem.endswith("at") else stem
 
 
 @lru_cache(maxsize=4096)
@@ -218,7 +226,7 @@ def _row_to_problem(row: sqlite3.Row) -> Problem:
         id=row["id"],
         title=row["title"],
         description=row["description"],
-        keywords=tuple(row["keywords"].split()),
+        keywords=tuple(dict.fromkeys(map(_without_ate, row["keywords"].split()))),
         priority=int(row["priority"]),
         status=ProblemStatus(row["status"]),
         created_at=datetime.fromisoformat(row["created_at"]),
