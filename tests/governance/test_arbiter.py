@@ -333,7 +333,6 @@ def test_a_lease_does_not_hide_an_input_that_scores_into_the_ask_band(
     assert decision.disposition in (ArbitrationDisposition.ASK, ArbitrationDisposition.SWITCH)
 
 
-
 def test_back_to_names_a_problem_by_one_word_no_other_title_has(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry
 ) -> None:
