@@ -28,8 +28,8 @@ Which problem an input belongs to (`_identify_candidate`), in order:
    (D49); then the one open problem whose title shares two content words with the input, and
    the problem the last input went to when the input is a question or a request about the
    answer without urgency (`follow_ups`, D59), or the one a mention in it names by a word only
-   that title has — none of these when the input opens by saying
-   it is about something else ("Unrelated: …", "Quick question, …");
+   that title has — none of these when the input opens by saying it is about something else
+   ("Unrelated: …", "Quick question, …");
 4. otherwise a new candidate titled by the input's first sentence, with priority 5 raised by
    markers (urgency words or deadlines → 6, both → 7, an emergency marker → 8) and by
    ``TurnInput.priority`` when that is higher (clamped to the policy's scale). While a
@@ -493,7 +493,7 @@ class PreemptScoreArbiter:
         for match in pattern.finditer(text):
             # "back to X" names where the person was; "switch to X" may be a question about
             # a tool ("should I switch to Polars?"), so only its whole X names a problem.
-            back = switch and match.group(0)[:1].lower() not in ("s", "l")
+            back = switch and not match.group(0).lower().startswith(("switch", "let"))
             named = _named_problem(match.group("ref"), registry, by_part=switch, loose=back)
             if named is not None:
                 how = "explicit switch request" if switch else "explicit mention"

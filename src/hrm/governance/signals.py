@@ -147,8 +147,11 @@ class _Markers:
         self.count = lru_cache(maxsize=4)(self._count)
 
     def _hits(self, text: str) -> tuple[str, ...]:
+        """The words each matching pattern found, one per pattern ("blocking", "today"): the
+        decision record shows what was said, not the regex that saw it."""
         maybe = _maybe(text)
-        return tuple(p.pattern for p in self._patterns if p.pattern in maybe and p.search(text))
+        found = (p.search(text) for p in self._patterns if p.pattern in maybe)
+        return tuple(match.group(0) for match in found if match is not None)
 
     def _count(self, text: str) -> int:
         maybe = _maybe(text)
