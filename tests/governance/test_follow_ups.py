@@ -25,9 +25,20 @@ from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_ann
         "make it shorter",
         "Explain how the race detector finds these.",
         "Got it. Give me the backend block, please.",
+        # reports on the work at hand, and short reactions (D61)
+        "I restarted the upstream service but nothing changed",
+        "We've already tried a bigger instance.",
+        "I just ran it again and got the same error",
+        "It listens on port 8000 and nginx points to 8080",
+        "That fixed it, thanks!",
+        "They only need the reporting schema",
+        "The logs say connect() failed (111: Connection refused)",
+        "Here is my config: /var/log/app/*.log { daily rotate 7 }",
+        "Still failing.",
+        "OK.",
     ],
 )
-def test_questions_and_requests_about_the_answer_are_follow_ups(text: str) -> None:
+def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
     assert is_follow_up(text)
 
 
@@ -36,11 +47,15 @@ def test_questions_and_requests_about_the_answer_are_follow_ups(text: str) -> No
     [
         "",
         "   ",
-        "OK.",  # an interjection asks nothing
         "Our pods keep getting OOMKilled in the staging cluster",
         "I also need to write the quarterly report for the board by Friday",
         "Write the migration step for the billing invoices table",
         "Make a backup script for the database",  # a task, not a change to the answer
+        "I need to set up log rotation for the app logs",  # a need is no report
+        "We want to move the docs to a static site",
+        "I have a CSV of 2 million sales rows and pandas runs out of memory",
+        "The invoice totals look wrong for the billing migration",  # a new subject
+        "Our nightly ETL job took six hours instead of one",
         # A statement with a question after it: the statement may be a new problem.
         "Our status page shows the API as degraded. What should the update say?",
         "x" * 5000 + "?",  # a long paste is not a follow-up

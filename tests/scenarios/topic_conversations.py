@@ -6,7 +6,8 @@ its follow-ups, and sometimes a return to the first. A label is the problem a me
 to: a label not seen before in its conversation is a new problem.
 
 `TUNING` was written first and measured before D59's rules were designed (21 of 62 messages
-went to the right problem; its last conversation was added later, for one more rule); `HELD_OUT` was written before those rules were implemented and
+went to the right problem; its last two conversations were added later, for D59's mention rule
+and for D61); `HELD_OUT` was written before those rules were implemented and
 was not looked at while tuning them (13 of 44 before, all after).
 """
 
@@ -101,6 +102,18 @@ TUNING: dict[str, Conversation] = {
         ("A", "For the Postgres move, how do we handle the enum columns?"),
         ("A", "And the triggers?"),
         ("B", "Regarding the Android crash, could it be the new splash screen API?"),
+    ],
+    # Written after D59, with the reports a debugging session is made of (D61).
+    "debugging reports": [
+        ("A", "Our nginx server returns 502 errors after the deploy"),
+        ("A", "What should I check first?"),
+        ("A", "I restarted the upstream service but nothing changed"),
+        ("A", "The logs say connect() failed (111: Connection refused)"),
+        ("A", "It listens on port 8000 and nginx points to 8080"),
+        ("A", "That fixed it, thanks!"),
+        ("B", "Now I need to set up log rotation for the app logs"),
+        ("B", "I tried logrotate but the files are owned by root"),
+        ("B", "Here is my config: /var/log/app/*.log { daily rotate 7 }"),
     ],
 }
 

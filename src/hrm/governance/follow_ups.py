@@ -13,9 +13,10 @@ that matched no problem by name or by words:
 - `opens_new_topic`: does it say it is about something else ("Unrelated: …", "Quick
   question, …", "New task: …", "On another note, …")? Then it is a new problem, whatever its
   form.
-- `is_follow_up`: is every sentence of it a question, or a request about the answer ("show
-  me", "explain", "rewrite", "make it shorter"), apart from a short interjection ("OK.",
-  "Thanks!")? Then it continues the conversation's last problem.
+- `is_follow_up`: is every sentence of it a question, a request about the answer ("show
+  me", "explain", "rewrite", "make it shorter"), a report on the work at hand ("I restarted the
+  service but nothing changed", "The logs say …", "That fixed it", D61) or a short reaction
+  ("OK.", "Still failing.")? Then it continues the conversation's last problem.
 
 Statements, and tasks given as imperatives ("Write the migration step for …"), are neither:
 they are matched by words as before, and a topic of their own when nothing matches. Pure and
@@ -45,7 +46,8 @@ _NEW_TOPIC = re.compile(
 )
 """How people announce that what follows is about something else, at a message's start."""
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+"""Between sentences: after an end mark and a space ("/var/log/app/*.log" is one sentence)."""
 _WORD = re.compile(r"[a-z0-9'][a-z0-9'_-]*")
 _QUESTION_TEXT = """
 how what why when where which who whom whose is are am was were do does did can could would
@@ -73,9 +75,36 @@ _COMPARATIVE = re.compile(
     r"\b(?:less|more|shorter|longer|clearer|simpler|better|tighter|punchier|friendlier|"
     r"smaller|bigger|faster|warmer|formal|casual)\b"
 )
-_INTERJECTION_WORDS = 3
-"""A sentence of at most this many words and no question ("OK.", "Got it, thanks!") is an
-interjection: it neither opens a topic nor asks anything."""
+_REACTION_WORDS = 3
+"""A sentence of at most this many words ("OK.", "Still failing.", "Same error.") reacts to the
+answer; a short new problem ("Production is down!", "Login is broken") carries an emergency or
+urgency marker, which arbitration weighs first."""
+_REFERRING_TEXT = """
+it it's its that that's this these those they they're them he she same still nothing neither
+"""
+_REFERRING = frozenset(_REFERRING_TEXT.split())
+"""Opening words that refer back to what was just said ("It listens on port 8000", "That
+fixed it", "They only need the reporting schema")."""
+_REPORTERS = frozenset(("i", "we", "i've", "we've", "i'd", "we'd"))
+_REPORT_ADVERBS = frozenset(
+    ("just", "also", "already", "then", "still", "have", "had", "now", "even", "finally",
+     "actually", "again", "both", "all")
+)  # fmt: skip
+_PAST_TEXT = """
+ran did got saw found made set put went read wrote built took kept left gave began came chose
+felt forgot heard hit knew lost meant paid quit rebuilt reran redid reset rewrote said sent shut
+spent told thought understood been seen done gone taken written given upgraded
+"""
+_PAST_FORMS = frozenset(_PAST_TEXT.split())
+"""Irregular past forms; regular ones end in "-ed" ("I restarted", "we added")."""
+_OUTPUTS = frozenset(
+    ("logs", "log", "error", "errors", "output", "trace", "traceback", "message", "console",
+     "stack", "result", "results", "response", "status", "exit")
+)  # fmt: skip
+_SHOWING = frozenset(
+    ("say", "says", "said", "show", "shows", "showed", "print", "prints", "printed", "is", "are",
+     "was", "were", "reads", "contains", "code")
+)  # fmt: skip
 
 
 def opens_new_topic(text: str) -> bool:
@@ -102,31 +131,65 @@ def without_announcement(text: str) -> str:
 
 
 def is_follow_up(text: str) -> bool:
-    """Is every sentence a question or a request about the answer, bar short interjections?
+    """Is every sentence a question, a request about the answer, a report on the work at hand
+    or a short reaction?
 
-    A message holding a statement ("Our status page shows the API as degraded. What should
-    the update say?") is not: the statement may be a new problem, and it is judged by words.
+    A message holding any other statement ("Our status page shows the API as degraded. What
+    should the update say?") is not: the statement may be a new problem, and it is judged by
+    words.
     """
     if len(text) > _HEAD_CHARS:
         return False
-    asked = False
-    for match in _SENTENCE.finditer(text.strip().lower()):
-        sentence = match.group().strip()
+    moved = False
+    for sentence in _SENTENCE_BREAK.split(text.strip().lower()):
         words = _WORD.findall(sentence)
         if not words:
             continue
-        if sentence.endswith("?") or _asks(words):
-            asked = True
-        elif len(words) > _INTERJECTION_WORDS:
+        if not (
+            sentence.rstrip().endswith("?")
+            or len(words) <= _REACTION_WORDS
+            or _asks(words)
+            or _reports(words)
+        ):
             return False
-    return asked
+        moved = True
+    return moved
+
+
+def _reports(words: list[str]) -> bool:
+    """A sentence that reports on the work at hand: what was tried or seen ("I restarted the
+    upstream service but nothing changed", "It listens on port 8000", "The logs say …",
+    "Here is my config: …"). A need ("I need to …") or a new subject ("Our CI pipeline …") is
+    no report."""
+    start = _after_leading(words)
+    first = words[start]
+    rest = words[start + 1 :]
+    if first in _REFERRING:
+        return True
+    if first == "here's" or (first == "here" and rest[:1] in (["is"], ["are"])):
+        return True
+    if first in _REPORTERS:
+        verb = next((w for w in rest if w not in _REPORT_ADVERBS), "")
+        return verb in _PAST_FORMS or (len(verb) > 4 and verb.endswith("ed"))
+    return (
+        first == "the"
+        and bool(rest)
+        and rest[0] in _OUTPUTS
+        and any(w in _SHOWING for w in rest[1:4])
+    )
+
+
+def _after_leading(words: list[str]) -> int:
+    """Where a sentence starts after "OK", "so", "now" …"""
+    start = 0
+    while start < len(words) - 1 and words[start] in _LEADING:
+        start += 1
+    return start
 
 
 def _asks(words: list[str]) -> bool:
     """A sentence that opens (after "OK", "so", "now" …) as a question or a request."""
-    start = 0
-    while start < len(words) - 1 and words[start] in _LEADING:
-        start += 1
+    start = _after_leading(words)
     first = words[start]
     if first in _QUESTION_WORDS or first in _ASKING_VERBS:
         return True
