@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from tests.scenarios.topic_conversations import HELD_OUT, TUNING, Conversation
+from typer.testing import CliRunner
 
+from hrm.cli.app import app
 from hrm.governance.follow_ups import opens_new_topic
 from hrm.pipeline import HRM
 
@@ -54,3 +56,17 @@ def test_each_message_goes_to_its_problem(name: str, tmp_path: Path) -> None:
 def _why(result: object) -> str:
     arbitration = result.decision.arbitration  # type: ignore[attr-defined]
     return f"{arbitration['disposition']} ({arbitration['candidate_match']})"
+
+
+def test_hrm_turn_says_which_queued_topic_a_message_went_to(tmp_path: Path) -> None:
+    runner = CliRunner()
+    where = ["--home", str(tmp_path / "home"), "--provider", "offline"]
+    for text in ("I'm migrating our billing service from MySQL to Postgres",
+                 "Our mobile app crashes on startup for Android 14 users"):  # fmt: skip
+        assert runner.invoke(app, ["turn", text, *where]).exit_code == 0
+    follow = runner.invoke(app, ["turn", "Is it a permissions issue?", *where])
+    assert follow.exit_code == 0
+    # The status line's problem is the one in focus; the queued topic is named beside "queue".
+    said = " ".join(follow.output.split())  # the terminal wraps the status line
+    assert "arbitration queue (‘Our mobile app crashes on…’)" in said
+    assert "problem I'm migrating our billing service" in said

@@ -336,6 +336,16 @@ def _status_from(status: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def _arbitration_part(arbitration: dict[str, Any]) -> str:
+    """"arbitration stay", or for a queued topic which one: the problem shown after it is the
+    one in focus, not the one this message went to."""
+    disposition = arbitration.get("disposition", "?")
+    candidate = arbitration.get("candidate") or {}
+    if disposition == "queue" and candidate.get("title"):
+        return f"arbitration queue (‘{shorten(str(candidate['title']), 30)}’)"
+    return f"arbitration {disposition}"
+
+
 def _status_line(decision: dict[str, Any]) -> str:
     commitment = decision.get("commitment_after")
     problem = decision.get("problem")
@@ -343,7 +353,7 @@ def _status_line(decision: dict[str, Any]) -> str:
         [
             f"altitude {decision.get('altitude', {}).get('level', '?')}",
             f"stance {decision.get('stance_before')}→{decision.get('stance_after')}",
-            f"arbitration {decision.get('arbitration', {}).get('disposition', '?')}",
+            _arbitration_part(decision.get("arbitration") or {}),
             "commitment "
             + (
                 f"{commitment['turns_remaining']}/{commitment['turns_total']}"
