@@ -18,7 +18,7 @@ that matched no problem by name or by words:
   service but nothing changed", "The logs say …", "That fixed it", D61) or a short reaction
   ("OK.", "Still failing.")? Then it continues the conversation's last problem.
 
-Statements, and tasks given as imperatives ("Write the migration step for …"), are neither:
+Other statements, and tasks given as imperatives ("Write the migration step for …"), are neither:
 they are matched by words as before, and a topic of their own when nothing matches. Pure and
 deterministic (D12).
 """
