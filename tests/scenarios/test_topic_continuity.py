@@ -16,13 +16,14 @@ from typer.testing import CliRunner
 from hrm.cli.app import app
 from hrm.governance.follow_ups import opens_new_topic
 from hrm.pipeline import HRM
+from hrm.records import TurnResult
 
 CASES = {**TUNING, **HELD_OUT}
 
 
-def _went_to(result: object) -> str | None:
+def _went_to(result: TurnResult) -> str | None:
     """The problem a turn went to: the one it was queued as, else the one in focus after it."""
-    decision = result.decision  # type: ignore[attr-defined]
+    decision = result.decision
     arbitration = decision.arbitration
     if arbitration["disposition"] == "ask":
         return None  # a follow-up answered with a question went nowhere
@@ -53,8 +54,8 @@ def test_each_message_goes_to_its_problem(name: str, tmp_path: Path) -> None:
     assert len(open_problems) == len(problems)
 
 
-def _why(result: object) -> str:
-    arbitration = result.decision.arbitration  # type: ignore[attr-defined]
+def _why(result: TurnResult) -> str:
+    arbitration = result.decision.arbitration
     return f"{arbitration['disposition']} ({arbitration['candidate_match']})"
 
 
