@@ -110,8 +110,9 @@ def test_a_word_of_the_running_commitment_keeps_the_input_on_its_problem(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry
 ) -> None:
     active = registry.create("Design the caching layer", status=ProblemStatus.ACTIVE)
-    # A statement: a question would stay anyway, as the conversation's next move (D59).
-    text = "Invalidation strategies for a product catalogue keep coming up in reviews"
+    # A subject of the person's: a question or a remark would stay anyway, as the
+    # conversation's next move (D59, D62).
+    text = "Our invalidation strategies for the product catalogue come up in every review"
     on_it = Lease("c1", active.id, 2, 3, "focus on the cache invalidation design")
     elsewhere = Lease("c2", "prob_other", 2, 3, "focus on the cache invalidation design")
     decision = arbiter.decide(turn(text), state(on_it), registry, signals())
@@ -223,8 +224,10 @@ def test_a_mention_still_needs_most_of_the_title(
     # Two of its title's words tie it to the backup problem, for the score to arbitrate (D59).
     assert decision.candidate_match == "shares two words with its title"
     assert decision.candidate_problem_id == backup.id
+    # A remark naming it by one word goes to it as the conversation's next move (D62), still
+    # not as a request to switch.
     one_word = arbiter.decide(turn("a note about backups"), state(), registry, signals())
-    assert one_word.candidate_match == "new"
+    assert one_word.candidate_match == "follow-up naming it" and not one_word.explicit_request
 
 
 def test_similar_paused_problem_is_the_candidate(

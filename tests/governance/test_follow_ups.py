@@ -36,6 +36,14 @@ from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_ann
         "Here is my config: /var/log/app/*.log { daily rotate 7 }",
         "Still failing.",
         "OK.",
+        # what the person tells of the work at hand (D62)
+        "We run three app servers behind a load balancer",
+        "SESSION_COOKIE_AGE is set to two weeks",
+        "The bundle is about 12 MB",
+        "I have a CSV of 2 million sales rows",
+        "My income varies a bit each month too",
+        "Now add a retry to the upload function",
+        "Fix it",
     ],
 )
 def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
@@ -53,7 +61,10 @@ def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
         "Make a backup script for the database",  # a task, not a change to the answer
         "I need to set up log rotation for the app logs",  # a need is no report
         "We want to move the docs to a static site",
-        "I have a CSV of 2 million sales rows and pandas runs out of memory",
+        "Also, my sourdough starter smells like nail polish remover",  # a subject of one's own
+        "Next, the control plane rollout needs a plan",  # a need
+        "Someday rename the docs folder",  # a task
+        "The enum columns break for the Postgres move in staging",  # something wrong
         "The invoice totals look wrong for the billing migration",  # a new subject
         "Our nightly ETL job took six hours instead of one",
         # A statement with a question after it: the statement may be a new problem.

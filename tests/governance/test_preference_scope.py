@@ -44,6 +44,8 @@ def _stated(text: str, source: str = "user") -> StatedPreference:
         ("I liked the previous version more", "happened"),
         ("This is likely a race condition", "contains"),
         ("The build needs a clean cache", "not about"),
+        ("Also, my sourdough starter smells like nail polish remover", "compares"),
+        ("My code looks like spaghetti now", "compares"),
     ],
 )
 def test_tasks_questions_reactions_and_reports_are_not_preferences(text: str, why: str) -> None:

@@ -13,14 +13,18 @@ that matched no problem by name or by words:
 - `opens_new_topic`: does it say it is about something else ("Unrelated: …", "Quick
   question, …", "New task: …", "On another note, …")? Then it is a new problem, whatever its
   form.
-- `is_follow_up`: is every sentence of it a question, a request about the answer ("show
-  me", "explain", "rewrite", "make it shorter"), a report on the work at hand ("I restarted the
-  service but nothing changed", "The logs say …", "That fixed it", D61) or a short reaction
-  ("OK.", "Still failing.")? Then it continues the conversation's last problem.
+- `is_follow_up`: does no sentence of it bring something of its own? A question, a request
+  about the answer ("show me", "make it shorter"), a report on what was tried or seen ("I
+  restarted the service but nothing changed", "The logs say …", D61), a short reaction
+  ("Still failing.") and a remark on the work at hand ("We run three app servers", "The bundle
+  is about 12 MB", D62) follow the conversation's last problem. A sentence brings something of
+  its own (`_introduces`) when it states a need or a task ("I need to …", "Write a script that
+  …", "the rollout needs a plan"), an undertaking ("I'm building …"), a subject of the
+  person's ("Our Redis instance …", "My bike …") or something wrong ("The invoice totals look
+  wrong"); such a message is judged by its words, and is a topic of its own when nothing
+  matches.
 
-Other statements, and tasks given as imperatives ("Write the migration step for …"), are neither:
-they are matched by words as before, and a topic of their own when nothing matches. Pure and
-deterministic (D12).
+Pure and deterministic (D12).
 """
 
 from __future__ import annotations
@@ -90,6 +94,37 @@ _REPORT_ADVERBS = frozenset(
     ("just", "also", "already", "then", "still", "have", "had", "now", "even", "finally",
      "actually", "again", "both", "all")
 )  # fmt: skip
+_OWNERS = frozenset(("our", "my"))
+"""A sentence about "our X" or "my X" brings a subject of the person's ("Our staging Postgres is
+out of disk space again", "My bike makes a clicking noise")."""
+_PROGRESSIVE_SUBJECTS = frozenset(("i'm", "we're"))
+_NEEDS = frozenset(("need", "needs", "want", "must", "have", "wanna", "gotta", "like", "plan"))
+"""After "I"/"we": a need or a task ("I need to", "we have to", "I'd like to")."""
+_CONTINUING = frozenset(("still", "same", "too"))
+"""An undertaking or a subject said with these continues one ("I'm still getting 502s", "My
+income varies a bit each month too"); "also" may add a new one ("Also, my sourdough …")."""
+_TASK_TEXT = """
+write build create fix add implement refactor review plan design migrate deploy configure
+generate draft prepare translate convert port debug optimise optimize upgrade install remove
+delete rename schedule organise organize outline help set automate document investigate
+clean update make
+"""
+_TASK_VERBS = frozenset(_TASK_TEXT.split())
+"""Opening a sentence, and referring to nothing said: a task ("Write a script that renames the
+stale branches"); "Add tests for it" and "Now add a retry" continue one."""
+_CONTINUING_LEADS = frozenset(("now", "also", "and", "then", "so", "but", "next"))
+"""Before a task verb, these continue the work at hand ("Now add a retry to the upload")."""
+_OBJECTS_SAID = frozenset(("it", "them", "its"))
+_SEQUENCE = frozenset(("first", "someday", "later", "eventually", "tomorrow"))
+_NEED_WORDS = frozenset(("need", "needs", "require", "requires"))
+"""A need said of anything ("the control plane rollout needs a plan") is work brought."""
+_TROUBLE_TEXT = """
+wrong broken broke bug bugs buggy crash crashes crashed crashing fail fails failing error errors
+stuck hang hangs hanging leak leaks leaking corrupt corrupted missing outage slow break breaks
+"""
+_TROUBLE = frozenset(_TROUBLE_TEXT.split())
+"""Words of something wrong: a statement of one that is no report on the work at hand brings
+a problem ("The invoice totals look wrong for the billing migration")."""
 _PAST_TEXT = """
 ran did got saw found made set put went read wrote built took kept left gave began came chose
 felt forgot heard hit knew lost meant paid quit rebuilt reran redid reset rewrote said sent shut
@@ -131,12 +166,12 @@ def without_announcement(text: str) -> str:
 
 
 def is_follow_up(text: str) -> bool:
-    """Is every sentence a question, a request about the answer, a report on the work at hand
-    or a short reaction?
+    """Does every sentence follow the conversation: a question, a request about the answer, a
+    report, a short reaction, or a remark that brings nothing of its own (`_introduces`)?
 
-    A message holding any other statement ("Our status page shows the API as degraded. What
-    should the update say?") is not: the statement may be a new problem, and it is judged by
-    words.
+    A message with one sentence that brings something ("Our status page shows the API as
+    degraded. What should the update say?") is not: it may be a new problem, and it is judged
+    by its words.
     """
     if len(text) > _HEAD_CHARS:
         return False
@@ -145,15 +180,44 @@ def is_follow_up(text: str) -> bool:
         words = _WORD.findall(sentence)
         if not words:
             continue
-        if not (
+        follows = (
             sentence.rstrip().endswith("?")
             or len(words) <= _REACTION_WORDS
             or _asks(words)
             or _reports(words)
-        ):
+        )
+        if not follows and _introduces(words):
             return False
         moved = True
     return moved
+
+
+def _introduces(words: list[str]) -> bool:
+    """A statement that brings something of its own (D62): a need or a task ("I need to …",
+    "Write a script that …"), an undertaking ("I'm building …", "We're designing …"), a
+    subject of the person's ("Our Redis instance …", "My bike …"), or something wrong ("The
+    invoice totals look wrong …"). Any other statement ("We run three app servers", "The
+    bundle is about 12 MB") tells more about the work at hand."""
+    start = _after_leading(words)
+    first = words[start]
+    rest = words[start + 1 :]
+    if first in _OWNERS:
+        return _CONTINUING.isdisjoint(words)
+    if first in _REPORTERS or first in _PROGRESSIVE_SUBJECTS:
+        verbs = [w for w in rest if w not in _REPORT_ADVERBS][:2]
+        if first in _PROGRESSIVE_SUBJECTS and verbs[:1] and verbs[0].endswith("ing"):
+            return _CONTINUING.isdisjoint(words)
+        if verbs[:1] and verbs[0] in ("am", "are") and verbs[1:2] and verbs[1].endswith("ing"):
+            return _CONTINUING.isdisjoint(words)
+        if verbs[:1] and verbs[0] in _NEEDS:
+            return verbs[0] != "have" or verbs[1:2] == ["to"]
+    lead = words[:start]
+    if first in _TASK_VERBS and _CONTINUING_LEADS.isdisjoint(lead):
+        # "Write a script that …", "Someday rename the docs folder"; not "fix it", "now add …"
+        return not (rest[:1] and rest[0] in _REFERRING) and _OBJECTS_SAID.isdisjoint(rest)
+    if first in _SEQUENCE and rest[:1] and rest[0] in _TASK_VERBS:
+        return True  # "First refactor the parser module, then update the tests"
+    return not (_TROUBLE.isdisjoint(words) and _NEED_WORDS.isdisjoint(words))
 
 
 def _reports(words: list[str]) -> bool:

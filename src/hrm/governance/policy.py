@@ -82,8 +82,10 @@ DEADLINE_MARKERS: tuple[str, ...] = (
     r"\btoday\b",
     r"\btonight\b",
     # "I need it now", not "Now tighten the closing", "for now", "from now on", "now that",
-    # `datetime.now()` (D59): after a word and a space, and not after these.
-    r"(?<=\w )(?<!for )(?<!from )(?<!until )(?<!till )(?<!by )(?<!just )(?<!and )now\b"
+    # "it uses setup.py right now", `datetime.now()` (D59): after a word and a space, and not
+    # after these.
+    r"(?<=\w )(?<!for )(?<!from )(?<!until )(?<!till )(?<!by )(?<!just )(?<!and )(?<!right )"
+    r"now\b"
     r"(?!\s+(?:that|on)\b)(?!\()",
     r"\bdeadline\b",
     # "the report is due Friday", "overdue"; not "due to a bug", "a due date column".

@@ -95,6 +95,11 @@ _LIKES = _words(
     "avoids"
 )
 _COMPARATIVES = frozenset({"better", "worse", "rather"})
+_PERCEIVING = _words(
+    "looks look looked smells smell smelled tastes taste sounds sound feels feel seems seem "
+    "acts act behaves behave"
+)
+"""Before "like", a comparison: "my sourdough starter smells like nail polish remover"."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,8 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         if _is_request(after) and not _standing(after, habitual=habitual):
             return "it asks for something now; it is not a standing preference"
     elif head in _LIKES:
+        if head == "like" and before[-1:] and before[-1] in _PERCEIVING:
+            return "‘like’ there compares; it says nothing of what you prefer"
         if not about_person:
             return "it is not about what you prefer"
         if not habitual and _reacts_to_something_present(after):
