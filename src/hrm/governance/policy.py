@@ -49,8 +49,12 @@ EMERGENCY_MARKERS: tuple[str, ...] = (
     r"\bsecurity (?:breach|incident|hole)\b",
     r"\bbreach\b",
     # Data being lost, not a wish to avoid it ("without losing data", "prevent data loss").
-    r"(?<!without )(?<!avoid )(?<!avoiding )(?<!prevent )(?<!preventing )(?<!no )(?<!not )"
-    r"\b(?:data loss|losing (?:any )?data)\b",
+    # Each opens with its words, so the marker index rules it out of most texts at once.
+    r"\bdata loss\b(?<!without data loss)(?<!avoid data loss)(?<!avoiding data loss)"
+    r"(?<!prevent data loss)(?<!preventing data loss)(?<!no data loss)(?<!not data loss)",
+    r"\blosing data\b(?<!without losing data)(?<!avoid losing data)(?<!not losing data)",
+    r"\blosing any data\b(?<!without losing any data)(?<!avoid losing any data)"
+    r"(?<!not losing any data)",
     r"\bdata (?:is |was )?(?:deleted|corrupted|leaked)\b",
     r"\bon fire\b",
     r"\bcritical (?:bug|issue|failure|incident)\b",
@@ -84,12 +88,12 @@ DEADLINE_MARKERS: tuple[str, ...] = (
     # "I need it now", not "Now tighten the closing", "for now", "from now on", "now that",
     # "it uses setup.py right now", `datetime.now()` (D59): after a word and a space, and not
     # after these.
-    r"(?<=\w )(?<!for )(?<!from )(?<!until )(?<!till )(?<!by )(?<!just )(?<!and )(?<!right )"
-    r"now\b"
-    r"(?!\s+(?:that|on)\b)(?!\()",
+    r"\bnow\b(?<=\w now)(?<!for now)(?<!from now)(?<!until now)(?<!till now)(?<!by now)"
+    r"(?<!just now)(?<!and now)(?<!right now)(?!\s+(?:that|on)\b)(?!\()",
     r"\bdeadline\b",
     # "the report is due Friday", "overdue"; not "due to a bug", "a due date column".
-    r"\b(?:over)?due\b(?!\s+(?:to|dates?|diligence)\b)",
+    r"\bdue\b(?!\s+(?:to|dates?|diligence)\b)",
+    r"\boverdue\b",
     r"\bbefore (?:the )?(?:meeting|demo|release|launch|deploy)\b",
     r"\bwithin (?:the )?(?:hour|\d+ (?:minutes?|hours?))\b",
 )
