@@ -38,6 +38,7 @@ from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_ann
         "OK.",
         # what the person tells of the work at hand (D62)
         "We run three app servers behind a load balancer",
+        "We collect email addresses and crash reports",  # "crash" names the reports
         "SESSION_COOKIE_AGE is set to two weeks",
         "The bundle is about 12 MB",
         "I have a CSV of 2 million sales rows",

@@ -127,9 +127,7 @@ TUNING: dict[str, Conversation] = {
         ("B", "They only need the reporting schema"),
     ],
     # Two batches written before D62 and measured under D59-D61: five conversations (17 of
-    # 38 messages right), then four (12 of 31); both used to design D62. One of the four is
-    # left out, its miss known: "We collect email addresses and crash reports" still opens a
-    # problem (the word "crash").
+    # 38 messages right), then four (12 of 31); both used to design D62.
     "auth bug": [
         ("A", "Users get logged out every few minutes on our Django site"),
         ("A", "Is that the session cookie age?"),
@@ -206,6 +204,16 @@ TUNING: dict[str, Conversation] = {
         ("A", "Ok, I added p=none for now"),
         ("B", "Unrelated: what's the best way to version a REST API?"),
         ("B", "We have mobile clients that update slowly"),
+    ],
+    "react native": [
+        ("A", "Our React Native app takes eight seconds to start on older Android phones"),
+        ("A", "We use Hermes already"),
+        ("A", "The bundle is about 12 MB"),
+        ("A", "How can I see what runs at startup?"),
+        ("A", "Most of the time goes into loading translations"),
+        ("A", "Lazy loading them makes sense, show me an example"),
+        ("B", "Separately, I need to write a privacy policy for the app store"),
+        ("B", "We collect email addresses and crash reports"),
     ],
 }
 

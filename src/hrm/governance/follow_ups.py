@@ -125,6 +125,11 @@ stuck hang hangs hanging leak leaks leaking corrupt corrupted missing outage slo
 _TROUBLE = frozenset(_TROUBLE_TEXT.split())
 """Words of something wrong: a statement of one that is no report on the work at hand brings
 a problem ("The invoice totals look wrong for the billing migration")."""
+_TROUBLE_NAMES = frozenset(
+    ("report", "reports", "reporting", "reporter", "handling", "handler", "handlers", "message",
+     "messages", "tracker", "tracking", "page", "pages", "code", "codes", "bounty", "fix", "fixes")
+)  # fmt: skip
+"""After a trouble word, a noun it modifies: the two name a thing ("crash reports")."""
 _PAST_TEXT = """
 ran did got saw found made set put went read wrote built took kept left gave began came chose
 felt forgot heard hit knew lost meant paid quit rebuilt reran redid reset rewrote said sent shut
@@ -217,7 +222,16 @@ def _introduces(words: list[str]) -> bool:
         return not (rest[:1] and rest[0] in _REFERRING) and _OBJECTS_SAID.isdisjoint(rest)
     if first in _SEQUENCE and rest[:1] and rest[0] in _TASK_VERBS:
         return True  # "First refactor the parser module, then update the tests"
-    return not (_TROUBLE.isdisjoint(words) and _NEED_WORDS.isdisjoint(words))
+    return _troubled(words) or not _NEED_WORDS.isdisjoint(words)
+
+
+def _troubled(words: list[str]) -> bool:
+    """Does a word of something wrong occur, other than as a modifier ("crash reports", "error
+    handling", "bug tracker" name things, not trouble)?"""
+    return any(
+        word in _TROUBLE and (i + 1 == len(words) or words[i + 1] not in _TROUBLE_NAMES)
+        for i, word in enumerate(words)
+    )
 
 
 def _reports(words: list[str]) -> bool:
