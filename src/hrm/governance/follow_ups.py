@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import re
 
+from hrm.governance.preference_scope import INTERROGATIVES, is_past_form
+
 __all__ = ["is_follow_up", "opens_new_topic", "without_announcement"]
 
 _HEAD_CHARS = 2000
@@ -53,13 +55,10 @@ _NEW_TOPIC = re.compile(
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 """Between sentences: after an end mark and a space ("/var/log/app/*.log" is one sentence)."""
 _WORD = re.compile(r"[a-z0-9'][a-z0-9'_-]*")
-_QUESTION_TEXT = """
-how what why when where which who whom whose is are am was were do does did can could would
-will should shall may might must have has had isn't aren't wasn't weren't don't doesn't didn't
-can't couldn't wouldn't won't shouldn't haven't hasn't any anything whats what's hows how's
-whys why's wheres where's
+_MORE_QUESTION_TEXT = """
+wasn't weren't haven't hasn't any anything whats what's hows how's whys why's wheres where's
 """
-_QUESTION_WORDS = frozenset(_QUESTION_TEXT.split())
+_QUESTION_WORDS = INTERROGATIVES | frozenset(_MORE_QUESTION_TEXT.split())
 """First words of a question that may lack its question mark ("would chunks work")."""
 _LEADING_TEXT = """
 ok okay so and also then now but right alright great cool thanks hmm well please oh hey yes
@@ -130,13 +129,6 @@ _TROUBLE_NAMES = frozenset(
      "messages", "tracker", "tracking", "page", "pages", "code", "codes", "bounty", "fix", "fixes")
 )  # fmt: skip
 """After a trouble word, a noun it modifies: the two name a thing ("crash reports")."""
-_PAST_TEXT = """
-ran did got saw found made set put went read wrote built took kept left gave began came chose
-felt forgot heard hit knew lost meant paid quit rebuilt reran redid reset rewrote said sent shut
-spent told thought understood been seen done gone taken written given upgraded
-"""
-_PAST_FORMS = frozenset(_PAST_TEXT.split())
-"""Irregular past forms; regular ones end in "-ed" ("I restarted", "we added")."""
 _OUTPUTS = frozenset(
     ("logs", "log", "error", "errors", "output", "trace", "traceback", "message", "console",
      "stack", "result", "results", "response", "status", "exit")
@@ -247,8 +239,7 @@ def _reports(words: list[str]) -> bool:
     if first == "here's" or (first == "here" and rest[:1] in (["is"], ["are"])):
         return True
     if first in _REPORTERS:
-        verb = next((w for w in rest if w not in _REPORT_ADVERBS), "")
-        return verb in _PAST_FORMS or (len(verb) > 4 and verb.endswith("ed"))
+        return is_past_form(next((w for w in rest if w not in _REPORT_ADVERBS), ""))
     return (
         first == "the"
         and bool(rest)

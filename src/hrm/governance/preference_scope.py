@@ -40,7 +40,14 @@ from hrm.governance.preferences import (
     confirm_required,
 )
 
-__all__ = ["StatedPreference", "find_stated_preference", "not_a_preference", "sentences"]
+__all__ = [
+    "INTERROGATIVES",
+    "StatedPreference",
+    "find_stated_preference",
+    "is_past_form",
+    "not_a_preference",
+    "sentences",
+]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_MARK = re.compile(r"[,;:()]|\s[-–—]\s|\bbut\b")
@@ -53,7 +60,7 @@ def _words(listed: str) -> frozenset[str]:
     return frozenset(listed.split())
 
 
-_INTERROGATIVES = _words(
+INTERROGATIVES = _words(
     "do does did should shall can could would will is are am was were what which how why when "
     "where who whom whose may might must have has had isn't aren't don't doesn't didn't won't "
     "wouldn't shouldn't can't couldn't"
@@ -86,8 +93,14 @@ _PRESENT_EVENTS = _words(
 )
 _IRREGULAR_PAST = _words(
     "said got saw had did made went knew thought meant told heard found ran came took gave "
-    "wrote read sent lost forgot left felt kept put set understood"
+    "wrote read sent lost forgot left felt kept put set understood began chose built paid quit "
+    "hit shut spent rebuilt reran redid reset rewrote been seen done gone taken written given"
 )
+
+
+def is_past_form(word: str) -> bool:
+    """A past tense or participle: an irregular one, or a regular "-ed" ("restarted")."""
+    return word in _IRREGULAR_PAST or (len(word) > 4 and word.endswith("ed"))
 _PERSON = frozenset({"i", "i'd", "i'm", "i've", "i'll", "we", "we'd", "we're", "me", "my", "our"})
 _WANTS = frozenset({"need", "needs", "want", "wants"})
 _LIKES = _words(
@@ -259,8 +272,8 @@ def _is_question(low: str, clause_start: int, clause_end: int, words: list[str])
     opens_sentence = clause_start == 0 or not low[:clause_start].strip(" ,;:(-–—")
     return (
         last
-        or (bool(words) and words[0] in _INTERROGATIVES)
-        or (opens_sentence and first_word is not None and first_word.group() in _INTERROGATIVES)
+        or (bool(words) and words[0] in INTERROGATIVES)
+        or (opens_sentence and first_word is not None and first_word.group() in INTERROGATIVES)
     )
 
 
@@ -295,7 +308,7 @@ def _reacts_to_something_present(after: list[str]) -> bool:
 def _reports_an_event(after: list[str], low: str) -> bool:
     if not after:
         return False
-    verb = after[0]
-    if verb in _IRREGULAR_PAST or (len(verb) > 4 and verb.endswith("ed")):
+    if is_past_form(after[0]):
         return True
+    verb = after[0]
     return verb in _PRESENT_EVENTS and _PROBLEM_WORDS.search(low) is not None
