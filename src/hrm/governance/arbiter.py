@@ -474,13 +474,12 @@ class PreemptScoreArbiter:
     def _fresh(self, turn_input: TurnInput, registry: ProblemRegistry) -> _Candidate:
         return _Candidate(self._new_candidate(turn_input, registry), True, False, "new")
 
-    @staticmethod
-    def _pressing(turn_input: TurnInput) -> bool:
+    def _pressing(self, turn_input: TurnInput) -> bool:
         """Does a question carry urgency ("Why is the build broken?") that makes it a problem of
         its own for the score to weigh, rather than the conversation's next question?"""
         text = turn_input.text
-        return turn_input.priority >= EMERGENCY_PRIORITY or bool(
-            emergency_markers_in(text) or urgency_markers_in(text) or deadline_markers_in(text)
+        return self._is_emergency(turn_input, None) or bool(
+            urgency_markers_in(text) or deadline_markers_in(text)
         )
 
     def _explicit_reference(
