@@ -449,27 +449,16 @@ class PreemptScoreArbiter:
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
         if is_follow_up(text) and not self._pressing(turn_input):
-            mentioned = self._mentioned(text, problem_registry)
+            # A follow-up may say which of two threads it continues ("For the migration, how
+            # do we handle the enum columns?" after an aside): one word only one title has.
+            mentioned = self._explicit_reference(text, problem_registry, switch=False, loose=True)
             if mentioned is not None:
-                return _Candidate(mentioned, False, False, "follow-up naming it")
+                return replace(mentioned, how="follow-up naming it")
             last = _last_problem(
                 turn_input.context, problem_registry, active, keywords, commitment
             )
             return _Candidate(last or active, False, False, "follow-up in the conversation")
         return self._fresh(turn_input, problem_registry)
-
-    @staticmethod
-    def _mentioned(text: str, registry: ProblemRegistry) -> Problem | None:
-        """The problem a follow-up names by a word of its title ("For the migration, how do we
-        handle the enum columns?" while an aside about a mobile app was last): a question may
-        say which of two threads it continues, and one word only one title has is enough."""
-        if "mention" not in _REFERENCE_WORDS.candidates(text):
-            return None
-        for match in _MENTION.finditer(text):
-            named = _named_problem(match.group("ref"), registry, by_part=True, loose=True)
-            if named is not None:
-                return named
-        return None
 
     def _fresh(self, turn_input: TurnInput, registry: ProblemRegistry) -> _Candidate:
         return _Candidate(self._new_candidate(turn_input, registry), True, False, "new")
@@ -483,9 +472,10 @@ class PreemptScoreArbiter:
         )
 
     def _explicit_reference(
-        self, text: str, registry: ProblemRegistry, *, switch: bool
+        self, text: str, registry: ProblemRegistry, *, switch: bool, loose: bool = False
     ) -> _Candidate | None:
-        """The problem a request to switch (`switch`) or a mention names, if any."""
+        """The problem a request to switch (`switch`) or a mention names, if any; `loose`, a
+        mention naming a title by part of it (`_named_problem`)."""
         name, pattern = ("switch", _SWITCH_REQUEST) if switch else ("mention", _MENTION)
         if name not in _REFERENCE_WORDS.candidates(text):
             return None
@@ -493,7 +483,9 @@ class PreemptScoreArbiter:
             # "back to X" names where the person was; "switch to X" may be a question about
             # a tool ("should I switch to Polars?"), so only its whole X names a problem.
             back = switch and not match.group(0).lower().startswith(("switch", "let"))
-            named = _named_problem(match.group("ref"), registry, by_part=switch, loose=back)
+            named = _named_problem(
+                match.group("ref"), registry, by_part=switch or loose, loose=back or loose
+            )
             if named is not None:
                 how = "explicit switch request" if switch else "explicit mention"
                 return _Candidate(named, False, switch, how)
