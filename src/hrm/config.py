@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import ENV_HOME, HRMHome
@@ -50,6 +50,9 @@ __all__ = [
 ENV_PREFIX = "HRM_"
 _ENV_RESERVED = frozenset({ENV_HOME, "HRM_DEBUG", "HRM_LOG_LEVEL"})
 _ENV_SHORTHANDS = {"HRM_PROVIDER": "llm.provider", "HRM_MODEL": "llm.model"}
+
+Switch = Literal["auto", "on", "off"]
+"""A setting that is on, off, or decided by hrm (``auto``); a bare YAML ``on``/``off`` counts."""
 PROJECT_CONFIG = Path(".hrm") / "config.yaml"
 
 
@@ -191,7 +194,7 @@ class LLMConfig:
     """A GGUF file for the ``local`` provider (default: the bundled SmolLM2-135M-Instruct)."""
     n_ctx: int = 2048
     n_threads: int = 2
-    restate_preferences: str = "auto"
+    restate_preferences: Switch = "auto"
     """auto | on | off — restate the canon the context kept at the end of the person's message.
     ``auto`` does for the ``local`` provider: small in-process models follow a system prompt
     weakly (D60)."""
@@ -257,7 +260,7 @@ class ContinuityConfig:
     decay_age_weight: float = 0.5
     decay_access_weight: float = 0.3
     decay_min_score: float = 0.1
-    embeddings: str = "auto"
+    embeddings: Switch = "auto"
     """auto | on | off — hybrid search when the `embeddings` extra is installed."""
     session_start_max_learnings: int = 5
     additional_context_max_chars: int = 10_000
@@ -343,13 +346,11 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "llm.cost_alert_threshold": (lambda v: v >= 0, "at least 0"),
     "llm.n_ctx": (lambda v: v >= 128, "at least 128"),
     "llm.n_threads": (lambda v: v >= 1, "at least 1"),
-    "llm.restate_preferences": (lambda v: v in ("auto", "on", "off"), "'auto', 'on' or 'off'"),
     "continuity.memory_search_budget_ms": (lambda v: v >= 1, "at least 1"),
     "continuity.skill_match_budget_ms": (lambda v: v >= 1, "at least 1"),
     "continuity.decay_age_weight": (lambda v: 0 <= v <= 1, "between 0 and 1"),
     "continuity.decay_access_weight": (lambda v: 0 <= v <= 1, "between 0 and 1"),
     "continuity.decay_min_score": (lambda v: 0 <= v <= 1, "between 0 and 1"),
-    "continuity.embeddings": (lambda v: v in ("auto", "on", "off"), "'auto', 'on' or 'off'"),
     "continuity.session_start_max_learnings": (lambda v: 0 <= v <= 100, "between 0 and 100"),
     "continuity.additional_context_max_chars": (
         lambda v: 100 <= v <= 10_000,
@@ -713,11 +714,6 @@ def _build(
     return cls(**kwargs)
 
 
-_ON_OFF_KEYS = frozenset({"continuity.embeddings", "llm.restate_preferences"})
-"""Keys whose values are ``auto | on | off``: YAML (1.1, as PyYAML reads it) and the environment
-parser read a bare ``on`` or ``off`` as true or false, which the key means."""
-
-
 def _coerce(value: Any, hint: Any, key: str, where: str, origins: Mapping[str, str] | None) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -741,6 +737,14 @@ def _coerce(value: Any, hint: Any, key: str, where: str, origins: Mapping[str, s
                     return member
         choices = ", ".join(m.value for m in hint)
         raise _type_error(key, f"one of {choices}", value, where)
+    if origin is typing.Literal:
+        if isinstance(value, bool) and {"on", "off"} <= set(args):
+            # YAML (1.1, as PyYAML reads it) and the environment parser read a bare `on` or
+            # `off` as true or false, which is what the person meant.
+            value = "on" if value else "off"
+        if isinstance(value, str) and value in args:
+            return value
+        raise _type_error(key, "one of " + ", ".join(repr(a) for a in args), value, where)
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -756,8 +760,6 @@ def _coerce(value: Any, hint: Any, key: str, where: str, origins: Mapping[str, s
     if hint is str:
         if isinstance(value, str):
             return value
-        if isinstance(value, bool) and key in _ON_OFF_KEYS:
-            return "on" if value else "off"
         if isinstance(value, int | float) and not isinstance(value, bool):
             return str(value)
         raise _type_error(key, "a string", value, where)
