@@ -66,6 +66,26 @@ def test_the_questions_of_a_sized_focus_stay_with_it_and_are_not_queued(home: HR
         assert later.arbitration["disposition"] == "queue"  # the lease is over
 
 
+def test_a_topic_announced_as_another_is_queued_even_under_a_sized_focus(
+    home: HRMHome,
+) -> None:
+    # D63: "Unrelated: …" during "focus on X for the next 3 turns" stayed with X (D56's hold),
+    # so the book question was filed under the ETL failure and nothing kept it for later.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(FLASK)
+        h.turn("Let's focus on the database layer for the next 3 turns")
+        d = h.turn("Unrelated: can you recommend a good book on distributed systems?").decision
+        assert d.arbitration["disposition"] == "queue"
+        assert d.arbitration["is_new_candidate"] is True
+        assert _titles(h, ProblemStatus.QUEUED) == [
+            "Can you recommend a good book on distributed systems?"
+        ]
+        assert d.commitment_after["turns_remaining"] == 2  # the focus itself goes on
+        # The same topic, not announced, is still held by the lease (D56).
+        held = h.turn("Write a Makefile target that runs the linters").decision
+        assert held.arbitration["candidate_match"] == "within the active commitment"
+
+
 def test_lets_work_on_without_a_length_holds_no_focus(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         h.turn(LAUNCH)

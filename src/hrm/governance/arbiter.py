@@ -315,7 +315,12 @@ class PreemptScoreArbiter:
             reason = (
                 f"Ask user: score {score:.3f} in ask-band [{p.ASK_BAND_LOW}, {p.ASK_BAND_HIGH})"
             )
-        elif found is not None and found.is_new and _leased(focus_state.commitment, active):
+        elif (
+            found is not None
+            and found.is_new
+            and _leased(focus_state.commitment, active)
+            and not opens_new_topic(turn_input.text)
+        ):
             return ArbitrationDecision(
                 active_problem_id=active.id,
                 disposition=ArbitrationDisposition.STAY,
@@ -652,7 +657,8 @@ def _leased(commitment: CommitmentView | None, active: Problem) -> bool:
     length the person gave runs, a new topic that would only be queued stays with the active
     problem instead (D56); one that scores into the ask band (urgent, important) is still asked
     about. "Let's work on X" with no length commits by default and holds nothing: it is how
-    people open a topic, and the next topic they raise is its own.
+    people open a topic, and the next topic they raise is its own. A topic the person
+    announces as another ("Unrelated: …") is not held (D63): they said it is not the focus.
     """
     return (
         commitment is not None
