@@ -118,9 +118,13 @@ def test_classification_is_total_and_consistent(text: str, source: str) -> None:
     assert result.needs_confirmation == (
         result.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED
     )
+    hedged = preferences._HEDGE.search(text) is not None
     assert (result.matched_pattern is not None) == (
         result.preference_class is PreferenceClass.EXPLICIT
+        or (result.needs_confirmation and hedged and source == "user")
     )
+    if hedged:
+        assert result.preference_class is not PreferenceClass.EXPLICIT  # D64
     if source != "user":
         assert result.preference_class is not PreferenceClass.EXPLICIT
 
@@ -128,8 +132,49 @@ def test_classification_is_total_and_consistent(text: str, source: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(prefix=st.text(max_size=20), rest=st.text(max_size=40))
 def test_a_user_saying_i_prefer_anywhere_is_explicit(prefix: str, rest: str) -> None:
-    result = PreferenceClassifier(PolicySurface()).classify(f"{prefix} I PREFER {rest}")
-    assert result.preference_class is PreferenceClass.EXPLICIT
+    text = f"{prefix} I PREFER {rest}"
+    result = PreferenceClassifier(PolicySurface()).classify(text)
+    if preferences._HEDGE.search(text):  # "maybe I prefer …" is asked about (D64)
+        assert result.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED
+        assert result.matched_pattern == "I prefer"
+    else:
+        assert result.preference_class is PreferenceClass.EXPLICIT
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "I prefer concise answers, I think",
+        "Maybe I always want tables for comparisons",
+        "I hate long intros, probably",
+        "I guess I never use dark mode",
+        "I'm not sure, but I like short commit messages",
+        "Perhaps I prefer tabs",
+    ],
+)
+def test_a_hedged_preference_is_asked_about_not_canonized(
+    classifier: PreferenceClassifier, statement: str
+) -> None:
+    # D64: 001 §12.4 canonizes what the user "stated clearly"; a hedge takes that back.
+    result = classifier.classify(statement)
+    assert result.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED
+    assert result.needs_confirmation and result.can_canonize
+    assert result.matched_pattern is not None  # the record says which pattern it matched
+    assert classifier.spans(statement, result.preference_class)  # scope can judge it
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "I'm the kind of person who plans ahead",  # "kind of" is no hedge
+        "I never think about fonts",  # "think" without "I" before it
+        "I prefer answers that cite the maintainers",
+    ],
+)
+def test_words_near_a_hedge_do_not_make_one(
+    classifier: PreferenceClassifier, statement: str
+) -> None:
+    assert classifier.classify(statement).preference_class is PreferenceClass.EXPLICIT
 
 
 _WORDS = ["I", "prefer", "hate", "always", "never", "like", "don't", "need", "I'm", "the", "kind",

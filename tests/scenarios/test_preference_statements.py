@@ -105,3 +105,18 @@ def test_a_preference_alone_opens_no_problem(home: HRMHome) -> None:
         assert result.decision.problem is None
         assert h.focus.problem_registry.list() == []
         assert set(_preferences(h).values()) == {"Never use emojis in commit messages"}
+
+
+def test_a_hedged_preference_is_asked_about_and_canon_only_after_yes(home: HRMHome) -> None:
+    # D64: "I prefer concise answers, I think" was noted as canon at once in `hrm chat`.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        asked = h.turn("I prefer concise answers, I think")
+        assert asked.response == (
+            "Should I remember “I prefer concise answers, I think” as your preference? (yes/no)"
+        )
+        assert asked.decision.preference["class"] == "pref_inferred_confirm_required"
+        assert _preferences(h) == {}
+        assert h.turn("yes").action == "confirm"
+        assert list(_preferences(h).values()) == ["I prefer concise answers, I think"]
+        plain = h.turn("I never use semicolons in JavaScript")  # unhedged: canon at once
+        assert plain.response.startswith("Noted as canon")

@@ -50,6 +50,13 @@ _PREFERENCE_INDICATORS: tuple[str, ...] = (
 _BEHAVIORAL = re.compile("|".join(f"(?:{m})" for m in _BEHAVIORAL_MARKERS), re.IGNORECASE)
 _INDICATOR = re.compile("|".join(f"(?:{i})" for i in _PREFERENCE_INDICATORS), re.IGNORECASE)
 """Each list as one alternation: "any of them occurs" in one search."""
+_HEDGE = re.compile(
+    r"\b(?:i\s+(?:think|guess|suppose|believe|reckon|might|may)|i'm\s+not\s+(?:sure|certain)"
+    r"|not\s+(?:sure|certain)|maybe|perhaps|probably|possibly)\b",
+    re.IGNORECASE,
+)
+"""Words that take back the clarity an explicit preference needs ("I prefer tabs, I think"):
+001 §12.4 canonizes what "the user stated clearly", so a hedged one is asked about (D64)."""
 _BEHAVIORAL_LOWER = re.compile(_BEHAVIORAL.pattern)
 _INDICATOR_LOWER = re.compile(_INDICATOR.pattern)
 """The same, for lower-cased ASCII text: a case-insensitive alternation with no literal prefix
@@ -95,12 +102,17 @@ class PreferenceClassification:
     """Must the user say yes first?"""
 
 
-def confirm_required(statement: str) -> PreferenceClassification:
-    """Tier 2: it might be a preference, so the person is asked before it is canon."""
+def confirm_required(
+    statement: str, matched_pattern: str | None = None
+) -> PreferenceClassification:
+    """Tier 2: it might be a preference, so the person is asked before it is canon.
+
+    `matched_pattern`: the explicit pattern a hedged statement matched (D64), for the record.
+    """
     return PreferenceClassification(
         preference_class=PreferenceClass.INFERRED_CONFIRM_REQUIRED,
         statement=statement,
-        matched_pattern=None,
+        matched_pattern=matched_pattern,
         confidence=0.5,
         can_canonize=True,
         needs_confirmation=True,
@@ -119,7 +131,8 @@ class PreferenceClassifier:
     One-shot canonization: a statement from the user matching an explicit pattern ("I prefer",
     "I hate", "I always", "I never", "I'm the kind of person who", ...) or giving a standing
     instruction ("From now on, answer in French") is canon at once (tier 1).
-    Inferred preferences need confirmation (tier 2), plain observations stay silent (tier 3),
+    Inferred preferences, and explicit ones the person hedges ("I prefer tabs, I think", D64),
+    need confirmation (tier 2), plain observations stay silent (tier 3),
     usage patterns are behavioural and never promote (tier 4). Pure and thread-safe.
     """
 
@@ -157,6 +170,8 @@ class PreferenceClassifier:
         if matched_pattern is None and source == "user":
             matched_pattern = standing_instruction(statement)  # D47
         if matched_pattern and source == "user":
+            if _HEDGE.search(statement):
+                return confirm_required(statement, matched_pattern)  # D64
             return PreferenceClassification(
                 preference_class=PreferenceClass.EXPLICIT,
                 statement=statement,
@@ -200,6 +215,9 @@ class PreferenceClassifier:
             found += instruction_spans(statement)
         elif preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
             found = [m.span() for m in _INDICATOR.finditer(statement)]
+            if _HEDGE.search(statement):  # a hedged explicit statement is asked about (D64)
+                found += [m.span() for p in self._patterns for m in p.finditer(statement)]
+                found += instruction_spans(statement)
         else:
             return []
         return sorted(found)
