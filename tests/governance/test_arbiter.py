@@ -15,6 +15,7 @@ from hrm.governance.arbiter import (
     FocusState,
     PreemptScoreArbiter,
     preempt_score,
+    title_of,
 )
 from hrm.governance.problems import ProblemRegistry, ProblemStatus
 from hrm.governance.signals import DerivedSignals
@@ -387,3 +388,27 @@ def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
     # A statement is not read this way: "for the Postgres move" may be a new problem's setting.
     statement = "The enum columns break for the Postgres move in staging"
     assert arbiter.decide(turn(statement), state(), registry, signals()).candidate_match == "new"
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Thanks. Our office wifi drops every afternoon", "Our office wifi drops every afternoon"),
+        ("Also, my laptop's battery drains fast, any tips?", "My laptop's battery drains fast, any tips?"),
+        ("OK so now the build fails on main", "The build fails on main"),
+        ("Unrelated: how do I rename a git branch?", "How do I rename a git branch?"),
+        ("Fix the flaky CI pipeline. It fails twice a day.", "Fix the flaky CI pipeline."),
+        ("Hi!", "Hi!"),  # nothing with content: the text as it was
+    ],
+)
+def test_a_new_problem_is_titled_by_its_first_sentence_with_content(text: str, title: str) -> None:
+    assert title_of(text) == title
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_a_title_is_short_and_never_empty_for_a_message_with_words(text: str) -> None:
+    title = title_of(text)
+    assert len(title) <= 80
+    if text.strip():
+        assert title.strip()

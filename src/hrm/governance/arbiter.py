@@ -554,14 +554,10 @@ class PreemptScoreArbiter:
     def _new_candidate(
         self, turn_input: TurnInput, registry: ProblemRegistry, *, title: str | None = None
     ) -> Problem:
-        """An unsaved problem for the input, titled by `title` or by its first sentence."""
+        """An unsaved problem for the input, titled by `title` or by `title_of` its text."""
         text = turn_input.text.strip()
-        if title is None:
-            first = re.split(r"(?<=[.!?])\s+|\n", without_announcement(text), maxsplit=1)[0]
-            first = first.strip()
-            title = shorten(first, 80)
         return registry.build(
-            title,
+            title if title is not None else title_of(text),
             description=text[:500],
             priority=self._candidate_priority(turn_input),
             status=ProblemStatus.QUEUED,
@@ -578,6 +574,30 @@ class PreemptScoreArbiter:
         if turn_input.priority >= low:
             priority = max(priority, turn_input.priority)
         return max(low, min(high, priority))
+
+
+_LEAD_IN = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|and|also|then|now|but|right|alright|well|oh|hey|hi|hmm|please)\b"
+    r"[\s,;:!.\-–—]*)+",
+    re.IGNORECASE,
+)
+"""Words a message may open with before its subject ("Also, my laptop's battery …")."""
+
+
+def title_of(text: str) -> str:
+    """A new problem's title: its first sentence with content words, without what leads in.
+
+    "Thanks. Our office wifi drops every afternoon" was titled "Thanks.", and "Also, my
+    laptop's battery drains …" kept its "Also,": `/problems`, the status line and "switch
+    to …" offers showed them. An announcement goes too ("Unrelated: …", D59).
+    """
+    body = without_announcement(text.strip())
+    parts = [part.strip() for part in re.split(r"(?<=[.!?])\s+|\n", body) if part.strip()]
+    first = next((part for part in parts if extract_keywords(part)), parts[0] if parts else body)
+    rest = _LEAD_IN.sub("", first, count=1)
+    if extract_keywords(rest):
+        first = rest[:1].upper() + rest[1:]
+    return shorten(first, 80)
 
 
 def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:
