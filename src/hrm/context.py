@@ -26,6 +26,7 @@ __all__ = [
     "ContextAssembler",
     "ContextItem",
     "ContextSource",
+    "content_words",
     "estimate_tokens",
     "preference_reminder",
     "relevance",
@@ -94,7 +95,8 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-def _words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
+    """The lower-cased words of three or more letters of `text`, without stop words."""
     return frozenset(w for w in (m.lower() for m in _WORD.findall(text[:20_000])) if w not in _STOP)
 
 
@@ -102,7 +104,7 @@ def relevance(query_words: frozenset[str], text: str) -> float:
     """Share of the query's content words found in `text` (0..1)."""
     if not query_words:
         return 0.0
-    return len(query_words & _words(text)) / len(query_words)
+    return len(query_words & content_words(text)) / len(query_words)
 
 
 @dataclass(frozen=True)
@@ -336,7 +338,7 @@ def score_items(
 
     Items with relevance below `floor` are dropped (not relevant enough to cost tokens).
     """
-    words = _words(query)
+    words = content_words(query)
     scored: list[ContextItem] = []
     for key, text in entries:
         rel = relevance(words, text)

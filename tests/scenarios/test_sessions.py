@@ -61,14 +61,14 @@ def test_a_process_left_open_starts_a_new_session_after_the_idle_limit(home: HRM
 
 def test_the_token_ceiling_is_renewed_when_a_long_lived_process_rolls_over(home: HRMHome) -> None:
     HRM.open(home, "ADMIN", "offline").close()
-    config = replace(load_config(home).config, stack_token_budget=3000)
+    config = replace(load_config(home).config, stack_token_budget=1500)
     clock = _clock()
     with HRM.open(home, "ADMIN", "offline", config=config, clock=clock) as h:
         codes = []
-        for i in range(8):
+        for i in range(12):
             error = h.turn(f"How do I rename git branch number {i}?").decision.execution.get("error")
             codes.append(error["code"] if error else "ok")
-        assert codes[-1] == "budget_exhausted"
+        assert codes[0] == "ok" and codes[-1] == "budget_exhausted"
         clock.next_turn(QUIET)
         assert h.turn("How do I rename a git branch?").decision.execution.get("error") is None
 

@@ -266,9 +266,9 @@ def test_the_token_ceiling_bounds_a_session_and_a_new_session_gets_a_fresh_one(
     from hrm.config import load_config
 
     HRM.open(home, "ADMIN", "offline").close()
-    config = replace(load_config(home).config, stack_token_budget=3000)
+    config = replace(load_config(home).config, stack_token_budget=1500)
     with HRM.open(home, "ADMIN", "offline", config=config) as h:
-        first = _budget_outcomes(h, 8)
+        first = _budget_outcomes(h, 12)
     assert first[0] == "ok" and first[-1] == "budget_exhausted"
     # A second process continuing the same session inherits what the session spent...
     with HRM.open(home, "ADMIN", "offline", config=config) as h:

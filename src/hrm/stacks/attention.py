@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 from hrm._shipped import shipped_bytes, unchanged
 from hrm.config import HRMConfig
-from hrm.context import AssembledContext, ContextAssembler, ContextItem, score_items
+from hrm.context import (
+    AssembledContext,
+    ContextAssembler,
+    ContextItem,
+    content_words,
+    score_items,
+)
 from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
@@ -331,13 +337,24 @@ class _StageRunner:
         return []
 
     def _registry_query(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
+        """The registry's rows that bear on the input; every row when it asks about the registry.
+
+        ADMIN's template scans the framework registry for system inspection (004 §6). Every row
+        in every prompt put "framework_id=FMWK-008A, name=Work Order Protocol, …" before a
+        question about a failing ETL job, and the local model answered with those ids (D65).
+        """
         if "hot" not in self.tiers:
             return []
         target = str(config.get("target", "frameworks_registry.csv"))
         found = _registry_file_recent(_registries_dir(self.stack.home), target)
         if found is None:
             return [ContextItem("registry", target, f"Registry {target}: not found", 0.6)]
-        return list(_registry_items(*found, target, int(config.get("limit", 50))))
+        rows = _registry_items(*found, target, int(config.get("limit", 50)))
+        asked = content_words(text)
+        if not asked.isdisjoint(_registry_names(target)):
+            return list(rows.items)
+        return [item for item, words in zip(rows.items, rows.words, strict=True)
+                if _names_row(asked, words)]
 
     def _horizontal_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         """Recent episodes and open loops of THIS stack (HO2m)."""
@@ -539,12 +556,39 @@ def _agent_kind(agent_class: str) -> tuple[str, str | None]:
     return parse_agent_class(agent_class)
 
 
-_REGISTRY_CACHE: dict[tuple[Path, str, int], tuple[tuple[int, int], tuple[ContextItem, ...]]] = {}
+_REGISTRY_CACHE: dict[tuple[Path, str, int], tuple[tuple[int, int], _RegistryRows]] = {}
 
 
-def _registry_items(
-    path: Path, stat: os.stat_result, target: str, limit: int
-) -> tuple[ContextItem, ...]:
+@dataclass(frozen=True)
+class _RegistryRows:
+    items: tuple[ContextItem, ...]
+    words: tuple[frozenset[str], ...]
+    """Each row's content words that set it apart: from its values only (a column named
+    "version" must not make every question about a version bear on every row), without the
+    words every row has ("hot" and "frameworks" of each "HOT/frameworks/…" path)."""
+
+
+def _names_row(asked: frozenset[str], words: frozenset[str]) -> bool:
+    """Does the input name this row: by an id ("FMWK-009"), or by half its other words?
+
+    "How does the tier boundary work?" names "Tier Boundary", not "Work Order Protocol":
+    one word of three, and a common one, is no reference to a row.
+    """
+    ids = {w for w in words if any(c.isdigit() for c in w)}
+    if not asked.isdisjoint(ids):
+        return True
+    named = words - ids
+    return bool(named) and 2 * len(asked & named) >= len(named)
+
+
+def _distinguishing(rows: list[frozenset[str]]) -> tuple[frozenset[str], ...]:
+    if len(rows) < 2:
+        return tuple(rows)
+    common = frozenset.intersection(*rows)
+    return tuple(words - common for words in rows)
+
+
+def _registry_items(path: Path, stat: os.stat_result, target: str, limit: int) -> _RegistryRows:
     """A registry's first rows as context items, re-read only when the file changes.
 
     Keyed by the file's size and mtime; the items are frozen, so every turn shares them.
@@ -555,15 +599,30 @@ def _registry_items(
     if cached is not None and cached[0] == stamp:
         return cached[1]
     with path.open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    items = tuple(
-        ContextItem(
-            "registry", f"{target}#{i}", ", ".join(f"{k}={v}" for k, v in row.items() if v), 0.7
-        )
-        for i, row in enumerate(rows[:limit])
+        rows = list(csv.DictReader(fh))[:limit]
+    found = _RegistryRows(
+        items=tuple(
+            ContextItem(
+                "registry", f"{target}#{i}", ", ".join(f"{k}={v}" for k, v in row.items() if v),
+                0.7,
+            )
+            for i, row in enumerate(rows)
+        ),
+        words=_distinguishing([content_words(" ".join(str(v) for v in row.values() if v))
+                               for row in rows]),
     )
-    _REGISTRY_CACHE[key] = (stamp, items)
-    return items
+    _REGISTRY_CACHE[key] = (stamp, found)
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _registry_names(target: str) -> frozenset[str]:
+    """Words that ask about the registry itself: its file name's words and their singulars
+    ("frameworks_registry.csv": frameworks, framework, registry, registries)."""
+    stem = target.rsplit(".", 1)[0].lower()
+    words = {w for w in stem.replace("-", "_").split("_") if len(w) >= 3}
+    words |= {w[:-1] for w in words if w.endswith("s")} | {"registry", "registries"}
+    return frozenset(words)
 
 
 REGISTRY_RECHECK_S = 1.0
