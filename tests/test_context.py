@@ -139,3 +139,17 @@ def test_the_budget_always_holds_and_every_item_is_accounted_for(
     excluded |= {key for e in ctx.excluded for key in e.get("more", {}).get("keys", [])}
     assert included.isdisjoint(excluded)
     assert included | excluded == {item.key for item in items}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.from_regex(r"[a-z]{3,8}", fullmatch=True), min_size=1, max_size=6),
+       st.lists(st.from_regex(r"[a-z]{3,8}", fullmatch=True), min_size=2, max_size=6))
+def test_an_echo_is_the_reminder_and_an_answer_is_not(prefs: list[str], own: list[str]) -> None:
+    from hrm.context import content_words, echoes_reminder
+
+    reminder = f"(Follow my standing preferences: {' '.join(prefs)}.)"
+    if content_words(" ".join(prefs)):
+        assert echoes_reminder(" ".join(prefs), reminder)
+    new = content_words(" ".join(own)) - content_words(reminder)
+    if len(new) >= 2:
+        assert not echoes_reminder(" ".join(prefs + own), reminder)

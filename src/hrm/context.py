@@ -27,6 +27,7 @@ __all__ = [
     "ContextItem",
     "ContextSource",
     "content_words",
+    "echoes_reminder",
     "estimate_tokens",
     "preference_reminder",
     "relevance",
@@ -186,6 +187,19 @@ def preference_reminder(items: Iterable[ContextItem]) -> tuple[str, int]:
     if not kept:
         return "", 0
     return "(Follow my standing preferences: " + "; ".join(kept) + ".)", len(kept)
+
+
+def echoes_reminder(reply: str, reminder: str) -> bool:
+    """Is `reply` nothing but the restated preferences ("- Always answer in short bullet
+    points"), not an answer?
+
+    Qwen2.5-Coder-0.5B did this to "What's the quickest fix?" in a conversation about a failing
+    ETL job, and then copied its own echo in every later answer: 8 of 8 follow-ups (D66). An
+    answer brings at least two words of its own; an empty reply is no echo (it is a failure
+    of its own kind).
+    """
+    said = content_words(reply)
+    return bool(said) and len(said - content_words(reminder)) <= 1
 
 
 ContextSource = Callable[[str], Iterable[ContextItem]]

@@ -81,3 +81,52 @@ def test_the_reminder_holds_only_canon_a_few_and_short() -> None:
     long_one, _ = preference_reminder(items[-1:])
     assert len(long_one) < 260 and long_one.endswith("….)")
     assert preference_reminder([]) == ("", 0)
+
+
+def test_an_answer_that_only_echoes_the_reminder_is_asked_again_without_it(
+    home: HRMHome,
+) -> None:
+    # D66: Qwen answered "What's the quickest fix?" with "- Always answer with a bullet list",
+    # then copied that echo into every later answer.
+    HRM.open(home, "ADMIN", "offline").close()
+    model = ScriptedAdapter(
+        ["- Always answer with a bullet list.", "- Rename the column back\n- Redeploy"],
+        provider="local",
+    )
+    pieces: list[str] = []
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn(BULLETS)
+        result = h.turn("What's the quickest fix?", on_text=pieces.append)
+        later = h.turn("And after that?")
+    asked = [c.messages[-1].content for c in model.calls
+             if c.config is not None and c.config.purpose == "respond"]
+    assert asked[:2] == [
+        "What's the quickest fix?\n\n(Follow my standing preferences: Always answer with a "
+        "bullet list.)",
+        "What's the quickest fix?",  # the question as said, once
+    ]
+    assert result.response.startswith("- Rename the column back\n- Redeploy")
+    assert "only repeated your standing preferences" in result.response
+    assert result.decision.execution["reminder_echoed"] is True
+    assert "asking again" in "".join(pieces)  # a streamed echo is marked, not glued on
+    # The echo is not history: the next call sees the real answer as the assistant's.
+    history = [m.content for c in model.calls[-1:] for m in c.messages if m.role == "assistant"]
+    assert "- Always answer with a bullet list." not in history
+    assert later.decision.execution.get("reminder_echoed") is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "echo"),
+    [
+        ("- Always answer in short bullet points", True),
+        ("Always answer in short bullet points.", True),
+        ("OK, short bullet points.", True),
+        ("- Rename customer_id back\n- Redeploy the job", False),
+        ("", False),
+    ],
+)
+def test_an_echo_is_a_reply_with_no_two_words_of_its_own(reply: str, echo: bool) -> None:
+    from hrm.context import echoes_reminder
+
+    reminder = "(Follow my standing preferences: Always answer in short bullet points.)"
+    assert echoes_reminder(reply, reminder) is echo

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hrm._process import new_id
 from hrm.altitude.types import ExecutionResult, Plan, PlanStep, PlanStepStatus
-from hrm.context import preference_reminder
+from hrm.context import echoes_reminder, preference_reminder
 from hrm.errors import HRMError, recover_from_error
 from hrm.llm import LLMCallConfig, Message, StreamChunk
 from hrm.llm.types import FINISH_LENGTH, FINISH_REPETITION
@@ -135,18 +135,32 @@ class StackExecutor:
         self, turn_input: Any, assembled: Any, *, purpose: str = "respond"
     ) -> ExecutionOutcome:
         plan = _single_step_plan("respond", turn_input.text)
-        text, notes = self._model_input(turn_input.text)
+        question, notes = self._model_input(turn_input.text)
         details: dict[str, Any] = {}
+        reminder, count = "", 0
         if _restates_preferences(self.stack):
             reminder, count = preference_reminder(getattr(assembled, "items", ()))
-            if reminder:
-                text = f"{text}\n\n{reminder}"
-                details["preferences_restated"] = count
+        conversation = getattr(assembled, "conversation", ())
         try:
-            reply, finish = self._chat(
-                assembled.system, text, purpose=purpose,
-                conversation=getattr(assembled, "conversation", ()),
-            )
+            if reminder:
+                details["preferences_restated"] = count
+                reply, finish = self._chat(
+                    assembled.system, f"{question}\n\n{reminder}", purpose=purpose,
+                    conversation=conversation,
+                )
+                if echoes_reminder(reply, reminder):
+                    # The model answered the reminder, not the person (D66): ask once more
+                    # with the question as said; the echo is not the answer, nor history.
+                    details["reminder_echoed"] = True
+                    self._show("\n\n(That only repeated your preferences; asking again.)\n\n")
+                    notes.append(_ECHO_NOTE)
+                    reply, finish = self._chat(
+                        assembled.system, question, purpose=purpose, conversation=conversation
+                    )
+            else:
+                reply, finish = self._chat(
+                    assembled.system, question, purpose=purpose, conversation=conversation
+                )
         except HRMError as exc:
             plan.steps[0].status = PlanStepStatus.FAILED
             return self._failed(plan, "respond", exc, notes)
@@ -190,6 +204,16 @@ class StackExecutor:
             return _streamed(self.stack.gateway.stream(messages, system, config), sink)
         response = self.stack.gateway.chat(messages, system, config)
         return str(response.content or ""), response.finish_reason
+
+    def _show(self, text: str) -> None:
+        """Hand `text` to the turn's listener, if any, as a streamed answer's pieces are."""
+        sink = self.stack.text_sink
+        if sink is None:
+            return
+        try:
+            sink(text)
+        except Exception:
+            logger.warning("the turn's text listener failed", exc_info=True)
 
     def _model_input(self, text: str) -> tuple[str, list[str]]:
         limit = MAX_MODEL_INPUT_CHARS
@@ -304,6 +328,12 @@ class StackExecutor:
 
         return execute_bundle(self, action.agent_proposal, turn_input, assembled, event)
 
+
+_ECHO_NOTE = (
+    "The model only repeated your standing preferences, so it was asked again without them "
+    "restated."
+)
+"""Said when an answer echoed the preference reminder (D66)."""
 
 _CUT_NOTES = {
     FINISH_LENGTH: "The answer reached the model's output limit (llm.max_tokens) and stops there.",
