@@ -56,6 +56,38 @@ def test_resolving_the_active_problem_completes_its_commitment_and_is_recorded(
         assert again.focus.commitments.history()[0].status == "completed"
 
 
+def test_after_a_resolve_a_follow_up_goes_to_the_open_problem_it_carries_on(
+    home: HRMHome,
+) -> None:
+    # D67: with nothing active, "what should the report cover?" became a problem of its own
+    # beside the queued report it was about.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Our staging Postgres is out of disk space")
+        report = h.turn("Separately, I need to write the Q3 board report by Friday").decision
+        assert report.arbitration["disposition"] == "queue"
+        h.resolve_problem()
+        d = h.turn("what should the report cover?").decision
+        assert d.arbitration["disposition"] == "switch"
+        assert d.arbitration["candidate_problem_id"] == report.arbitration["candidate_problem_id"]
+        assert d.arbitration["candidate_match"] == "follow-up in the conversation"
+        assert [p.title for p in h.focus.problem_registry.list() if p.status.value != "resolved"] == [
+            "I need to write the Q3 board report by Friday"
+        ]
+
+
+def test_after_a_resolve_a_follow_up_names_a_queued_problem_by_its_word(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Our staging Postgres is out of disk space")
+        report = h.turn("Separately, I need to write the Q3 board report by Friday").decision
+        h.turn("back to the Postgres disk: which tables are largest?")
+        h.resolve_problem()
+        d = h.turn("How long should the board report be?").decision
+        assert d.arbitration["candidate_problem_id"] == report.arbitration["candidate_problem_id"]
+        # A new topic after a resolve is still its own problem.
+        other = h.turn("Write a script that renames the stale git branches").decision
+        assert other.arbitration["is_new_candidate"] is True
+
+
 def test_resolving_an_unknown_or_missing_problem_is_a_clear_error(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         with pytest.raises(HRMError) as unknown:

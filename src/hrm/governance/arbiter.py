@@ -440,6 +440,10 @@ class PreemptScoreArbiter:
         best = self._most_similar(text, problem_registry, active)
         if best is not None:
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
+        if active is None and continuing:
+            resumed = self._resumed(turn_input, problem_registry, keywords)
+            if resumed is not None:
+                return resumed
         if active is None or not continuing:
             return self._fresh(turn_input, problem_registry)
         if _continues_last(keywords, turn_input.context):
@@ -464,6 +468,30 @@ class PreemptScoreArbiter:
             )
             return _Candidate(last or active, False, False, "follow-up in the conversation")
         return self._fresh(turn_input, problem_registry)
+
+    def _resumed(
+        self, turn_input: TurnInput, registry: ProblemRegistry, keywords: tuple[str, ...]
+    ) -> _Candidate | None:
+        """With no problem in focus, the open problem the input carries on, if any (D67).
+
+        After `/resolve`, "what should the report cover?" — the last input had gone to the
+        queued "I need to write the Q3 board report by Friday" — became a problem of its own,
+        titled by the question: the follow-up rules asked for an active problem.
+        """
+        sharing = _sharing_title(keywords, registry)
+        if sharing is not None:
+            return _Candidate(sharing, False, False, "shares two words with its title")
+        text = turn_input.text
+        if not is_follow_up(text) or self._pressing(turn_input):
+            return None
+        mentioned = self._explicit_reference(text, registry, switch=False, loose=True)
+        if mentioned is not None:
+            return replace(mentioned, how="follow-up naming it")
+        problem_id = _last_topic_id(turn_input.context)
+        last = registry.get(problem_id) if problem_id else None
+        if last is None or last.status is ProblemStatus.RESOLVED:
+            return None
+        return _Candidate(last, False, False, "follow-up in the conversation")
 
     def _fresh(self, turn_input: TurnInput, registry: ProblemRegistry) -> _Candidate:
         return _Candidate(self._new_candidate(turn_input, registry), True, False, "new")
@@ -616,6 +644,13 @@ def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:
     return shared >= min(_SHARED_WITH_LAST, len(keywords))
 
 
+def _last_topic_id(context: Any) -> str | None:
+    """The id of the problem the last input went to (`HRMContext.last_topic`), if any."""
+    last = getattr(context, "last_topic", None)
+    problem_id = last.get("problem_id") if isinstance(last, dict) else None
+    return str(problem_id) if problem_id else None
+
+
 def _last_problem(
     context: Any,
     registry: ProblemRegistry,
@@ -632,8 +667,7 @@ def _last_problem(
     commitment on the active problem runs, an input in its words stays there (D49): the
     person chose that focus.
     """
-    last = getattr(context, "last_topic", None)
-    problem_id = last.get("problem_id") if isinstance(last, dict) else None
+    problem_id = _last_topic_id(context)
     if not problem_id:
         return None
     if problem_id == active.id:
