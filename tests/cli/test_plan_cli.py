@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from typer.testing import CliRunner
 
 from hrm.cli.plan import EXIT_TTL_EXPIRED, LAST_PLAN_FILE, app
@@ -70,3 +72,16 @@ def test_every_command_has_help() -> None:
     for command in ("run", "show"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and result.stdout.strip()
+
+
+def test_provider_option_chooses_the_model_as_hrm_turn_does(
+    home: HRMHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `hrm plan run` had no --provider/--model: it always ran on the configured model.
+    monkeypatch.setenv("HRM_PROVIDER", "anthropic")  # no key here: it would fail
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = runner.invoke(app, ["run", "Say hello", "--provider", "offline", "--json",
+                                 "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((home.logs_dir / LAST_PLAN_FILE).read_text())
+    assert saved["history"]["configuration"]["provider"] == "offline"

@@ -29,6 +29,8 @@ __all__ = [
     "AgentClassOption",
     "HomeOption",
     "JsonOption",
+    "ModelOption",
+    "ProviderOption",
     "console",
     "emit_json",
     "err_console",
@@ -95,6 +97,21 @@ HomeOption = Annotated[
 AgentClassOption = Annotated[
     str,
     typer.Option("--as", help="The stack to use: ADMIN or RESIDENT:<name>."),
+]
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="Model provider: offline, local, anthropic, openai (default: configuration).",
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model id for the provider (local: smollm2-135m, qwen2.5-coder-0.5b; "
+        "default: configuration).",
+    ),
 ]
 
 

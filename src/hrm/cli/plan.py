@@ -20,6 +20,8 @@ from hrm.cli._common import (
     AgentClassOption,
     HomeOption,
     JsonOption,
+    ModelOption,
+    ProviderOption,
     console,
     emit_json,
     fail,
@@ -65,9 +67,13 @@ def run(
     ] = None,
     home: HomeOption = None,
     agent_class: AgentClassOption = "ADMIN",
+    provider: ProviderOption = None,
+    model: ModelOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Run GOAL as a plan: profile, plan, execute in passes, refine, until done or out of TTL."""
+    from dataclasses import replace
+
     from hrm._atomic import atomic_write
     from hrm.config import load_config
     from hrm.home import HRMHome
@@ -78,6 +84,11 @@ def run(
     with handle_errors():
         resolved = HRMHome.resolve(home)
         config = load_config(resolved).config
+        if provider is not None or model is not None:  # as `hrm turn --provider/--model` do
+            config = replace(config, llm=replace(
+                config.llm, provider=provider or config.llm.provider,
+                model=model or config.llm.model,
+            ))
         ledger = Ledger(resolved.execution_ledger(agent_class),
                         durability=config.ledger_durability)
         try:

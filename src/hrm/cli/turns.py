@@ -16,29 +16,14 @@ from hrm._text import shorten
 from hrm.cli._common import (
     HomeOption,
     JsonOption,
+    ModelOption,
+    ProviderOption,
     console,
     emit_json,
     err_console,
     handle_errors,
     report_error,
 )
-
-ProviderOption = Annotated[
-    str | None,
-    typer.Option(
-        "--provider",
-        help="Model provider: offline, local, anthropic, openai (default: configuration).",
-    ),
-]
-
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Model id for the provider (local: smollm2-135m, qwen2.5-coder-0.5b; "
-        "default: configuration).",
-    ),
-]
 
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
