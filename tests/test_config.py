@@ -227,3 +227,23 @@ def test_on_off_keys_take_the_words_yaml_reads_as_booleans(tmp_path: Path, word:
     expected = "on" if word in ("on", "yes", "true") else "off"
     assert config.continuity.embeddings == expected
     assert config.llm.restate_preferences == expected
+
+
+def test_topic_embeddings_on_without_the_extra_is_refused_naming_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from hrm.continuity import embeddings
+    from hrm.errors import ErrorCode, HRMError
+    from hrm.pipeline import HRM
+
+    monkeypatch.setattr(embeddings, "available", lambda: False)
+    config = replace(load_config(tmp_path / "home").config, topic_embeddings="on")
+    with pytest.raises(HRMError) as info:
+        HRM.open(tmp_path / "home", "ADMIN", "offline", config=config)
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+    assert "topic_embeddings" in info.value.message and "embeddings" in info.value.message
+    for switch in ("auto", "off"):  # words alone decide, and the stack opens
+        HRM.open(tmp_path / "home", "ADMIN", "offline",
+                 config=replace(config, topic_embeddings=switch)).close()

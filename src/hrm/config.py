@@ -296,6 +296,10 @@ class HRMConfig:
     ledger_group_commit_ms: int = 20
     """Under group durability, the fsync that ends a turn is batched with the turns ending within
     this many milliseconds, off the turn's path; 0 fsyncs synchronously at every turn end."""
+    topic_embeddings: Switch = "auto"
+    """auto | on | off — a sentence model tells a question on the person's own subject that
+    opens a new topic from one about the conversation (D68); auto: when the `embeddings`
+    extra is installed."""
     context_token_budget: int = 2000
     """Tokens of assembled context a model sees per turn."""
     plan_default_ttl: int = 12

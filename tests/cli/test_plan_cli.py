@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from typer.testing import CliRunner
 
 from hrm.cli.plan import EXIT_TTL_EXPIRED, LAST_PLAN_FILE, app

@@ -132,3 +132,16 @@ def test_a_spent_budget_skips_the_vector_phase(repo: LearningsRepository) -> Non
 def test_open_on_loads_the_embedder(home: HRMHome) -> None:
     with LearningsRepository.open(home, embeddings="on") as repo:
         assert repo.supports_vectors
+
+
+def test_relatedness_tells_a_new_subject_from_one_about_the_conversation() -> None:
+    # D68's threshold sits between these: MiniLM scored them 0.36 and -0.01.
+    from hrm.governance.arbiter import UNRELATED_BELOW
+
+    related = embeddings.sentence_relatedness()
+    assert related is not None and related is embeddings.sentence_relatedness()  # one per process
+    topic = "I'm upgrading our Postgres cluster from 12 to 16 this weekend"
+    about = related(topic, "My replica is on a different host, does it need upgrading first?")
+    other = related(topic, "Also, my laptop's battery drains really fast on Ubuntu, any tips?")
+    assert about is not None and other is not None
+    assert other < UNRELATED_BELOW < about

@@ -412,3 +412,49 @@ def test_a_title_is_short_and_never_empty_for_a_message_with_words(text: str) ->
     assert len(title) <= 80
     if text.strip():
         assert title.strip()
+
+
+class _Model:
+    """A stand-in sentence model: the score it is told to give, and what it was asked."""
+
+    def __init__(self, score: float | None) -> None:
+        self.score = score
+        self.asked: list[tuple[str, str]] = []
+
+    def __call__(self, first: str, second: str) -> float | None:
+        self.asked.append((first, second))
+        return self.score
+
+
+@pytest.mark.parametrize(("score", "new"), [(0.01, True), (0.3, False), (None, False)])
+def test_a_question_on_the_persons_own_subject_asks_the_sentence_model(
+    clock: FakeClock, registry: ProblemRegistry, score: float | None, new: bool
+) -> None:
+    # D68: "Also, my laptop's battery drains …, any tips?" during a database upgrade followed
+    # the conversation as every question does; only a sentence model tells it from "My
+    # replica is on a different host, does it need upgrading first?".
+    model = _Model(score)
+    arbiter = PreemptScoreArbiter(POLICY, clock=clock, relatedness=model)
+    registry.create("Upgrade our Postgres cluster to 16", status=ProblemStatus.ACTIVE)
+    text = "Also, my laptop's battery drains really fast on Ubuntu, any tips?"
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert decision.is_new_candidate is new
+    assert model.asked == [("Upgrade our Postgres cluster to 16", text)]
+    if new:
+        assert decision.candidate_match.startswith("new: its own subject, unrelated")
+        assert "0.01 < 0.08" in decision.candidate_match
+    else:
+        assert decision.candidate_match == "follow-up in the conversation"
+
+
+def test_other_follow_ups_never_ask_the_sentence_model(
+    clock: FakeClock, registry: ProblemRegistry
+) -> None:
+    model = _Model(0.0)
+    arbiter = PreemptScoreArbiter(POLICY, clock=clock, relatedness=model)
+    registry.create("Upgrade our Postgres cluster to 16", status=ProblemStatus.ACTIVE)
+    for text in ("Should I use pg_upgrade with --link?", "Would powertop help?",
+                 "I'm still seeing errors in the new cluster logs, any idea?"):
+        decision = arbiter.decide(turn(text), state(), registry, signals())
+        assert not decision.is_new_candidate, text
+    assert model.asked == []

@@ -215,6 +215,36 @@ TUNING: dict[str, Conversation] = {
         ("B", "Separately, I need to write a privacy policy for the app store"),
         ("B", "We collect email addresses and crash reports"),
     ],
+    # Written after D67 for questions on the person's own subject (D68): 21 of 25 messages
+    # right under words alone; the sentence model's threshold was set on these. A fourth
+    # conversation of the batch is left out: "My sister's wedding is the same week, how do I
+    # plan around it?" says "same", which marks a continuing subject, and still follows.
+    "postgres upgrade": [
+        ("A", "I'm upgrading our Postgres cluster from 12 to 16 this weekend"),
+        ("A", "Should I use pg_upgrade with --link?"),
+        ("A", "My replica is on a different host, does it need upgrading first?"),
+        ("A", "Our application uses the hstore extension, will that be a problem?"),
+        ("B", "Also, my laptop's battery drains really fast on Ubuntu, any tips?"),
+        ("B", "Would powertop help?"),
+        ("A", "Back to the upgrade: how long should I plan the downtime for?"),
+    ],
+    "react dashboard": [
+        ("A", "My dashboard page takes 6 seconds to render in React"),
+        ("A", "Would virtualizing the table help?"),
+        ("A", "My table has 5,000 rows with 12 columns, is that a lot for React?"),
+        ("A", "Our API returns all rows at once, should we paginate on the server?"),
+        ("B", "My cat keeps knocking things off my desk, how do I stop her?"),
+        ("B", "Would a cat tree help?"),
+    ],
+    "terraform": [
+        ("A", "We're moving our infrastructure from CloudFormation to Terraform"),
+        ("A", "How do I import existing resources?"),
+        ("A", "Our state file would be shared by four teams, where should it live?"),
+        ("A", "My colleague suggests Terragrunt, is it worth it?"),
+        ("B", "Our office wifi drops every afternoon around 3pm, what could cause that?"),
+        ("B", "Could it be interference from the microwave?"),
+        ("A", "For the Terraform migration, should we do it service by service?"),
+    ],
 }
 
 HELD_OUT: dict[str, Conversation] = {

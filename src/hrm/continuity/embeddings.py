@@ -16,7 +16,7 @@ import hashlib
 import importlib.util
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +34,7 @@ __all__ = [
     "Embedder",
     "EmbeddingModel",
     "available",
+    "sentence_relatedness",
 ]
 
 logger = logging.getLogger(__name__)
@@ -193,3 +194,47 @@ class Embedder:
             np.float32
         )
         return result
+
+
+class _LazyRelatedness:
+    """`sentence_relatedness`'s callable: loads the model on its first question, once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._model: Embedder | None = None
+        self._failed = False
+
+    def __call__(self, first: str, second: str) -> float | None:
+        model = self._load()
+        if model is None:
+            return None
+        vectors = model.encode([first, second])
+        return float(vectors[0] @ vectors[1])
+
+    def _load(self) -> Embedder | None:
+        with self._lock:
+            if self._model is None and not self._failed:
+                try:
+                    self._model = Embedder.load(threads=1)
+                except (ImportError, OSError, HRMError) as exc:
+                    self._failed = True  # said once; every later question is answered "unknown"
+                    logger.warning("sentence model unavailable, words alone decide: %s", exc)
+            return self._model
+
+
+_RELATEDNESS: _LazyRelatedness | None = None
+
+
+def sentence_relatedness() -> Callable[[str, str], float | None] | None:
+    """How alike two texts are in meaning (cosine of their MiniLM vectors), or None when the
+    `embeddings` extra is not installed.
+
+    The model loads on the first question (about 0.3 s), not when a stack opens: most turns
+    never ask one (D68). One loader per process, shared by every stack.
+    """
+    global _RELATEDNESS
+    if not available():
+        return None
+    if _RELATEDNESS is None:
+        _RELATEDNESS = _LazyRelatedness()
+    return _RELATEDNESS

@@ -33,7 +33,7 @@ import re
 
 from hrm.governance.preference_scope import INTERROGATIVES, is_past_form
 
-__all__ = ["is_follow_up", "opens_new_topic", "without_announcement"]
+__all__ = ["is_follow_up", "opens_new_topic", "opens_on_own_subject", "without_announcement"]
 
 _HEAD_CHARS = 2000
 """A follow-up is a short message; a longer one (a paste) is not one, and is not read."""
@@ -195,17 +195,14 @@ def _introduces(words: list[str]) -> bool:
     subject of the person's ("Our Redis instance …", "My bike …"), or something wrong ("The
     invoice totals look wrong …"). Any other statement ("We run three app servers", "The
     bundle is about 12 MB") tells more about the work at hand."""
+    own = _own_subject(words)
+    if own is not None:
+        return own
     start = _after_leading(words)
     first = words[start]
     rest = words[start + 1 :]
-    if first in _OWNERS:
-        return _CONTINUING.isdisjoint(words)
-    if first in _REPORTERS or first in _PROGRESSIVE_SUBJECTS:
+    if first in _REPORTERS:
         verbs = [w for w in rest if w not in _REPORT_ADVERBS][:2]
-        if first in _PROGRESSIVE_SUBJECTS and verbs[:1] and verbs[0].endswith("ing"):
-            return _CONTINUING.isdisjoint(words)
-        if verbs[:1] and verbs[0] in ("am", "are") and verbs[1:2] and verbs[1].endswith("ing"):
-            return _CONTINUING.isdisjoint(words)
         if verbs[:1] and verbs[0] in _NEEDS:
             return verbs[0] != "have" or verbs[1:2] == ["to"]
     lead = words[:start]
@@ -215,6 +212,42 @@ def _introduces(words: list[str]) -> bool:
     if first in _SEQUENCE and rest[:1] and rest[0] in _TASK_VERBS:
         return True  # "First refactor the parser module, then update the tests"
     return _troubled(words) or not _NEED_WORDS.isdisjoint(words)
+
+
+def _own_subject(words: list[str]) -> bool | None:
+    """Does the sentence open on a subject of the person's ("My laptop's battery …", "Our
+    Redis instance …") or an undertaking ("I'm building …", "We are designing …")?
+
+    None when it opens on neither; False when it says it continues one ("I'm still getting
+    502s", "same", "too").
+    """
+    start = _after_leading(words)
+    first = words[start]
+    if first in _OWNERS:
+        return _CONTINUING.isdisjoint(words)
+    if first not in _REPORTERS and first not in _PROGRESSIVE_SUBJECTS:
+        return None
+    verbs = [w for w in words[start + 1 :] if w not in _REPORT_ADVERBS][:2]
+    if first in _PROGRESSIVE_SUBJECTS and verbs[:1] and verbs[0].endswith("ing"):
+        return _CONTINUING.isdisjoint(words)
+    if verbs[:1] and verbs[0] in ("am", "are") and verbs[1:2] and verbs[1].endswith("ing"):
+        return _CONTINUING.isdisjoint(words)
+    return None
+
+
+def opens_on_own_subject(text: str) -> bool:
+    """Does a sentence of `text` bring a subject of the person's own ("Also, my laptop's
+    battery drains really fast, any tips?")?
+
+    Such a question follows the conversation more often than not ("My replica is on a
+    different host, does it need upgrading first?"): words cannot tell the two apart, so the
+    arbiter asks a sentence model when one is installed (D68).
+    """
+    for sentence in _SENTENCE_BREAK.split(text[:_HEAD_CHARS].strip().lower()):
+        words = _WORD.findall(sentence)
+        if words and _own_subject(words):
+            return True
+    return False
 
 
 def _troubled(words: list[str]) -> bool:

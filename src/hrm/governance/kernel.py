@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hrm.governance.arbiter import ArbitrationDecision, FocusState, PreemptScoreArbiter
+from hrm.governance.arbiter import (
+    ArbitrationDecision,
+    FocusState,
+    PreemptScoreArbiter,
+    Relatedness,
+)
 from hrm.governance.policy import current_policy
 from hrm.governance.preferences import PreferenceClassification, PreferenceClassifier
 from hrm.governance.signals import AgentOutputLike, CanonSource, DerivedSignals, SignalEngine
@@ -50,6 +55,7 @@ class GovernanceKernel:
         *,
         clock: Clock = system_clock,
         canon: CanonSource | None = None,
+        relatedness: Relatedness | None = None,
     ) -> GovernanceKernel:
         """Build a kernel over `policy` (default: the current `POLICY`), validated first.
 
@@ -58,6 +64,7 @@ class GovernanceKernel:
             llm: Optional model for the bounded source-quality/alignment nudge.
             clock: "Now" for staleness and recency.
             canon: Shared Reference statements (or a callable returning them) for conflict.
+            relatedness: A sentence model's similarity, for the arbiter (D68).
 
         Raises:
             HRMError: VALIDATION_FAILED when the policy is inconsistent.
@@ -67,7 +74,7 @@ class GovernanceKernel:
         return cls(
             policy=policy,
             signal_engine=SignalEngine(policy, llm, clock=clock, canon=canon),
-            arbiter=PreemptScoreArbiter(policy, clock=clock),
+            arbiter=PreemptScoreArbiter(policy, clock=clock, relatedness=relatedness),
             preference_classifier=PreferenceClassifier(policy),
         )
 

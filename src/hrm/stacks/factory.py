@@ -343,7 +343,9 @@ def create_stack(
         working_set_ttl_hours=config.working_set_default_ttl_hours,
     )
     known_agents = _known_agents(h) or list(DEFAULT_AGENTS)
-    kernel = GovernanceKernel.create(config.policy, clock=clock)
+    kernel = GovernanceKernel.create(
+        config.policy, clock=clock, relatedness=_relatedness(config.topic_embeddings)
+    )
     focus = FocusHRM.open(
         db,
         agent_class,
@@ -523,3 +525,25 @@ def _tokens_used(db: Database, agent_class: str, ledger: Ledger) -> int:
                 (agent_class, last.seq, last.offset, last.hash, used),
             )
     return used
+
+
+def _relatedness(switch: str) -> Callable[[str, str], float | None] | None:
+    """The sentence model the arbiter may ask (D68): None when `topic_embeddings` is off, or
+    auto and the `embeddings` extra is missing.
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` when it is on and the extra is not installed.
+    """
+    if switch == "off":
+        return None
+    from hrm.continuity.embeddings import EMBEDDINGS_INSTALL_HINT, sentence_relatedness
+    from hrm.errors import HRMError
+
+    found = sentence_relatedness()
+    if found is None and switch == "on":
+        raise HRMError.validation_failed(
+            f"topic_embeddings is on but the embeddings extra is not installed: "
+            f"{EMBEDDINGS_INSTALL_HINT}",
+            key="topic_embeddings",
+        )
+    return found
