@@ -89,6 +89,13 @@ class PolicySurface:
         r"I like",
         r"I don't like",
         r"I need",
+        # Beyond 001 §12.4's eight (D69): the same statements as people make them.
+        r"I (?:really|usually|generally|normally|strongly|definitely|much|mostly|typically"
+        r"|also|do) (?:prefer|hate|like|don't like)",
+        r"I(?:'d| would) (?:much |really |definitely )?(?:prefer|rather)",
+        r"My preference is",
+        r"I can't stand",
+        r"I'm (?:a )?(?:big |huge )?fan of",
     )
     NEW_SESSION_STANCE: str = "sensemaking"
     SENSEMAKING_MAX_TURNS: int = 2

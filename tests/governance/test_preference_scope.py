@@ -46,6 +46,13 @@ def _stated(text: str, source: str = "user") -> StatedPreference:
         ("The build needs a clean cache", "not about"),
         ("Also, my sourdough starter smells like nail polish remover", "compares"),
         ("My code looks like spaghetti now", "compares"),
+        # D69
+        ("I'd rather not say", "declines"),
+        ("I prefer not to answer that", "declines"),
+        ("I'd prefer to finish the migration today", "asks"),
+        ("I'm a big fan of your last suggestion, can you expand it?", "reacts"),
+        ("I like your approach", "reacts"),
+        ("I really hate that the build is slow", "how things are"),
     ],
 )
 def test_tasks_questions_reactions_and_reports_are_not_preferences(text: str, why: str) -> None:
@@ -81,7 +88,15 @@ def test_tasks_questions_reactions_and_reports_are_not_preferences(text: str, wh
          "Dark mode seems better for late-night work"),
         ("I want you to always answer in French", "inferred",
          "I want you to always answer in French"),
-        ("I'd rather you didn't use emojis", "inferred", "I'd rather you didn't use emojis"),
+        # D69: said as plainly as "I prefer", so canon at once (it was asked about).
+        ("I'd rather you didn't use emojis", "explicit", "I'd rather you didn't use emojis"),
+        ("I really prefer pytest over unittest", "explicit",
+         "I really prefer pytest over unittest"),
+        ("My preference is tabs over spaces", "explicit", "My preference is tabs over spaces"),
+        ("I can't stand long meetings", "explicit", "I can't stand long meetings"),
+        ("I'm a big fan of functional style", "explicit", "I'm a big fan of functional style"),
+        ("I like that you ask before deleting files", "explicit",
+         "I like that you ask before deleting files"),
     ],
 )
 def test_standing_preferences_are_still_found(text: str, cls: str, sentence: str) -> None:

@@ -74,6 +74,19 @@ _HABITUAL = re.compile(
 answer", "I want you to always use British spelling"). Not "every night": that schedules the
 task ("a script that backs up my database every night"), it does not make it a habit."""
 _HABITUAL_WORDS = frozenset({"always", "never", "usually", "generally"})
+_LIKING = frozenset({"rather", "stand", "fan", "preference"})
+"""Words of the patterns beyond 001 §12.4's ("I'd rather", "I can't stand", "I'm a fan of",
+"My preference is", D69): judged as "I prefer" is."""
+_DECLINING = frozenset({"say", "answer", "discuss", "comment", "share", "tell"})
+_ONE_OFF = re.compile(
+    r"\b(?:now|today|tonight|tomorrow|this time|for now|right away|for this (?:one|answer))\b"
+)
+"""A request for this once ("I'd prefer to finish the migration today"), not a habit."""
+_YOUR_LAST = frozenset(
+    "last previous latest first second new suggestion answer idea approach explanation "
+    "example solution version reply response code plan draft point summary fix".split()
+)
+"""After "your": the assistant's answer in front of us, reacted to."""
 _DEICTIC = frozenset({"this", "these", "those", "it", "this's", "it's", "that's"})
 _CLAUSE_AFTER_THAT = _words(
     "i you we they he she it the a an my our your his her their there this these those"
@@ -209,13 +222,19 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
             return "it is not about what you prefer"
         if _is_request(after) and not _standing(after, habitual=habitual):
             return "it asks for something now; it is not a standing preference"
-    elif head in _LIKES:
+    elif head in _LIKES or not _LIKING.isdisjoint(words_in_match):
         if head == "like" and before[-1:] and before[-1] in _PERCEIVING:
             return "‘like’ there compares; it says nothing of what you prefer"
         if not about_person:
             return "it is not about what you prefer"
+        if after[:1] == ["not"] and _DECLINING.intersection(after[1:3]):
+            return "it declines to say; it states no preference"  # "I'd rather not say"
+        if not habitual and after[:1] == ["to"] and _ONE_OFF.search(" ".join(after)):
+            return "it asks for something now; it is not a standing preference"
         if not habitual and _reacts_to_something_present(after):
             return "it reacts to what is in front of us; it is not a standing preference"
+        if not habitual and _about_how_things_are(after):
+            return "it reacts to how things are; it is not a standing preference"
     elif head in ("always", "never"):
         if _reports_an_event(after, low):
             return "it reports what happened; it is not a habit"
@@ -298,11 +317,21 @@ def _standing(after: list[str], *, habitual: bool) -> bool:
 def _reacts_to_something_present(after: list[str]) -> bool:
     if not after:
         return False
+    if after[0] == "your" and after[1:2] and after[1] in _YOUR_LAST:
+        return True  # "I like your last suggestion", "I'm a fan of your approach"
     if after[0] in _DEICTIC:
         return after[1:2] not in (["when"], ["whenever"])  # "I like it when you …"
     if after[0] == "that":
         return after[1:2] == [] or after[1] not in _CLAUSE_AFTER_THAT
     return False
+
+
+def _about_how_things_are(after: list[str]) -> bool:
+    """"I hate that the build is slow": a clause after "that" whose subject is not the
+    assistant ("I like that you ask first" is a way of working, and a preference)."""
+    return after[:1] == ["that"] and after[1:2] != [] and after[1] in _CLAUSE_AFTER_THAT and (
+        after[1] not in ("you", "your")
+    )
 
 
 def _reports_an_event(after: list[str], low: str) -> bool:
