@@ -82,9 +82,9 @@ _ONE_OFF = re.compile(
     r"\b(?:now|today|tonight|tomorrow|this time|for now|right away|for this (?:one|answer))\b"
 )
 """A request for this once ("I'd prefer to finish the migration today"), not a habit."""
-_YOUR_LAST = frozenset(
+_YOUR_LAST = _words(
     "last previous latest first second new suggestion answer idea approach explanation "
-    "example solution version reply response code plan draft point summary fix".split()
+    "example solution version reply response code plan draft point summary fix"
 )
 """After "your": the assistant's answer in front of us, reacted to."""
 _DEICTIC = frozenset({"this", "these", "those", "it", "this's", "it's", "that's"})
