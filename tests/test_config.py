@@ -205,6 +205,11 @@ def test_config_show_cli(home: HRMHome) -> None:
     }
     result = runner.invoke(app, ["config", "show", "--home", str(home.root)])
     assert result.exit_code == 0 and "escalation_threshold" in result.stdout
+    # `hrm config` alone shows the same (it said "Missing command.").
+    bare = runner.invoke(app, ["config", "--home", str(home.root), "--json"])
+    assert bare.exit_code == 0, bare.output
+    assert {"key": "trace_enabled", "value": True, "source": "GLOBAL", "precedence": 1,
+            "origin": str(home.config_path)} in json.loads(bare.stdout)["values"]
     write(home.config_path, "trace_enabled: maybe\n")
     result = runner.invoke(app, ["config", "show", "--home", str(home.root)])
     assert result.exit_code != 0

@@ -130,6 +130,17 @@ def init(
         console.print(f"Installed {len(result.installed_files)} shipped file(s).")
 
 
+@config_app.callback(invoke_without_command=True)
+def config_default(
+    ctx: typer.Context,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Show the effective configuration (`hrm config` is `hrm config show`)."""
+    if ctx.invoked_subcommand is None:
+        config_show(key=None, home=home, project=None, json_out=json_out)
+
+
 @config_app.command("show")
 def config_show(
     key: Annotated[str | None, typer.Argument(help="A dotted key, e.g. llm.provider.")] = None,
