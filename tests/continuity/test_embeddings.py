@@ -145,3 +145,17 @@ def test_relatedness_tells_a_new_subject_from_one_about_the_conversation() -> No
     other = related(topic, "Also, my laptop's battery drains really fast on Ubuntu, any tips?")
     assert about is not None and other is not None
     assert other < UNRELATED_BELOW < about
+
+
+def test_a_failing_sentence_model_answers_unknown_and_the_turn_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    related = embeddings.sentence_relatedness()
+    assert related is not None
+
+    class Broken:
+        def encode(self, texts: Any) -> Any:
+            raise RuntimeError("onnxruntime: out of memory")
+
+    monkeypatch.setattr(related, "_model", Broken())
+    assert related("a", "b") is None

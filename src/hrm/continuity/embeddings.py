@@ -208,7 +208,11 @@ class _LazyRelatedness:
         model = self._load()
         if model is None:
             return None
-        vectors = model.encode([first, second])
+        try:
+            vectors = model.encode([first, second])
+        except Exception:  # bounded help: a failing model never fails the turn that asked
+            logger.warning("sentence model failed; words alone decide", exc_info=True)
+            return None
         return float(vectors[0] @ vectors[1])
 
     def _load(self) -> Embedder | None:
