@@ -18,7 +18,10 @@ preference when a pattern matched in it and the match is not
 - a task or request for now ("I need to …", "I want you to …", "I need help", "I need the
   logs"), unless it says it holds from now on ("to always …", "every answer", "by default";
   "every night" schedules the task instead);
-- a reaction to what is in front of us ("I like this", "I hate it", "That looks better");
+- a reaction to what is in front of us ("I like this", "I hate it", "That looks better", "I
+  like your last suggestion") or to how things are ("I hate that the build is slow", D69);
+- a refusal ("I'd rather not say") or a request for this once ("I'd prefer to finish the
+  migration today", D69);
 - a report of what happened ("I never said that", "I always get this error");
 - about something other than the person ("The build needs a clean cache").
 

@@ -7,13 +7,14 @@ the learnings repository (003, ``USER_PREFERENCE``) both enforce this through
 `PreferenceClassifier`.
 
 The regular expressions are 001 §12.4's, verbatim: the explicit patterns come from the policy
-(``PREFERENCE_PATTERNS``), the behavioural markers and the weak preference indicators are fixed
-here. One rule is added to the explicit tier: a standing instruction to the assistant ("From now
-on, always answer in bullet points", `hrm.governance.instructions`, D47), which the first-person
-patterns cannot match. The patterns match far more than preferences in a conversation ("I need
-to …", "Do I need …?", "likely"): a turn first finds the sentence that states one with
-`hrm.governance.preference_scope` (001 §12.4's "stable object" condition, D45), then classifies
-that sentence here.
+(``PREFERENCE_PATTERNS``, whose default adds five forms people use to the spec's eight, D69),
+the behavioural markers and the weak preference indicators are fixed here. A hedge ("I prefer
+tabs, I think") turns an explicit match into a question (D64). One rule is added to the explicit
+tier: a standing instruction to the assistant ("From now on, always answer in bullet points",
+`hrm.governance.instructions`, D47), which the first-person patterns cannot match. The patterns
+match far more than preferences in a conversation ("I need to …", "Do I need …?", "likely"): a
+turn first finds the sentence that states one with `hrm.governance.preference_scope` (001
+§12.4's "stable object" condition, D45), then classifies that sentence here.
 """
 
 from __future__ import annotations
