@@ -514,8 +514,8 @@ class PreemptScoreArbiter:
         if score is None or score >= UNRELATED_BELOW:
             return None
         return (
-            f"new: its own subject, unrelated to the conversation "
-            f"(similarity {score:.2f} < {UNRELATED_BELOW})"
+            f"new: its own subject, {score:.2f} alike to the conversation, "
+            f"below {UNRELATED_BELOW}"
         )
 
     def _resumed(
