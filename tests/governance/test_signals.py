@@ -177,6 +177,12 @@ def test_urgency_markers_raise_urgency() -> None:
         ("now that it works, what next?", False),
         ("How do I add a due date column?", False),
         ("the build failed due to a flaky test", False),
+        # a state reached: "It was a bad config push, rolled back, everything is fine now"
+        # made a report on an outage pressing, and it was queued as a problem of its own
+        ("everything is fine now", False),
+        ("it works now, thanks", False),
+        ("the tests are passing now", False),
+        ("ship it now please", True),
     ],
 )
 def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) -> None:

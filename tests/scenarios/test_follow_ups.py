@@ -71,3 +71,16 @@ def test_a_question_about_what_the_person_committed_to_stays(home: HRMHome) -> N
         assert len(h.focus.problem_registry.list()) == 1
         h.turn("And which eviction policy suits it?")  # the lease's last turn
         assert _arbitration(h.turn("Write a script that renames stale git branches"))[0] == "queue"
+
+
+def test_the_all_clear_after_an_emergency_stays_with_it(home: HRMHome) -> None:
+    # "everything is fine now" read "now" as a deadline: the report was pressing, so it was
+    # queued as a problem of its own instead of closing the loop on the outage.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(PLAN)
+        outage = h.turn("Production is down! Checkout returns 502 for every customer").decision
+        assert outage.arbitration["disposition"] == "switch"
+        d = h.turn("It was a bad config push, rolled back, everything is fine now").decision
+        assert d.arbitration["disposition"] == "stay"
+        assert d.arbitration["candidate_problem_id"] == outage.arbitration["candidate_problem_id"]
+        assert len(h.focus.problem_registry.list()) == 2

@@ -87,9 +87,12 @@ DEADLINE_MARKERS: tuple[str, ...] = (
     r"\btonight\b",
     # "I need it now", not "Now tighten the closing", "for now", "from now on", "now that",
     # "it uses setup.py right now", `datetime.now()` (D59): after a word and a space, and not
-    # after these.
+    # after these; nor a state reached ("everything is fine now", "it works now").
     r"\bnow\b(?<=\w now)(?<!for now)(?<!from now)(?<!until now)(?<!till now)(?<!by now)"
-    r"(?<!just now)(?<!and now)(?<!right now)(?!\s+(?:that|on)\b)(?!\()",
+    r"(?<!just now)(?<!and now)(?<!right now)(?!\s+(?:that|on)\b)(?!\()"
+    r"(?<!fine now)(?<!ok now)(?<!okay now)(?<!good now)(?<!works now)(?<!working now)"
+    r"(?<!back now)(?<!up now)(?<!fixed now)(?<!resolved now)(?<!stable now)(?<!green now)"
+    r"(?<!passes now)(?<!passing now)(?<!better now)(?<!done now)(?<!gone now)",
     r"\bdeadline\b",
     # "the report is due Friday", "overdue"; not "due to a bug", "a due date column".
     r"\bdue\b(?!\s+(?:to|dates?|diligence)\b)",
