@@ -84,3 +84,16 @@ def test_the_all_clear_after_an_emergency_stays_with_it(home: HRMHome) -> None:
         assert d.arbitration["disposition"] == "stay"
         assert d.arbitration["candidate_problem_id"] == outage.arbitration["candidate_problem_id"]
         assert len(h.focus.problem_registry.list()) == 2
+
+
+def test_a_short_need_opened_with_also_is_its_own_problem(home: HRMHome) -> None:
+    # "Also" made any short input a continuation, before the follow-up rules could see that
+    # "I need to renew my passport" brings a need of its own (D62).
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I want to get back into running, I haven't run in two years")
+        d = h.turn("Also, I need to renew my passport before June").decision
+        assert d.arbitration["disposition"] == "queue" and d.arbitration["is_new_candidate"]
+        then = h.turn("What documents do I need for that?").decision
+        assert then.arbitration["candidate_problem_id"] == d.arbitration["candidate_problem_id"]
+        more = h.turn("Also add the shoes to the list").decision  # a request: it continues
+        assert not more.arbitration["is_new_candidate"]

@@ -449,7 +449,12 @@ class PreemptScoreArbiter:
         # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
         # next move, so no rule that continues the conversation applies (D59).
         continuing = not opens_new_topic(text)
-        if active is not None and continuing and self._continues(text, keywords):
+        if (
+            active is not None
+            and continuing
+            and self._continues(text, keywords)
+            and (not keywords or is_follow_up(text))  # "Also, I need to renew my passport"
+        ):
             last = (
                 _last_problem(turn_input.context, problem_registry, active, keywords, commitment)
                 if keywords else None
