@@ -45,6 +45,15 @@ CASES = [
         id="deploy-to-prod",
     ),
     pytest.param(Case("Update the config file", stakes=Stakes.MEDIUM), id="medium-stakes"),
+    # The blast radius said in words: a move that "affects every team" was low stakes.
+    pytest.param(
+        Case("Should we move our whole infrastructure to Kubernetes? It affects every team.",
+             stakes=Stakes.HIGH),
+        id="every-team",
+    ),
+    pytest.param(Case("We had an outage last night", stakes=Stakes.HIGH), id="outage"),
+    pytest.param(Case("Migrate the cron jobs", stakes=Stakes.MEDIUM), id="migrate"),
+    pytest.param(Case("Each service needs a health check", stakes=Stakes.LOW), id="each"),
     pytest.param(Case("Rename the variable", stakes=Stakes.LOW, irreversible=False), id="low"),
     pytest.param(Case("Postgres vs SQLite for this?", conflict=ConflictLevel.LOW), id="vs"),
     pytest.param(

@@ -19,8 +19,9 @@ Dimensions and their markers:
   contradict, trade-off, on the other hand, competing): 1 LOW, 2 MEDIUM, >= 3 HIGH; the
   caller's ``conflict_hint`` (from governance signals) raises it, never lowers it.
 - stakes: HIGH words (production, delete, drop table, payment, legal, security, irreversible,
-  credentials, customer data, rm -rf, force push...), else MEDIUM words (deploy, release,
-  database, migration, config, customer, deadline, important), else LOW.
+  credentials, customer data, rm -rf, force push, outage, data loss, "every team", "all
+  customers", company-wide...), else MEDIUM words (deploy, release, database, migrate,
+  migration, config, customer, deadline, important, infrastructure, architecture), else LOW.
 - irreversible: delete, drop table/database, truncate, deploy/push to prod, force push,
   rm -rf, wipe, purge, destroy, overwrite.
 - horizon: the most frequent of immediate (now, today, asap, urgent), near (this week,
@@ -112,11 +113,12 @@ _CONFLICT = re.compile(
 _HIGH_STAKES = _words(
     r"production", r"prod", r"delete\w*", r"drop (?:table|database)", r"payments?", r"legal",
     r"security", r"irreversibl\w*", r"credentials?", r"customer data", r"rm -rf", r"force[- ]push",
-    r"lawsuit", r"compliance", r"money",
+    r"lawsuit", r"compliance", r"money", r"outage", r"data loss",
+    r"(?:every|all) (?:teams?|customers?|users?)", r"company[- ]wide",
 )
 _MEDIUM_STAKES = _words(
-    r"deploy\w*", r"release", r"database", r"migrations?", r"config\w*", r"customers?",
-    r"deadline", r"important",
+    r"deploy\w*", r"release", r"database", r"migrat\w*", r"config\w*", r"customers?",
+    r"deadline", r"important", r"infrastructure", r"architecture",
 )
 _IRREVERSIBLE = re.compile(
     r"\b(?:delete\w*|drop (?:table|database|schema)|truncate|wipe|purge|destroy|overwrite)\b"
