@@ -45,6 +45,7 @@ from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_ann
         "My income varies a bit each month too",
         "Now add a retry to the upload function",
         "Fix it",
+        "I like that idea. How would the villagers react?",  # a reaction, not a need
     ],
 )
 def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
@@ -64,6 +65,8 @@ def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
         "We want to move the docs to a static site",
         "Also, my sourdough starter smells like nail polish remover",  # a subject of one's own
         "Next, the control plane rollout needs a plan",  # a need
+        "I'd like to set up SSO for the admin panel",  # "like to" is a need
+        "I have to renew my passport",
         "Someday rename the docs folder",  # a task
         "The enum columns break for the Postgres move in staging",  # something wrong
         "The invoice totals look wrong for the billing migration",  # a new subject

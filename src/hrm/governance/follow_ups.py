@@ -202,9 +202,12 @@ def _introduces(words: list[str]) -> bool:
     first = words[start]
     rest = words[start + 1 :]
     if first in _REPORTERS:
+        if rest[:2] == ["have", "to"]:  # "have" is skipped below as in "I have restarted it"
+            return True  # "I have to renew my passport"
         verbs = [w for w in rest if w not in _REPORT_ADVERBS][:2]
         if verbs[:1] and verbs[0] in _NEEDS:
-            return verbs[0] != "have" or verbs[1:2] == ["to"]
+            # "I'd like to …" is a need; "I like that idea" is a reaction.
+            return verbs[0] not in ("have", "like") or verbs[1:2] == ["to"]
     lead = words[:start]
     if first in _TASK_VERBS and _CONTINUING_LEADS.isdisjoint(lead):
         # "Write a script that …", "Someday rename the docs folder"; not "fix it", "now add …"
