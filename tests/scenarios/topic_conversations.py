@@ -245,6 +245,54 @@ TUNING: dict[str, Conversation] = {
         ("B", "Could it be interference from the microwave?"),
         ("A", "For the Terraform migration, should we do it service by service?"),
     ],
+    # Written in the eighteenth session while using `hrm chat`, each of them after the miss it
+    # shows was found and fixed: "Also, I need to renew my passport" as a continuation, the
+    # all-clear after an outage queued ("fine now" read as a deadline), "I like that idea."
+    # opening a problem.
+    "running and passport": [
+        ("A", "I want to get back into running, I haven't run in two years"),
+        ("A", "How many times a week should I start with?"),
+        ("A", "My knees sometimes ache after long walks, should I worry?"),
+        ("A", "What shoes do you recommend for a beginner?"),
+        ("B", "Also, I need to renew my passport before June"),
+        ("B", "What documents do I need for that?"),
+        ("A", "Ok, back to running: how fast should I increase my distance?"),
+        ("A", "I'm thinking of signing up for a 10k in September, is that realistic?"),
+    ],
+    "billing refactor and outage": [
+        ("A", "I'm refactoring our billing module into a separate service"),
+        ("A", "Let's focus on the invoice generation part for the next 4 turns"),
+        ("A", "How should the invoice numbering work across services?"),
+        ("B", "Production is down! Checkout returns 502 for every customer"),
+        ("B", "It was a bad config push, rolled back, everything is fine now"),
+        ("A", "Back to the billing refactor: where should the tax calculation live?"),
+    ],
+    "csv dedupe and certificate": [
+        ("A", "Can you help me write a Python script that deduplicates rows in a large CSV?"),
+        ("A", "The file is 8 GB, so it won't fit in memory"),
+        ("A", "Some duplicates differ only in whitespace or letter case"),
+        ("A", "Here's the header: id,email,name,created_at"),
+        ("A", "Email should be the key, keep the newest row by created_at"),
+        ("A", "Great, that works. Now can you make it show a progress bar?"),
+        ("B", "By the way, our staging server's SSL certificate expires tomorrow"),
+        ("B", "How do I renew it with certbot?"),
+        ("A", "Thanks! Going back to the CSV script, can it also write the removed rows to a "
+              "separate file?"),
+        ("A", "Perfect"),
+    ],
+    "gateway 504s": [
+        ("A", "We're seeing intermittent 504s from the API gateway since this morning"),
+        ("A", "About 2% of requests, mostly on the /search endpoint"),
+        ("A", "The upstream search service looks healthy in its dashboards"),
+        ("A", "Could it be the gateway timeout settings?"),
+        ("A", "We set the timeout to 30 seconds last week"),
+        ("A", "I'll check the gateway logs"),
+        ("A", "The logs show the upstream closing connections after 25 seconds"),
+        ("A", "So what should the keepalive be?"),
+        ("A", "Thanks, that fixed it."),
+        ("A", "Now let's write a postmortem for this"),
+        ("A", "What sections should it have?"),
+    ],
 }
 
 HELD_OUT: dict[str, Conversation] = {
