@@ -146,6 +146,9 @@ def test_an_announcement_opens_a_topic_whatever_follows(marker: str, rest: str) 
         ("By the way - is 32 GB enough?", "Is 32 GB enough?"),
         ("Separately, our staging database ran out of disk space",
          "Our staging database ran out of disk space"),
+        ("Unrelated question: what's a good way to remove mould?",
+         "What's a good way to remove mould?"),  # was titled "Question: what's …"
+        ("Off-topic question, how do I boil eggs?", "How do I boil eggs?"),
         ("Unrelated:", "Unrelated:"),  # nothing but the announcement: kept as said
         ("How do I rename a git branch?", "How do I rename a git branch?"),
     ],

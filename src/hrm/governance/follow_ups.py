@@ -144,7 +144,12 @@ def opens_new_topic(text: str) -> bool:
     return _NEW_TOPIC.match(text[:200]) is not None
 
 
-_AFTER_ANNOUNCEMENT = re.compile(r"^[\s:;,.!?\-–—]*(?:but\b[\s,]*)?", re.IGNORECASE)
+_AFTER_ANNOUNCEMENT = re.compile(
+    r"^[\s:;,.!?\-–—]*(?:(?:question|note|topic|thing|issue|task|aside)\b[\s:;,.!?\-–—]*)?"
+    r"(?:but\b[\s,]*)?",
+    re.IGNORECASE,
+)
+"""What may follow an announcement before the subject: "Unrelated question: …", "…, but"."""
 
 
 def without_announcement(text: str) -> str:
