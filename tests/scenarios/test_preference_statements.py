@@ -120,3 +120,28 @@ def test_a_hedged_preference_is_asked_about_and_canon_only_after_yes(home: HRMHo
         assert list(_preferences(h).values()) == ["I prefer concise answers, I think"]
         plain = h.turn("I never use semicolons in JavaScript")  # unhedged: canon at once
         assert plain.response.startswith("Noted as canon")
+
+
+@pytest.mark.parametrize(
+    ("text", "canon"),
+    [
+        ("Keep answers short from now on, and fix the bug in line 3",
+         "Keep answers short from now on"),
+        ("From now on answer in French; translate this paragraph", "From now on answer in French"),
+    ],
+)
+def test_a_task_joined_after_a_preference_is_answered_not_stored(
+    home: HRMHome, text: str, canon: str
+) -> None:
+    # The whole sentence was stored as canon and the turn answered "Noted as canon" only:
+    # the task in it was never done.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn(text)
+        assert result.action == "respond"
+        assert list(_preferences(h).values()) == [canon]
+
+
+def test_a_standing_instruction_in_two_parts_is_stored_whole(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        assert h.turn("Always use type hints, and keep functions short").action == "remember"
+        assert list(_preferences(h).values()) == ["Always use type hints, and keep functions short"]

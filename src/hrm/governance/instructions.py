@@ -25,7 +25,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MARKERS", "POLITE_REQUEST", "instruction_spans", "standing_instruction"]
+__all__ = [
+    "MARKERS",
+    "POLITE_REQUEST",
+    "instruction_spans",
+    "is_imperative",
+    "standing_instruction",
+]
 
 _MARKER = r"from now on|going forward|from here on(?: out)?|henceforth"
 _OPENING_MARKER = rf"(?:{_MARKER}|in (?:the )?future(?=\s*,))"
@@ -116,6 +122,12 @@ def _accepted(match: re.Match[str]) -> tuple[str, tuple[int, int]] | None:
             return None
         return match.group(marker).lower(), match.span(marker)
     return None
+
+
+def is_imperative(word: str) -> bool:
+    """Can lower-cased `word` open an instruction ("use", "fix", "discuss"), not a statement
+    ("it", "uses", "fixed")?"""
+    return _imperative(word)
 
 
 def _imperative(word: str) -> bool:

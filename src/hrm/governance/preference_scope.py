@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from hrm.governance.instructions import MARKERS, POLITE_REQUEST
+from hrm.governance.instructions import MARKERS, POLITE_REQUEST, is_imperative
 from hrm.governance.preferences import (
     PreferenceClass,
     PreferenceClassification,
@@ -257,10 +257,34 @@ def _first_reason(sentence: str, found: list[tuple[int, int]]) -> str | None:
     return first or "no preference word in it"
 
 
+_AT_HAND_TASK = re.compile(
+    r"(?:,\s*(?:and\s+)?(?:then\s+)?|;\s*|\s+and\s+then\s+)(?:please\s+)?(?P<verb>[a-z']+)\b"
+    r"(?P<rest>[^.!?]*)",
+    re.IGNORECASE,
+)
+_AT_HAND = re.compile(r"\b(?:this|that|these|those|it|here|above|below|line \d+)\b", re.I)
+
+
+def _without_task(text: str) -> str:
+    """`text` without a task for now joined after the preference ("Keep answers short from
+    now on, and fix the bug in line 3": the task is answered, not stored as canon and lost).
+
+    Only an instruction about something at hand ("this", "it", "line 3") is cut: "Always use
+    type hints, and keep functions short" is one standing instruction in two parts.
+    """
+    for match in _AT_HAND_TASK.finditer(text):
+        if match.start() == 0:
+            continue
+        if is_imperative(match.group("verb").lower()) and _AT_HAND.search(match.group("rest")):
+            return text[: match.start()]
+    return text
+
+
 def _statement(sentence: str) -> str:
-    """What is stored: the sentence, without its closing stop or a question after the
-    preference ("I prefer tabs, is that ok?" is stored as "I prefer tabs")."""
-    text = sentence[:_MAX_SENTENCE].strip()
+    """What is stored: the sentence, without its closing stop, a question after the
+    preference ("I prefer tabs, is that ok?" is stored as "I prefer tabs") or a task for now
+    after it (`_without_task`)."""
+    text = _without_task(sentence[:_MAX_SENTENCE].strip())
     if text.endswith("?"):
         marks = list(_CLAUSE_MARK.finditer(text.lower()))
         if marks and text[: marks[-1].start()].strip():
