@@ -92,6 +92,7 @@ class PolicySurface:
         # Beyond 001 §12.4's eight (D69): the same statements as people make them.
         r"I (?:really|usually|generally|normally|strongly|definitely|much|mostly|typically"
         r"|also|do) (?:prefer|hate|like|don't like)",
+        r"I don't (?:really|particularly|much|actually) like",
         r"I(?:'d| would) (?:much |really |definitely )?(?:prefer|rather)",
         r"My preference is",
         r"I can't stand",

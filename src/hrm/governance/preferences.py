@@ -7,7 +7,7 @@ the learnings repository (003, ``USER_PREFERENCE``) both enforce this through
 `PreferenceClassifier`.
 
 The regular expressions are 001 §12.4's, verbatim: the explicit patterns come from the policy
-(``PREFERENCE_PATTERNS``, whose default adds five forms people use to the spec's eight, D69),
+(``PREFERENCE_PATTERNS``, whose default adds six forms people use to the spec's eight, D69),
 the behavioural markers and the weak preference indicators are fixed here. A hedge ("I prefer
 tabs, I think") turns an explicit match into a question (D64). One rule is added to the explicit
 tier: a standing instruction to the assistant ("From now on, always answer in bullet points",
