@@ -96,6 +96,7 @@ def test_tasks_questions_reactions_and_reports_are_not_preferences(text: str, wh
         ("I can't stand long meetings", "explicit", "I can't stand long meetings"),
         ("I don't really like long explanations", "explicit",
          "I don't really like long explanations"),
+        ("Stop using emojis", "inferred", "Stop using emojis"),  # a lasting change, or a halt
         ("I'm a big fan of functional style", "explicit", "I'm a big fan of functional style"),
         ("I like that you ask before deleting files", "explicit",
          "I like that you ask before deleting files"),

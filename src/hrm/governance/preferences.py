@@ -47,6 +47,9 @@ _PREFERENCE_INDICATORS: tuple[str, ...] = (
     r"(like|prefer|enjoy|want|need)",
     r"(don't like|hate|avoid|dislike)",
     r"(better|worse|rather)",
+    # Beyond 001 §12.4's three: "Stop using emojis" asks for a change that lasts, or for a
+    # halt ("stop running the tests"): asked about, never canon at once (D69).
+    r"stop (using|adding|including|suggesting|writing|putting|giving|sending)",
 )
 _BEHAVIORAL = re.compile("|".join(f"(?:{m})" for m in _BEHAVIORAL_MARKERS), re.IGNORECASE)
 _INDICATOR = re.compile("|".join(f"(?:{i})" for i in _PREFERENCE_INDICATORS), re.IGNORECASE)
