@@ -442,7 +442,7 @@ def test_a_question_on_the_persons_own_subject_asks_the_sentence_model(
     assert model.asked == [("Upgrade our Postgres cluster to 16", text)]
     if new:
         assert decision.candidate_match == (
-            "new: its own subject, 0.01 alike to the conversation, below 0.08"
+            "new: its own subject, 0.01 alike to the conversation, below 0.03"
         )
     else:
         assert decision.candidate_match == "follow-up in the conversation"
