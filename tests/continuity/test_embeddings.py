@@ -159,3 +159,24 @@ def test_a_failing_sentence_model_answers_unknown_and_the_turn_goes_on(
 
     monkeypatch.setattr(related, "_model", Broken())
     assert related("a", "b") is None
+
+
+@pytest.mark.parametrize(
+    ("conversation", "question"),
+    [
+        ("I'm writing a fantasy novel and I'm stuck on chapter 3 What if her brother disappears?",
+         "My editor thinks the pacing is slow, how do I fix it?"),
+        ("I'm building a Flask API for a todo app Should I use SQLAlchemy?",
+         "My boss wants it done by Friday, is that realistic?"),
+    ],
+)
+def test_questions_about_the_people_around_the_work_stay_above_the_line(
+    conversation: str, question: str
+) -> None:
+    # D68: at 0.08 these follow-ups (0.042, 0.078) would have opened problems of their own.
+    from hrm.governance.arbiter import UNRELATED_BELOW
+
+    related = embeddings.sentence_relatedness()
+    assert related is not None
+    score = related(conversation, question)
+    assert score is not None and score > UNRELATED_BELOW
