@@ -149,6 +149,8 @@ def test_an_announcement_opens_a_topic_whatever_follows(marker: str, rest: str) 
         ("Unrelated question: what's a good way to remove mould?",
          "What's a good way to remove mould?"),  # was titled "Question: what's …"
         ("Off-topic question, how do I boil eggs?", "How do I boil eggs?"),
+        ("Completely different topic: how long should I rest a steak?",
+         "How long should I rest a steak?"),
         ("Unrelated:", "Unrelated:"),  # nothing but the announcement: kept as said
         ("How do I rename a git branch?", "How do I rename a git branch?"),
     ],

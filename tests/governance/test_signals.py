@@ -197,6 +197,10 @@ def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) 
         ("How do I add a column without losing data?", False),
         ("how do we prevent data loss during the migration?", False),
         ("no data loss is acceptable", False),
+        # "What about an emergency fund?" switched focus to a new problem as an emergency.
+        ("What about an emergency fund?", False),
+        ("Who is my emergency contact?", False),
+        ("This is an emergency!", True),
     ],
 )
 def test_losing_data_is_an_emergency_only_when_it_happens(text: str, emergency: bool) -> None:

@@ -293,6 +293,19 @@ TUNING: dict[str, Conversation] = {
         ("A", "Now let's write a postmortem for this"),
         ("A", "What sections should it have?"),
     ],
+    # Also from the eighteenth session: "What about an emergency fund?" switched focus as an
+    # emergency, and "Completely different topic:" announced nothing.
+    "investing and steak": [
+        ("A", "I want to start investing, I have about 10k saved"),
+        ("A", "Should I pay off my credit card first? It's at 22% interest"),
+        ("A", "The balance is around 3k"),
+        ("A", "What about an emergency fund?"),
+        ("A", "Ok. Once that's done, index funds or individual stocks?"),
+        ("B", "Completely different topic: how long should I rest a steak after grilling?"),
+        ("B", "And should I salt it before or after?"),
+        ("A", "Back to investing: what's a good index fund for beginners?"),
+        ("A", "My employer offers a 401k match, does that change things?"),
+    ],
 }
 
 HELD_OUT: dict[str, Conversation] = {

@@ -45,7 +45,9 @@ EMERGENCY_MARKERS: tuple[str, ...] = (
     r"\boutage\b",
     r"\burgent(?:ly)?\b",
     r"\basap\b",
-    r"\bemergency\b",
+    # Not the things named after one: "an emergency fund", "emergency contact", "exit".
+    r"\bemergency\b(?!\s+(?:funds?|contacts?|exits?|kits?|numbers?|brakes?|savings|rooms?"
+    r"|services|plans?|procedures?|lights?|stop)\b)",
     r"\bsecurity (?:breach|incident|hole)\b",
     r"\bbreach\b",
     # Data being lost, not a wish to avoid it ("without losing data", "prevent data loss").
