@@ -201,6 +201,12 @@ def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) 
         ("What about an emergency fund?", False),
         ("Who is my emergency contact?", False),
         ("This is an emergency!", True),
+        # The words named, not said: each switched focus through the emergency gate.
+        ("How do I mark a Jira ticket as urgent?", False),
+        ("Can you review our outage postmortem template?", False),
+        ("What counts as a breach of contract?", False),
+        ("We have an outage in the EU region", True),
+        ("There was a data breach last night", True),
     ],
 )
 def test_losing_data_is_an_emergency_only_when_it_happens(text: str, emergency: bool) -> None:

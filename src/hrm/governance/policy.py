@@ -42,14 +42,17 @@ EMERGENCY_MARKERS: tuple[str, ...] = (
     r"\bproduction (?:is |went )?down\b",
     r"\bprod (?:is |went )?down\b",
     r"\b(?:site|service|server|system|app|api|database|db) (?:is |went )?down\b",
-    r"\boutage\b",
-    r"\burgent(?:ly)?\b",
+    # Not a thing named after one ("our outage postmortem template", "an outage drill"), nor
+    # a label ("mark the ticket as urgent").
+    r"\boutages?\b(?!\s+(?:postmortems?|post-mortems?|reports?|templates?|reviews?|history"
+    r"|pages?|notifications?|windows?|drills?|simulations?|plans?|runbooks?|process)\b)",
+    r"\burgent(?:ly)?\b(?<!as urgent)(?<!as urgently)",
     r"\basap\b",
     # Not the things named after one: "an emergency fund", "emergency contact", "exit".
     r"\bemergency\b(?!\s+(?:funds?|contacts?|exits?|kits?|numbers?|brakes?|savings|rooms?"
     r"|services|plans?|procedures?|lights?|stop)\b)",
     r"\bsecurity (?:breach|incident|hole)\b",
-    r"\bbreach\b",
+    r"\bbreach\b(?!\s+of\s+(?:contract|the contract|confidentiality|trust|duty))",
     # Data being lost, not a wish to avoid it ("without losing data", "prevent data loss").
     # Each opens with its words, so the marker index rules it out of most texts at once.
     r"\bdata loss\b(?<!without data loss)(?<!avoid data loss)(?<!avoiding data loss)"
