@@ -44,7 +44,7 @@ _AFFIRM = re.compile(
 )
 _DENY = re.compile(r"^\s*(no|nope|don'?t|do not|never mind|forget it)\b", re.IGNORECASE)
 _ONLY_AFTER = re.compile(
-    r"[\s,.!]*(?:(?:please|thanks|thank you|it is|i do|do|go ahead|remember it|ok|okay)"
+    r"[\s,.!]*(?:(?:please|thanks|thank you|it is|i do|do|go ahead|remember it|replace it|ok|okay)"
     r"[\s,.!]*)*",
     re.IGNORECASE,
 )
@@ -77,17 +77,30 @@ def resolve_pending(
     pending = state.pending_preference
     if not pending:
         return None
+    replaces: dict[str, str] = dict(pending.get("replaces") or {})
     if _AFFIRM.match(text):
         state.pending_preference = None
+        for old_key in replaces:  # D70: the earlier preference ends, then the new one is canon
+            retraction = stack.retract_preference(old_key, replaced_by=pending["key"])
+            record.writes.append(retraction)
+            event("preference_retracted", key=old_key, replaced_by=pending["key"],
+                  decision=retraction)
         decision = stack.write_preference(pending["statement"], pending["key"], confirmed=True)
         record.writes.append(decision)
         record.preference = {**pending, "resolution": "confirmed"}
         event("preference_confirmed", key=pending["key"], decision=decision)
+        if replaces:
+            earlier = "”, “".join(replaces.values())
+            return f"Replaced “{earlier}” with “{pending['statement']}” in canon."
         return f"Remembered as canon: “{pending['statement']}”."
     if _DENY.match(text):
         state.pending_preference = None
         record.preference = {**pending, "resolution": "declined"}
         event("preference_declined", key=pending["key"])
+        if replaces:
+            earlier = "”, “".join(replaces.values())
+            return (f"Understood — “{earlier}” stays; “{pending['statement']}” holds for this "
+                    "problem only.")
         return "Understood — I will not treat that as a preference."
     state.pending_preference = None
     record.notes.append(f"held preference {pending['key']!r} went unanswered; not canonized")
@@ -147,6 +160,17 @@ def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | N
     if stated.classification is None or stated.sentence is None:
         return PreferenceReading(pref, not_a_preference=stated.reason)
     return PreferenceReading(stated.classification, stated.sentence)
+
+
+def _contradicted_preferences(signals: Any) -> dict[str, str]:
+    """The canon preferences the input contradicts (`find_contradictions`), key → statement."""
+    components = getattr(signals, "deterministic_components", None) or {}
+    found: dict[str, str] = {}
+    for item in components.get("contradictions") or ():
+        key = item.get("canon_key") if isinstance(item, dict) else None
+        if isinstance(key, str) and key.startswith("preference."):
+            found[key] = str(item.get("canon_value", ""))
+    return found
 
 
 def without_preference(turn_input: TurnInput, reading: PreferenceReading | None) -> TurnInput:
@@ -214,10 +238,24 @@ def handle_preference(
         if decision.get("approved") and decision.get("target") == "shared_reference":
             notes.append(f"Noted as canon: “{statement}”.")
         elif decision.get("target") == "working_set":
-            notes.append(
-                f"This conflicts with what you told me before; I kept “{statement}” for "
-                "this problem only. Say so if it should replace the earlier preference."
-            )
+            replaces = _contradicted_preferences(signals)
+            if replaces:
+                # D70: the note used to say "Say so if it should replace …", and nothing
+                # understood saying so: the earlier preference could never be replaced.
+                state.pending_preference = {"statement": statement, "key": key,
+                                            "replaces": replaces}
+                event("preference_pending", key=key, statement=statement,
+                      replaces=sorted(replaces))
+                earlier = "”, “".join(replaces.values())
+                notes.append(
+                    f"This conflicts with “{earlier}”, so I kept “{statement}” for this "
+                    "problem only. Should it replace the earlier preference? (yes/no)"
+                )
+            else:
+                notes.append(
+                    f"This conflicts with what you told me before; I kept “{statement}” for "
+                    "this problem only."
+                )
     elif pref.preference_class in (
         PreferenceClass.INFERRED_CONFIRM_REQUIRED,
         PreferenceClass.BEHAVIORAL,

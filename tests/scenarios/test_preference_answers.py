@@ -115,3 +115,50 @@ def test_a_preference_with_a_question_is_still_answered_by_the_model(home: HRMHo
         assert result.action == "respond"
         assert result.response.startswith("About: ")
         assert result.response.endswith("Noted as canon: “I prefer concise answers”.")
+
+
+def test_a_conflicting_preference_replaces_the_earlier_one_when_the_person_says_yes(
+    home: HRMHome,
+) -> None:
+    # D70: the note said "Say so if it should replace the earlier preference", and nothing
+    # understood saying so: "tabs" stayed canon however often the person said "spaces".
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("I prefer tabs for Python")
+        asked = h.turn("I prefer spaces for Python")
+        assert asked.response == (
+            "This conflicts with “I prefer tabs for Python”, so I kept “I prefer spaces for "
+            "Python” for this problem only. Should it replace the earlier preference? (yes/no)"
+        )
+        assert _preferences(h) == {"preference.i-prefer-tabs-for-python": "I prefer tabs for Python"}
+        calls = len(_responds(model))
+        reply = h.turn("yes, replace it")
+        assert len(_responds(model)) == calls  # hrm's own question, answered by hrm
+        assert reply.response == (
+            "Replaced “I prefer tabs for Python” with “I prefer spaces for Python” in canon."
+        )
+        assert [(w["key"], w["approved"]) for w in reply.decision.writes] == [
+            ("preference.i-prefer-tabs-for-python", True),
+            ("preference.i-prefer-spaces-for-python", True),
+        ]
+        canon = h.stack.canon()
+        assert canon["preference.i-prefer-spaces-for-python"] == "I prefer spaces for Python"
+        assert canon["preference.i-prefer-tabs-for-python"]["retracted"] is True
+        h.turn("How should I indent this function?")
+    system = [c.system for c in model.calls if c.config is not None
+              and c.config.purpose == "respond"][-1]
+    assert "I prefer spaces for Python" in system
+    assert "I prefer tabs for Python" not in system  # a retracted preference is no canon
+
+
+def test_a_conflicting_preference_declined_leaves_the_earlier_one(home: HRMHome) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_echo)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("I prefer tabs for Python")
+        h.turn("I prefer spaces for Python")
+        reply = h.turn("no")
+        assert reply.response == (
+            "Understood — “I prefer tabs for Python” stays; “I prefer spaces for Python” holds "
+            "for this problem only."
+        )
+        assert _preferences(h) == {"preference.i-prefer-tabs-for-python": "I prefer tabs for Python"}

@@ -34,6 +34,7 @@ __all__ = [
     "PreferenceClassifier",
     "PreferencePolicy",
     "confirm_required",
+    "is_retracted",
     "preference_key",
 ]
 
@@ -121,6 +122,11 @@ def confirm_required(
         can_canonize=True,
         needs_confirmation=True,
     )
+
+
+def is_retracted(value: object) -> bool:
+    """Is this canon value a preference the person replaced (D70), not a statement?"""
+    return isinstance(value, dict) and value.get("retracted") is True
 
 
 def preference_key(statement: str, limit: int = 48) -> str:

@@ -42,6 +42,7 @@ from hrm.context import (
 )
 from hrm.continuity.learnings_types import SearchQuery
 from hrm.errors import HRMError
+from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
 from hrm.turn_state import CONVERSATION_ACTIONS, NOT_CONVERSATION_KINDS, RECENT_CLIP
@@ -537,7 +538,7 @@ def _canon_items(latest: tuple[tuple[str, Any], ...]) -> tuple[ContextItem, ...]
     items = tuple(
         ContextItem("canon", key, str(value), 1.0, always=True)
         for key, value in latest
-        if key.startswith("preference.")
+        if key.startswith("preference.") and not is_retracted(value)
     )
     if len(_CANON_ITEMS) >= 16:
         _CANON_ITEMS.clear()

@@ -189,6 +189,33 @@ class CognitiveStack:
             "inferred": inferred,
         }
 
+    def retract_preference(self, key: str, *, replaced_by: str) -> dict[str, Any]:
+        """End the canon preference `key`: a new version that says it was replaced (D70).
+
+        The Shared Reference is append-only (001 §6.3), so the earlier statement stays in the
+        key's history and `hrm memory shared rollback` brings it back; readers of the canon
+        skip a retracted preference (`is_retracted`). The person said so, in answer to hrm's
+        question: the write is trusted, like a confirmed preference.
+        """
+        from hrm.memory.types import WriteSignals
+
+        decision = self.bus.write_to_shared(
+            key,
+            {"retracted": True, "replaced_by": replaced_by},
+            "user",
+            WriteSignals.trusted(),
+            reason=f"replaced by {replaced_by}, as the person confirmed",
+        )
+        return {
+            "target_requested": "shared_reference",
+            "key": key,
+            "approved": decision.approved,
+            "target": getattr(decision.target, "value", decision.target),
+            "reason": decision.reason,
+            "conditions": list(decision.conditions),
+            "retracted": True,
+        }
+
     def assemble_context(self, text: str, ctx: HRMContext, problem: Any) -> Any:
         """The context the model sees this turn, through the bound attention templates."""
         return self.attention.assemble(text, ctx, problem)
