@@ -178,16 +178,7 @@ class CognitiveStack:
             is_preference=not confirmed,
             source="user",
         )
-        decision = self.bus.write(request)
-        return {
-            "target_requested": "shared_reference",
-            "key": key,
-            "approved": decision.approved,
-            "target": getattr(decision.target, "value", decision.target),
-            "reason": decision.reason,
-            "conditions": list(decision.conditions),
-            "inferred": inferred,
-        }
+        return _shared_write_record(self.bus.write(request), key, inferred=inferred)
 
     def retract_preference(self, key: str, *, replaced_by: str) -> dict[str, Any]:
         """End the canon preference `key`: a new version that says it was replaced (D70).
@@ -206,15 +197,7 @@ class CognitiveStack:
             WriteSignals.trusted(),
             reason=f"replaced by {replaced_by}, as the person confirmed",
         )
-        return {
-            "target_requested": "shared_reference",
-            "key": key,
-            "approved": decision.approved,
-            "target": getattr(decision.target, "value", decision.target),
-            "reason": decision.reason,
-            "conditions": list(decision.conditions),
-            "retracted": True,
-        }
+        return _shared_write_record(decision, key, retracted=True)
 
     def assemble_context(self, text: str, ctx: HRMContext, problem: Any) -> Any:
         """The context the model sees this turn, through the bound attention templates."""
@@ -574,3 +557,16 @@ def _relatedness(switch: str) -> Callable[[str, str], float | None] | None:
             key="topic_embeddings",
         )
     return found
+
+
+def _shared_write_record(decision: Any, key: str, **extra: Any) -> dict[str, Any]:
+    """A write gate decision on a Shared Reference key, as the decision record keeps it."""
+    return {
+        "target_requested": "shared_reference",
+        "key": key,
+        "approved": decision.approved,
+        "target": getattr(decision.target, "value", decision.target),
+        "reason": decision.reason,
+        "conditions": list(decision.conditions),
+        **extra,
+    }
