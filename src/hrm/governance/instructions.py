@@ -118,7 +118,7 @@ def _accepted(match: re.Match[str]) -> tuple[str, tuple[int, int]] | None:
         word = match.group(verb) if verb in match.re.groupindex else None
         if word is None:
             continue
-        if not _imperative(word.lower()):
+        if not is_imperative(word.lower()):
             return None
         return match.group(marker).lower(), match.span(marker)
     return None
@@ -127,10 +127,6 @@ def _accepted(match: re.Match[str]) -> tuple[str, tuple[int, int]] | None:
 def is_imperative(word: str) -> bool:
     """Can lower-cased `word` open an instruction ("use", "fix", "discuss"), not a statement
     ("it", "uses", "fixed")?"""
-    return _imperative(word)
-
-
-def _imperative(word: str) -> bool:
     if word in _NOT_IMPERATIVE or word.endswith("ed"):
         return False
     return not word.endswith("s") or word.endswith(_KEEP_S)
