@@ -59,6 +59,7 @@ from hrm.governance.follow_ups import (
     opens_new_topic,
     opens_on_own_subject,
     without_announcement,
+    without_lead_in,
 )
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
@@ -659,14 +660,6 @@ class PreemptScoreArbiter:
         return max(low, min(high, priority))
 
 
-_LEAD_IN = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|and|also|then|now|but|right|alright|well|oh|hey|hi|hmm|please)\b"
-    r"[\s,;:!.\-–—]*)+",
-    re.IGNORECASE,
-)
-"""Words a message may open with before its subject ("Also, my laptop's battery …")."""
-
-
 def title_of(text: str) -> str:
     """A new problem's title: its first sentence with content words, without what leads in.
 
@@ -677,9 +670,9 @@ def title_of(text: str) -> str:
     body = without_announcement(text.strip())
     parts = [part.strip() for part in re.split(r"(?<=[.!?])\s+|\n", body) if part.strip()]
     first = next((part for part in parts if extract_keywords(part)), parts[0] if parts else body)
-    rest = _LEAD_IN.sub("", first, count=1)
+    rest = without_lead_in(first)
     if extract_keywords(rest):
-        first = rest[:1].upper() + rest[1:]
+        first = rest
     return shorten(first, 80)
 
 

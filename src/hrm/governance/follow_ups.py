@@ -33,7 +33,13 @@ import re
 
 from hrm.governance.preference_scope import INTERROGATIVES, is_past_form
 
-__all__ = ["is_follow_up", "opens_new_topic", "opens_on_own_subject", "without_announcement"]
+__all__ = [
+    "is_follow_up",
+    "opens_new_topic",
+    "opens_on_own_subject",
+    "without_announcement",
+    "without_lead_in",
+]
 
 _HEAD_CHARS = 2000
 """A follow-up is a short message; a longer one (a paste) is not one, and is not read."""
@@ -62,10 +68,14 @@ _QUESTION_WORDS = INTERROGATIVES | frozenset(_MORE_QUESTION_TEXT.split())
 """First words of a question that may lack its question mark ("would chunks work")."""
 _LEADING_TEXT = """
 ok okay so and also then now but right alright great cool thanks hmm well please oh hey yes
-no sure fine
+no sure fine hi
 """
 _LEADING = frozenset(_LEADING_TEXT.split())
 """Words that may precede a follow-up's first word ("OK so how …", "Now tighten …")."""
+_LEAD_IN = re.compile(
+    r"^(?:(?:" + "|".join(sorted(_LEADING, key=len, reverse=True)) + r")\b[\s,;:!.\-–—]*)+",
+    re.IGNORECASE,
+)
 _ASKING_TEXT = """
 show tell give walk explain describe summarise summarize recap rewrite rephrase reword shorten
 tighten simplify expand elaborate clarify compare list suggest recommend continue illustrate
@@ -164,6 +174,13 @@ def without_announcement(text: str) -> str:
         return text
     rest = text[match.end() :]
     rest = _AFTER_ANNOUNCEMENT.sub("", rest, count=1)
+    return rest[:1].upper() + rest[1:] if rest.strip() else text
+
+
+def without_lead_in(text: str) -> str:
+    """`text` without the words it opens with before its subject ("Also, my laptop's …",
+    "OK so now the build fails"), capitalised; as it was when nothing else is left."""
+    rest = _LEAD_IN.sub("", text, count=1)
     return rest[:1].upper() + rest[1:] if rest.strip() else text
 
 
