@@ -28,6 +28,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request
+from hrm.governance.pasted import spoken
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
@@ -528,6 +529,13 @@ class HRM:
         state.last_signal = state.last_routing = None
 
         # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
+        said = spoken(text)
+        if said is not text:
+            pasted = text.count("\n") - said.count("\n") + (not said)
+            record.notes.append(
+                f"{pasted} pasted line(s) (code, logs, data) were read as material, not as the "
+                "person's words: signals, preferences and arbitration's cues read the rest"
+            )
         with tracer.span("governance", "derive_signals", "GovernanceKernel"):
             signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
         record.escalation["signals"] = signals.to_record()
@@ -870,7 +878,7 @@ class HRM:
         problem = self.focus.problem_registry.get_active()
         if problem is None:
             return
-        request = read_focus_request(text)
+        request = read_focus_request(spoken(text))
         active = self.focus.commitments.get_active()
         if request is not None:
             turns = max(1, min(request.turns or DEFAULT_TURNS, self.config.max_commitment_turns))

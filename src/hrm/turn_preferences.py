@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from hrm.governance.pasted import spoken
 from hrm.governance.preference_scope import find_stated_preference
 from hrm.governance.preferences import (
     PreferenceClass,
@@ -142,8 +143,14 @@ class PreferenceReading:
 
 
 def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | None:
-    """The preference this input states, or why it states none; None when it is silent."""
-    text = turn_input.text
+    """The preference this input states, or why it states none; None when it is silent.
+
+    Only what the person says is read (`spoken`): a pasted comment such as ``# I prefer
+    explicit checks over asserts`` is the code's, not a preference of theirs (D71).
+    """
+    text = spoken(turn_input.text)
+    if not text:
+        return None
     source = turn_input.source
     pref = kernel.classify_preference(text[:2000], source=source)
     if pref.preference_class is PreferenceClass.INFERRED_SILENT:

@@ -61,6 +61,7 @@ from hrm.governance.follow_ups import (
     without_announcement,
     without_lead_in,
 )
+from hrm.governance.pasted import error_line, spoken
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -341,7 +342,7 @@ class PreemptScoreArbiter:
             found is not None
             and found.is_new
             and _leased(focus_state.commitment, active)
-            and not opens_new_topic(turn_input.text)
+            and not opens_new_topic(spoken(turn_input.text))
         ):
             return ArbitrationDecision(
                 active_problem_id=active.id,
@@ -434,38 +435,49 @@ class PreemptScoreArbiter:
         active: Problem | None = None,
         commitment: CommitmentView | None = None,
     ) -> _Candidate | None:
-        """Which problem this input belongs to, or a new unsaved candidate (module docstring)."""
+        """Which problem this input belongs to, or a new unsaved candidate (module docstring).
+
+        The cues (a switch, a focus request, an announcement, a follow-up's form) are read in
+        what the person says; the words that match a problem, in the whole message, pasted
+        code and logs included (D71): a traceback naming ``validate`` is about the problem
+        that did.
+        """
         text = turn_input.text.strip()
         if not text:
             return None
-        explicit = self._explicit_reference(text, problem_registry, switch=True)
+        said = spoken(text)
+        heard = turn_input if said is text else replace(turn_input, text=said)
+        explicit = self._explicit_reference(said, problem_registry, switch=True)
         if explicit is not None:
             return explicit
-        request = read_focus_request(text)
+        request = read_focus_request(said)
         if request is not None:
             return self._focus_target(request, turn_input, problem_registry, active)
-        explicit = self._explicit_reference(text, problem_registry, switch=False)
+        explicit = self._explicit_reference(said, problem_registry, switch=False)
         if explicit is not None:
             return explicit
         keywords = extract_keywords(text)
+        words = keywords if said is text else extract_keywords(said)
         # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
         # next move, so no rule that continues the conversation applies (D59).
-        continuing = not opens_new_topic(text)
+        continuing = not opens_new_topic(said)
         if (
             active is not None
             and continuing
-            and self._continues(text, keywords)
-            and (not keywords or is_follow_up(text))  # "Also, I need to renew my passport"
+            and self._continues(said, words)
+            and (not words or is_follow_up(said))  # "Also, I need to renew my passport"
         ):
+            # A paste with no words of the person's ("here's the log:") is material for
+            # the conversation it comes into.
             last = (
                 _last_problem(turn_input.context, problem_registry, active, keywords, commitment)
-                if keywords else None
+                if words else None
             )
             if last is not None and last.id != active.id:
                 # After an aside, "For the Terraform migration, should we do it service by
                 # service?" names the problem it goes back to: the mention wins over "it".
                 mentioned = self._explicit_reference(
-                    text, problem_registry, switch=False, loose=True
+                    said, problem_registry, switch=False, loose=True
                 )
                 if mentioned is not None:
                     return replace(mentioned, how="follow-up naming it")
@@ -476,7 +488,7 @@ class PreemptScoreArbiter:
         if best is not None:
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
         if active is None and continuing:
-            resumed = self._resumed(turn_input, problem_registry, keywords)
+            resumed = self._resumed(heard, problem_registry, keywords)
             if resumed is not None:
                 return resumed
         if active is None or not continuing:
@@ -492,16 +504,16 @@ class PreemptScoreArbiter:
         sharing = _sharing_title(keywords, problem_registry)
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
-        if is_follow_up(text) and not self._pressing(turn_input):
+        if is_follow_up(said) and not self._pressing(heard):
             # A follow-up may say which of two threads it continues ("For the migration, how
             # do we handle the enum columns?" after an aside): one word only one title has.
-            mentioned = self._explicit_reference(text, problem_registry, switch=False, loose=True)
+            mentioned = self._explicit_reference(said, problem_registry, switch=False, loose=True)
             if mentioned is not None:
                 return replace(mentioned, how="follow-up naming it")
             last = _last_problem(
                 turn_input.context, problem_registry, active, keywords, commitment
             )
-            unrelated = self._unrelated(turn_input, last or active)
+            unrelated = self._unrelated(heard, last or active)
             if unrelated is not None:
                 return replace(self._fresh(turn_input, problem_registry), how=unrelated)
             return _Candidate(last or active, False, False, "follow-up in the conversation")
@@ -641,7 +653,7 @@ class PreemptScoreArbiter:
         """An unsaved problem for the input, titled by `title` or by `title_of` its text."""
         text = turn_input.text.strip()
         return registry.build(
-            title if title is not None else title_of(text),
+            title if title is not None else _pasted_title(text),
             description=text[:500],
             priority=self._candidate_priority(turn_input),
             status=ProblemStatus.QUEUED,
@@ -669,11 +681,43 @@ def title_of(text: str) -> str:
     """
     body = without_announcement(text.strip())
     parts = [part.strip() for part in re.split(r"(?<=[.!?])\s+|\n", body) if part.strip()]
-    first = next((part for part in parts if extract_keywords(part)), parts[0] if parts else body)
+    first = next(
+        (part for part in parts if extract_keywords(part) and not _DONE_REPORT.match(part)),
+        parts[0] if parts else body,
+    )
     rest = without_lead_in(first)
     if extract_keywords(rest):
         first = rest
     return shorten(first, 80)
+
+
+_DONE_REPORT = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|great|cool|nice|thanks|so)\W+)*(?:(?:it'?s|that'?s|that|it|i)\s+)?"
+    r"(?:(?:got\s+it|fixed|done|solved|resolved|sorted|working|works|worked)(?:\s+(?:it|that|now))*)"
+    r"\W*$",
+    re.IGNORECASE,
+)
+"""A sentence that reports the last thing done ("Ok fixed.", "That worked!"): not a title."""
+
+
+def _pasted_title(text: str) -> str:
+    """`title_of` what the person says (D71); with a paste's error line when that says little.
+
+    "Ok fixed. Now this one is failing:" above a test and its ``AssertionError`` is titled
+    "This one is failing: AssertionError: assert 2.9999999 == 3"; a paste alone, by its error
+    line or else its first line.
+    """
+    said = spoken(text)
+    if said is text:
+        return title_of(text)
+    error = error_line(text)
+    if extract_keywords(said):
+        title = title_of(said)
+        if error is not None and len(extract_keywords(title)) < 3:
+            return shorten(f"{title.rstrip(' .:;,')}: {error}", 80)
+        return title
+    first = next((line.strip() for line in text.split("\n") if line.strip("`~ \t")), text)
+    return shorten(error or first, 80)
 
 
 def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from hrm._wordlists import HeadIndex
 from hrm.errors import HRMError
+from hrm.governance.pasted import spoken
 from hrm.governance.policy import (
     CITATION_PATTERNS,
     DEADLINE_MARKERS,
@@ -181,18 +182,22 @@ _HEDGE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGE_MARKERS) + r
 
 
 def emergency_markers_in(text: str) -> list[str]:
-    """The emergency markers (`policy.EMERGENCY_MARKERS`) that occur in `text`."""
-    return list(_EMERGENCY.hits(text))
+    """The emergency markers (`policy.EMERGENCY_MARKERS`) the person says in `text`.
+
+    Only what they say (`spoken`): ``ValueError: urgent: …`` in a pasted traceback, or
+    ``"severity": "critical"`` in a pasted log, is the paste's word, not theirs (D71).
+    """
+    return list(_EMERGENCY.hits(spoken(text)))
 
 
 def urgency_markers_in(text: str) -> list[str]:
-    """The urgency words (`policy.URGENCY_MARKERS`) that occur in `text`."""
-    return list(_URGENCY.hits(text))
+    """The urgency words (`policy.URGENCY_MARKERS`) the person says in `text` (`spoken`)."""
+    return list(_URGENCY.hits(spoken(text)))
 
 
 def deadline_markers_in(text: str) -> list[str]:
-    """The deadline expressions (`policy.DEADLINE_MARKERS`) that occur in `text`."""
-    return list(_DEADLINE.hits(text))
+    """The deadline expressions (`policy.DEADLINE_MARKERS`) the person says in `text`."""
+    return list(_DEADLINE.hits(spoken(text)))
 
 
 def count_citations(text: str) -> int:
@@ -652,7 +657,8 @@ class SignalEngine:
         canon: CanonSource | None,
     ) -> dict[str, Any]:
         text = turn_input.text
-        contradictions = find_contradictions(text, self._resolve_canon(canon))
+        # A claim is the person's; a pasted line contradicts nothing they hold (D71).
+        contradictions = find_contradictions(spoken(text), self._resolve_canon(canon))
         return {
             "conflict_level": self._compute_conflict_level(agent_outputs, contradictions),
             "blast_radius": self._compute_blast_radius(artifacts),
@@ -737,7 +743,7 @@ class SignalEngine:
             urgency += 0.3
         urgency += min(0.2, 0.1 * len(urgency_markers_in(text)))
         urgency += min(0.2, 0.1 * len(deadline_markers_in(text)))
-        urgency += min(0.1, 0.05 * text.count("!"))
+        urgency += min(0.1, 0.05 * spoken(text).count("!"))  # not code's `!=`
         return max(0.0, min(1.0, urgency))
 
     # ── model-assisted (bounded) ───────────────────────────────────────────
