@@ -27,7 +27,7 @@ from hrm.cli._common import (
 
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
-    " /status, /quit"
+    " /status, /quit. A paste of several lines is one message."
 )
 
 
@@ -148,6 +148,7 @@ def chat(
 
     with handle_errors():
         hrm = _open(home, agent_class, provider, model)
+    _line_editing()
     exit_code = 0
     try:
         with handle_errors():
@@ -164,7 +165,7 @@ def chat(
             try:
                 console.print(_status_from(hrm.status()), style="dim", highlight=False)
                 try:
-                    line = input("you › ")
+                    line = _read_message("you › ")
                 except (EOFError, KeyboardInterrupt):
                     console.print()
                     break
@@ -204,6 +205,56 @@ def chat(
         hrm.close()
     if exit_code:
         raise typer.Exit(exit_code)
+
+
+PASTE_GAP_S = 0.03
+"""How soon after a line the next must be waiting to belong to the same paste: a terminal
+delivers a paste at once, and no one types the next line within 30 ms of pressing Enter."""
+
+
+def _line_editing() -> None:
+    """Give `input` line editing, history and bracketed paste (GNU readline, where there is one).
+
+    Without it the arrow keys printed ``^[[D``, and a pasted traceback became one turn per
+    line: readline (8.1 and later) takes a bracketed paste whole, newlines included.
+    """
+    if not sys.stdin.isatty():
+        return
+    import contextlib
+
+    with contextlib.suppress(ImportError):  # Windows: the console has its own editing
+        import readline  # noqa: F401 - importing it is what turns it on for `input`
+
+
+def _read_message(prompt: str) -> str:
+    """One message from the person: a line, or every line of a paste.
+
+    A terminal that does not bracket pastes (or a readline that does not read the brackets)
+    sends a paste's lines as if each were typed and entered; the lines already waiting when
+    one is read are the rest of that paste, and join it as one message (D71's "here's the
+    traceback:" is one message, not seven turns). Piped input is read a line a message, as
+    scripts expect.
+    """
+    lines = [input(prompt)]
+    if not sys.stdin.isatty():
+        return lines[0]
+    while _waiting(PASTE_GAP_S):
+        try:
+            lines.append(input(""))
+        except EOFError:
+            break
+    return "\n".join(lines)
+
+
+def _waiting(timeout: float) -> bool:
+    """Is more input waiting on the terminal within `timeout` seconds?"""
+    import select
+
+    try:
+        ready, _, _ = select.select([sys.stdin], [], [], timeout)
+    except (OSError, ValueError):  # a console `select` cannot watch (Windows)
+        return False
+    return bool(ready)
 
 
 def _queued_aside(arbitration: dict[str, Any]) -> str | None:
