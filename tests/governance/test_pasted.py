@@ -75,6 +75,7 @@ def test_code_logs_and_data_are_pasted(code: str) -> None:
         "The build is slow (about 12 minutes)",
         "app.py:12: I think this line is wrong",
         "E.g. this works\nEven so, why?",
+        "Congrats! How was the premiere?\n\n[shares a photo holding a videogame controller]",
     ],
 )
 def test_prose_lists_headings_and_inline_code_are_said(text: str) -> None:
@@ -85,6 +86,7 @@ def test_prose_lists_headings_and_inline_code_are_said(text: str) -> None:
     "line",
     [
         '{"error": "connection refused", "port": 5432}',
+        '[{"id": 1}, {"id": 2}]',
         "KeyError: 'user_id'",
         "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api', port=443)",
         "2026-11-26T14:03:11Z WARN retrying in 5s",
@@ -101,6 +103,12 @@ def test_the_error_line_is_a_diagnostic_or_an_exception_the_message_pastes() -> 
     assert error_line("Here:\nlogger.error('boom')\nx = 1") is None
     assert error_line("ValueError: a line I typed myself is not pasted") is not None
     assert error_line("I get a ValueError sometimes") is None
+
+
+def test_a_yaml_block_is_pasted_with_its_keys() -> None:
+    text = "My config:\nllm:\n  provider: offline\npolicy:\n  ASK_BAND_LOW: 0.5\nIs it right?"
+    assert spoken(text) == "My config:\nIs it right?"
+    assert spoken("Steps:\n- install it\n- run it") == "Steps:\n- install it\n- run it"
 
 
 def test_a_comment_is_pasted_only_beside_code() -> None:

@@ -9,12 +9,12 @@ for a preference and canonized it, read ``ValueError: urgent: …`` as urgency, 
 problem by a line of JSON (D71).
 
 `spoken` keeps the person's own lines. A line is pasted when it sits in a fenced block, is
-indented (a list item is not), belongs to a traceback, is a log line, an exception line, a line
-of JSON, or has the shape of code (``def f(x):``, ``x = 1``, ``});``, ``SELECT … FROM``); a
-comment line is pasted only next to another pasted line (alone, ``# Plan`` is a heading). The
-rules lean to keeping a line: prose taken for code loses a preference or a marker, which the
-person can still say again; code taken for prose is what this module exists to stop, and it
-is what every earlier session did. The model still sees the whole message.
+indented (a list item is not), belongs to a traceback, is a log line, an exception or a
+compiler's diagnostic, a line of JSON, or has the shape of code (``def f(x):``, ``x = 1``,
+``});``, ``SELECT … FROM``). A comment line, or a bare ``key:``, is pasted only next to another
+pasted line: alone, ``# Plan`` is a heading and "Steps:" is speech. The rules lean to keeping a
+line: prose taken for code loses a marker the person can say again, while code taken for prose
+is the failure this module exists to stop. The model still sees the whole message.
 
 Pure and deterministic (D12).
 """
@@ -48,7 +48,11 @@ _LOG = re.compile(
     r"^\s*\[?(?:\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2}[.,]\d+"
     r"|(?:DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|SEVERE|TRACE)(?:\]|:|\s+-|\s+\[))"
 )
-_JSON_LINE = re.compile(r'^\s*(?:[\[{].*[\]}],?|"[^"\n]+"\s*:\s*.*)\s*$')
+_JSON_LINE = re.compile(
+    r'^\s*(?:(?:\{\s*["}]|\[\s*(?:[\[{"\]\d-]|true|false|null)).*[\]}],?|"[^"\n]+"\s*:\s*.*)\s*$'
+)
+"""A line of JSON: an object or array that opens as JSON does (``[shares a photo]`` is
+speech), or a ``"key": value`` member."""
 _BRACKETS = re.compile(r"^\s*[\[\]{}()<>/;,]+\s*$")
 _CODE_START = re.compile(
     r"^\s*(?:"
@@ -68,6 +72,8 @@ _CODE_START = re.compile(
 each asks for code's punctuation so that "import the data first" or "let me know" is speech."""
 _CODE_END = re.compile(r"(?:[{;]|^\s*[)\]}].*|\)\s*:|=>)\s*$")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*/|--\s)")
+_BARE_KEY = re.compile(r"^[\w.-]+:\s*$")
+"""``llm:`` over an indented YAML block; alone ("Steps:") it is speech, like a comment."""
 _INDENTED = re.compile(r"^(?: {2,}|\t)\S")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+\S")
 
@@ -129,7 +135,7 @@ def _pasted_alone(line: str) -> bool:
 def _pasted_lines(lines: list[str]) -> list[bool]:
     """Per line, whether it is pasted (module docstring)."""
     pasted = [False] * len(lines)
-    comments: list[int] = []
+    beside: list[int] = []  # comments and bare keys: pasted only beside a pasted line
     in_fence = in_traceback = False
     for i, line in enumerate(lines):
         if _FENCE.match(line):
@@ -149,14 +155,14 @@ def _pasted_lines(lines: list[str]) -> list[bool]:
             # The exception line ends a traceback; frames and their source lines go before it.
             in_traceback = not (_EXCEPTION.match(line) and not _INDENTED.match(line))
             continue
-        if _COMMENT.match(line) and not _INDENTED.match(line):
-            comments.append(i)
+        if (_COMMENT.match(line) or _BARE_KEY.match(line)) and not _INDENTED.match(line):
+            beside.append(i)
             continue
         pasted[i] = _is_pasted(line)
     changed = True
-    while changed:  # a run of comment lines beside code is pasted, line by line
+    while changed:  # a run of such lines beside code is pasted, line by line
         changed = False
-        for i in comments:
+        for i in beside:
             if not pasted[i] and _beside_paste(pasted, lines, i):
                 pasted[i] = changed = True
     return pasted
