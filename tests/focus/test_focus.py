@@ -169,6 +169,17 @@ def test_delivery_completes_the_commitment_and_evaluates(focus: FocusHRM) -> Non
     assert change.stance is Stance.EVALUATION and change.commitment is None
 
 
+def test_delivery_leaves_a_lease_the_person_gave_running(focus: FocusHRM) -> None:
+    focus.process_turn(turn("Fix the flaky CI pipeline"))
+    focus.commit("stabilise CI", 3, holds_focus=True)
+    stance = focus.stance.get_current()
+    change = focus.record_delivery()
+    assert change.events == []
+    assert change.commitment is not None and change.commitment.turns_remaining == 3
+    assert change.stance is stance
+    assert focus.commitments.get_active() is not None
+
+
 def test_commit_needs_a_problem(focus: FocusHRM) -> None:
     from hrm.errors import HRMError
 

@@ -50,6 +50,7 @@ def test_an_unclosed_fence_pastes_the_rest() -> None:
         ">>> import this",
         "@pytest.fixture",
         "from app.models import User",
+        "FROM python:3.11\nCOPY . /app\nRUN pip install -r /app/requirements.txt",
         "main.c:10:5: error: expected ';' before '}'",
         "src/app.py:3: error: Incompatible types in assignment",
         "error[E0382]: borrow of moved value: `v`",

@@ -340,10 +340,17 @@ class FocusHRM:
         )
 
     def record_delivery(self, *, complete: bool = True) -> FocusChange:
-        """Work was delivered: complete the commitment (optional) and move to evaluation."""
+        """Work was delivered: complete the commitment (optional) and move to evaluation.
+
+        A lease whose length the person gave ("focus on the parser for the next 3 turns",
+        D56) runs its turns: the first answer delivered by agents or a plan does not end it,
+        and the stance stays for the work it holds (D72). Its expiry evaluates, as any does.
+        """
         events: list[dict[str, Any]] = []
         with self._atomic():
             active = self.commitments.get_active()
+            if active is not None and active.holds_focus:
+                return FocusChange(stance=self.stance.get_current(), commitment=active, events=[])
             if complete and active is not None and self.commitments.complete():
                 events.append(_event("commitment_completed", id=active.id))
             target = Stance(self.kernel.policy.POST_DELIVERY_STANCE)

@@ -65,6 +65,7 @@ _CODE_START = re.compile(
     r"|func\s+\w+\s*\(|(?:public|private|protected|static)\s+[\w<>\[\],]+\s+\w+\s*[({=;]"
     r"|#include\b|package\s+[\w.]+;?\s*$|SELECT\b.*\bFROM\b|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b"
     r"|DELETE\s+FROM\b|CREATE\s+(?:TABLE|INDEX|VIEW)\b|\$\s+\S|>>>\s|PS>\s"
+    r"|(?:FROM|RUN|COPY|ADD|CMD|ENTRYPOINT|ENV|WORKDIR|EXPOSE|ARG|LABEL|USER|VOLUME)\s+\S"
     r"|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%|&]|//|\*\*)?=(?!=)\s*\S"
     r")"
 )
