@@ -71,6 +71,18 @@ def test_decomposition_has_one_execute_step_per_part(make_input) -> None:  # typ
     assert plan.estimated_turns == 5
 
 
+def test_a_dot_inside_a_clause_does_not_split_it(make_input) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "Write a Python 3.11 script that reads orders.csv and writes orders_clean.parquet. "
+        "Then add a test."
+    )
+    plan = AltitudePlanner().generate_plan(make_input(text), altitude(), "decomposition")
+    assert [s.description for s in plan.steps[1:-1]] == [
+        "Do: Write a Python 3.11 script that reads orders.csv and writes orders_clean.parquet",
+        "Do: add a test",
+    ]
+
+
 def test_agents_only_when_the_level_allows(make_input) -> None:  # type: ignore[no-untyped-def]
     plan = AltitudePlanner().generate_plan(
         make_input("x"), altitude(agents=False), "exploration"

@@ -75,7 +75,11 @@ _AGENT_BY_STRATEGY = {
     "verification": "verifier",
 }
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+)$", re.MULTILINE)
-_PART = re.compile(r"(?:[.;!?\n]+|\bthen\b|\band then\b|\bafter that\b)", re.IGNORECASE)
+_PART = re.compile(
+    r"(?:[.;!?]+(?=\s|$)|\n+|\bthen\b|\band then\b|\bafter that\b)", re.IGNORECASE
+)
+"""Where a request's clauses end: a sentence's stop before a space, not the dot of
+"orders.csv", "Python 3.11" or "e.g" inside one."""
 _PLAN_SYSTEM = (
     "Write a short plan for the user's request. Answer with JSON only: "
     '{"steps": [{"description": str, "action_type": "research"|"execute"|"validate"|"ask"|'
