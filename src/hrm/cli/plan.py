@@ -312,7 +312,7 @@ class _LiveDisplay:
         for step_id, row in self._rows.items():
             style = _STATUS_STYLE.get(row.get("status", ""), "")
             table.add_row(
-                Text(step_id), Text(row["description"][:70]),
+                Text(step_id), Text(shorten(row["description"], 100)),
                 Text(row.get("status", ""), style=style), Text(shorten(row.get("note", ""), 60)),
             )
         return table
