@@ -28,6 +28,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request
+from hrm.governance.memory_requests import read_memory_request
 from hrm.governance.pasted import spoken
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
 from hrm.home import HRMHome, initialize, parse_agent_class
@@ -37,12 +38,14 @@ from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
+from hrm.turn_facts import remember_fact
 from hrm.turn_preferences import (
     answers_only,
     handle_preference,
     read_preference,
     resolve_pending,
     without_preference,
+    without_sentence,
 )
 from hrm.turn_state import (
     NOTES_START,
@@ -545,6 +548,18 @@ class HRM:
         arbitrated = without_preference(turn_input, reading)
         if arbitrated is not turn_input:
             record.notes.append("the preference statement was left out of arbitration")
+        # So is a request to remember a fact about the person's world (D73); a preference said
+        # as one ("Keep in mind I prefer tabs") is the preference's.
+        memo = (
+            read_memory_request(said)
+            if confirmation is None and (reading is None or reading.statement is None)
+            else None
+        )
+        if memo is not None:
+            before = arbitrated
+            arbitrated = without_sentence(arbitrated, memo.statement)
+            if arbitrated is not before:
+                record.notes.append("the request to remember was left out of arbitration")
         with tracer.span("focus", "process_turn", "FocusHRM") as span:
             focus = self.focus.process_turn(arbitrated, signals, decided=decided)
             span.set_output(focus.arbitration.disposition.value)
@@ -603,13 +618,15 @@ class HRM:
             record.notes.append(confirmation)
             return confirmation, "confirm", False, None
 
-        # 2. Preferences (001 §12.4, §12.6).
+        # 2. Preferences (001 §12.4, §12.6), and a fact the person asks to be remembered.
         if confirmation is None:
             notes += handle_preference(
                 self.stack, state, reading, signals=signals, record=record, event=event
             )
         else:
             notes.append(confirmation)
+        if memo is not None:
+            notes += remember_fact(self.stack, memo, signals=signals, record=record, event=event)
         if notes and confirmation is None and arbitrated is not turn_input and not arbitrated.text:
             # The message only stated a preference: hrm answers it, as it answers a bare yes or
             # no (D50). The canon carries it into every later prompt; a model shown it has
@@ -617,7 +634,8 @@ class HRM:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes += notes
-            return "\n".join(notes), "remember", False, "preference"
+            said_only = "preference" if memo is None else "memory"
+            return "\n".join(notes), "remember", False, said_only
 
         # 3. Altitude (001 §2.1).
         with tracer.span("altitude", "classify_input", "AltitudeGovernor") as span:
@@ -782,7 +800,7 @@ class HRM:
             response = response.rstrip() + NOTES_START + "\n• ".join(notes)
         # A message that only stated a preference is canon now, not conversation (D50).
         only_preference = arbitrated is not turn_input and not arbitrated.text
-        kind = "preference" if only_preference else None
+        kind = ("preference" if memo is None else "memory") if only_preference else None
         return response, action.action_type, action.action_type == "ask", kind
 
     # ── steps ──────────────────────────────────────────────────────────────

@@ -52,6 +52,8 @@ class DecisionRecord:
     input_summary: str
     arbitration: dict[str, Any] = field(default_factory=dict)
     preference: dict[str, Any] | None = None
+    memory_request: dict[str, Any] | None = None
+    """A request to remember a fact (D73): its key, fact and what became of it."""
     altitude: dict[str, Any] = field(default_factory=dict)
     classification: dict[str, Any] = field(default_factory=dict)
     patterns: list[dict[str, Any]] = field(default_factory=list)

@@ -190,16 +190,28 @@ def without_preference(turn_input: TurnInput, reading: PreferenceReading | None)
     """
     if reading is None or not reading.about_the_person or reading.statement is None:
         return turn_input
+    return without_sentence(turn_input, reading.statement)
+
+
+def without_sentence(turn_input: TurnInput, sentence: str) -> TurnInput:
+    """The input without `sentence` (a preference, a request to remember: about the person or
+    their world, no problem to work on); the input itself when it does not hold it."""
     text = turn_input.text
-    statement = reading.statement
-    if statement not in text:
+    at = text.find(sentence)
+    if at < 0:
         return turn_input
-    rest = text.replace(statement, " ", 1).strip(_LEFT_OVER)
-    return replace(turn_input, text=rest)
+    # What the sentence leaves around it goes; what ends the rest stays: "I prefer tabs. How
+    # do I …?" is still a question once the preference is out.
+    before = text[:at].rstrip(_JOINING)
+    after = text[at + len(sentence) :].lstrip(_LEFT_OVER)
+    rest = f"{before} {after}" if before and after else before or after
+    return replace(turn_input, text=rest.strip())
 
 
 _LEFT_OVER = " \t\r\n.,;:!?-–—"
-"""What a removed preference sentence leaves at the edges of the rest of the message."""
+"""What a removed sentence leaves after it: its stop and the space before the next."""
+_JOINING = " \t\r\n,;:-–—"
+"""What a removed sentence leaves before it (the previous sentence keeps its stop)."""
 
 
 def handle_preference(

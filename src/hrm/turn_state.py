@@ -106,7 +106,7 @@ procedure — arbitration's "switch or queue?" (whose answer hrm acts on, D43), 
 an interrupted or degraded turn: a model shown them as its earlier answers copies them
 (SmolLM2 answered an emergency with the last arbitration question)."""
 
-NOT_CONVERSATION_KINDS = frozenset({"preference"})
+NOT_CONVERSATION_KINDS = frozenset({"preference", "memory"})
 """Exchanges the model is not shown, whatever their action: a message that only stated a
 preference is canon from then on, and the canon is in every prompt (D50). Shown its own
 acknowledgement ("From now on, keep answers under 10 lines." echoed back), SmolLM2 gave that

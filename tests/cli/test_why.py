@@ -118,3 +118,15 @@ def test_the_turns_events_name_the_gate_a_stance_passed(
         "evaluation → execution via the emergency gate (passed: emergency switch)"
     )
     assert _said(explain(*demo_turns[2]), "stance") == ""  # no change, nothing said
+
+
+def test_a_request_to_remember_reads_as_what_was_kept(tmp_path: Path) -> None:
+    from hrm.pipeline import HRM
+
+    with HRM.open(tmp_path / "home", "ADMIN", "offline") as h:
+        first = h.turn("Remember that the staging DB is db2").decision.to_dict()
+        again = h.turn("Remember that the staging DB is db2").decision.to_dict()
+    assert _said(explain(first), "remember") == (
+        "asked to remember: 'the staging DB is db2' as fact.the-staging-db"
+    )
+    assert _said(explain(again), "remember").startswith("already canon: ")

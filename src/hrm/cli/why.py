@@ -32,7 +32,7 @@ def explain(decision: dict[str, Any], events: Sequence[dict[str, Any]] = ()) -> 
     """
     rows: list[Row] = []
     for part in (
-        _arbitration, _preference, _altitude, _input, _strategy, _action, _focus,
+        _arbitration, _preference, _memory, _altitude, _input, _strategy, _action, _focus,
         _commitment, _context, _model, _writes, _learning,
     ):
         rows += part(decision)
@@ -92,6 +92,14 @@ def _preference(d: dict[str, Any]) -> list[Row]:
     matched = f" (matched {pref['matched_pattern']!r})" if pref.get("matched_pattern") else ""
     held = " — held until you confirm" if pref.get("needs_confirmation") else ""
     return [("preference", f"{pref.get('class', '?')}{matched}{held}")]
+
+
+def _memory(d: dict[str, Any]) -> list[Row]:
+    memo = d.get("memory_request") or {}
+    if not memo:
+        return []
+    done = memo.get("resolution") or "asked to remember"
+    return [("remember", f"{done}: {memo.get('fact')!r} as {memo.get('key')}")]
 
 
 def _altitude(d: dict[str, Any]) -> list[Row]:

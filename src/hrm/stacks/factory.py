@@ -180,6 +180,32 @@ class CognitiveStack:
         )
         return _shared_write_record(self.bus.write(request), key, inferred=inferred)
 
+    def write_fact(self, fact: str, key: str, *, signals: Any = None) -> dict[str, Any]:
+        """Write a fact the person asked to be remembered through the write gate (D73).
+
+        Like an explicit preference (D7), it is first-hand testimony — about the person's own
+        world — given with the explicit wish that it be kept, so its source quality is 0.9,
+        not the generic input floor that a Shared Reference write (SEVERE) would refuse.
+        """
+        from hrm.memory.types import MemoryTarget, WriteRequest, WriteSignals
+        from hrm.types import BlastRadius, ConflictLevel
+
+        request = WriteRequest(
+            target=MemoryTarget.SHARED_REFERENCE,
+            key=key,
+            value=fact,
+            signals=WriteSignals(
+                progress_delta=0.1,
+                conflict_level=getattr(signals, "conflict_level", ConflictLevel.NONE),
+                source_quality=0.9,
+                alignment_score=float(getattr(signals, "alignment_score", 0.5)),
+                blast_radius=BlastRadius.SEVERE,
+            ),
+            reason="the person asked to remember it",
+            source="user",
+        )
+        return _shared_write_record(self.bus.write(request), key)
+
     def retract_preference(self, key: str, *, replaced_by: str) -> dict[str, Any]:
         """End the canon preference `key`: a new version that says it was replaced (D70).
 

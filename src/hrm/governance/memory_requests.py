@@ -1,0 +1,97 @@
+"""Requests to remember a fact: "Remember that our API base URL is https://api.internal".
+
+001 §12.4's truth model covers what a person says about themselves; a person also tells an
+assistant what holds in their world and asks it to keep that: "Remember that staging runs on
+db2", "Keep in mind we deploy on Fridays only", "For future reference, the on-call rota is in
+Notion". Such a message went to the model as any other, and the fact was gone once the turn
+fell out of the recent exchanges (D73). A request is read here; the turn writes its fact to the
+Shared Reference through the write gate as ``fact.<slug>``; a fact that names one value ("the
+staging DB is db2") is keyed by its subject, so that "Remember that the staging DB is db3" later
+is a new version of that key, not a second, contradicting fact.
+
+A sentence is a request when it opens (after "ok", "also", "please" or "can you") with
+"remember that …" / "remember: …" / "remember to …", "keep in mind (that) …", "don't forget
+(that / to) …", "for future reference, …" or "make a note (that) …", and what follows has words
+of its own. "Remember when we fixed it?", "I remember that it worked" and "Do you remember
+what I said?" are not requests.
+
+Pure and deterministic (D12).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hrm.governance.problems import extract_keywords
+
+__all__ = ["MemoryRequest", "fact_key", "read_memory_request"]
+
+_LEAD = r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
+_POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
+_REQUEST = re.compile(
+    _LEAD + _POLITE + r"(?:"
+    r"remember(?:\s+(?:that|this)\s*:?|\s*:|\s*[-–—]|(?=\s+to\s))"
+    r"|keep in mind(?:\s+that|\s*:)?|(?:don'?t|do not) forget(?:\s+that|\s*:|(?=\s+to\s))?"
+    r"|for (?:future|later) reference\s*[,:]?|make a note(?:\s+that|\s*:)"
+    r")\s+(?P<fact>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_QUESTION_AFTER = re.compile(
+    r"^(?:when|what|how|why|where|who|which|if|whether|me|us|it)\b", re.IGNORECASE
+)
+_POLITE_START = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will) you\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NAMED_VALUE = re.compile(
+    r"^(?P<subject>.{3,60}?)\s+(?:is|are|=)\s+(?P<value>\S+)$", re.IGNORECASE
+)
+"""A fact that names one value ("our API base URL is https://…", "the staging DB is db2"):
+keyed by its subject, so that a new value is a new version of the key."""
+_KEY_LIMIT = 48
+_SCAN_LIMIT = 2000
+"""A request is a sentence of a message, not a paste; the first 2,000 characters are read."""
+
+
+@dataclass(frozen=True)
+class MemoryRequest:
+    """What the person asked to be remembered."""
+
+    statement: str
+    """The sentence as said ("Remember that our API base URL is …"), left out of arbitration."""
+    fact: str
+    """What to remember ("our API base URL is …"), the canon's value."""
+    subject: str
+    """What the fact is about ("our API base URL"): the canon's key."""
+
+
+def read_memory_request(text: str) -> MemoryRequest | None:
+    """The first sentence of `text` that asks to remember a fact, if any (module docstring)."""
+    for part in _SENTENCE.split(text[:_SCAN_LIMIT]):
+        sentence = part.strip()
+        match = _REQUEST.match(sentence)
+        if match is None:
+            continue
+        fact = match.group("fact").strip().rstrip(" .!;")
+        if sentence.endswith("?") and not _POLITE_START.match(sentence):
+            continue  # "Remember that bug from last week?"
+        fact = fact.rstrip("?").strip()
+        if _QUESTION_AFTER.match(fact) or len(extract_keywords(fact)) < 2:
+            continue
+        return MemoryRequest(statement=sentence, fact=fact, subject=_subject(fact))
+    return None
+
+
+def fact_key(request: MemoryRequest) -> str:
+    """The Shared Reference key of a request's fact: ``fact.<subject slug>``."""
+    words = re.findall(r"[a-z0-9]+", request.subject.lower())
+    return "fact." + ("-".join(words)[:_KEY_LIMIT].strip("-") or "fact")
+
+
+def _subject(fact: str) -> str:
+    """What a fact naming one value is about ("X is Y": X); else the fact itself.
+
+    "The CI token is rotated monthly" and "the CI token is stored in Vault" are two facts
+    about one subject: keyed by the subject, the second would silently replace the first.
+    """
+    match = _NAMED_VALUE.match(fact)
+    return match.group("subject") if match else fact

@@ -1,0 +1,64 @@
+""""Remember that …" keeps a fact in the canon, across processes (D73).
+
+It used to go to the model as any other message: the fact was gone once the turn left the
+recent exchanges.
+"""
+
+from __future__ import annotations
+
+from hrm.home import HRMHome
+from hrm.pipeline import HRM
+
+URL = "Remember that our API base URL is https://api.internal.example.com"
+
+
+def _facts(h: HRM) -> dict[str, str]:
+    return {k: v for k, v in h.stack.canon().items() if k.startswith("fact.")}
+
+
+def test_a_fact_asked_to_be_remembered_is_canon_and_answered_by_hrm(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn(URL)
+        assert result.action == "remember"
+        assert result.response == (
+            "Noted as canon: “our API base URL is https://api.internal.example.com”."
+        )
+        assert result.decision.work_orders == []  # no model call
+        assert result.decision.writes[0]["approved"] is True
+        assert _facts(h) == {
+            "fact.our-api-base-url": "our API base URL is https://api.internal.example.com"
+        }
+        assert h.focus.problem_registry.list() == []  # no problem titled "Remember that …"
+    with HRM.open(home, "ADMIN", "offline") as again:  # another process, later
+        answer = again.turn("What's the API base URL again?")
+        assert "https://api.internal.example.com" in answer.response  # it was in the context
+
+
+def test_said_again_it_is_already_canon_and_a_new_value_is_a_new_version(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(URL)
+        same = h.turn(URL)
+        assert same.response.startswith("Already canon")
+        assert same.decision.writes == []
+        h.turn("Remember that our API base URL is https://api-v2.internal.example.com")
+        assert _facts(h)["fact.our-api-base-url"].endswith("api-v2.internal.example.com")
+        history = h.stack.bus.shared.history("fact.our-api-base-url")
+        assert len(history) == 2  # the earlier value is kept, for rollback
+
+
+def test_the_rest_of_the_message_is_answered_and_arbitrated_without_the_request(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn("Keep in mind we deploy on Fridays only. How do I add a column to orders?")
+        assert result.action == "respond"
+        assert "Noted as canon: “we deploy on Fridays only”." in result.response
+        assert result.decision.problem["title"] == "How do I add a column to orders?"
+        assert "the request to remember was left out of arbitration" in result.decision.notes
+
+
+def test_a_question_about_a_memory_is_no_request(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn("Remember when we fixed the login bug?")
+        assert result.decision.memory_request is None
+        assert _facts(h) == {}
