@@ -123,8 +123,13 @@ def error_line(text: str) -> str | None:
 _LOG_ERROR = re.compile(r"^\s*\[?(?:ERROR|CRITICAL|FATAL|SEVERE)\b")
 
 
+_ALONE_MARKS = (":", "[", "{", "ERR!")
+
+
 def _pasted_alone(line: str) -> bool:
     """A one-line message that is a paste: JSON, an exception, a diagnostic or a log line."""
+    if not any(mark in line for mark in _ALONE_MARKS) and not line.lstrip().startswith("E "):
+        return False  # each shape has one of these; most messages have none
     return bool(
         _JSON_LINE.match(line)
         or _EXCEPTION.match(line)
