@@ -133,6 +133,9 @@ class PreferenceReading:
     """What is written or asked about; None when no sentence states a preference."""
     not_a_preference: str | None = None
     """Why the pattern that matched states no standing preference (for the record)."""
+    sentence: str | None = None
+    """The sentence as said, when it says more than `statement` ("Keep in mind I prefer
+    tabs."): what is left out of arbitration."""
 
     @property
     def about_the_person(self) -> bool:
@@ -166,7 +169,26 @@ def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | N
     )
     if stated.classification is None or stated.sentence is None:
         return PreferenceReading(pref, not_a_preference=stated.reason)
-    return PreferenceReading(stated.classification, stated.sentence)
+    statement = _without_keep_lead(stated.sentence)
+    sentence = stated.sentence if statement != stated.sentence else None
+    return PreferenceReading(stated.classification, statement, sentence=sentence)
+
+
+_KEEP_LEAD = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw)\W+)*(?:please\s+)?(?:keep in mind|remember|note|"
+    r"just so you know|for (?:future|later) reference|fyi|for the record|(?:don'?t|do not) forget)"
+    r"(?:\s+that)?\s*[,:\-–—]?\s+(?=\S)",
+    re.IGNORECASE,
+)
+"""What asks that a preference be kept, in front of it: "Keep in mind I prefer tabs" states
+"I prefer tabs", under the key saying it plainly gives (D73)."""
+
+
+def _without_keep_lead(sentence: str) -> str:
+    rest = _KEEP_LEAD.sub("", sentence, count=1)
+    if rest == sentence or not rest:
+        return sentence
+    return rest[0].upper() + rest[1:]
 
 
 def _contradicted_preferences(signals: Any) -> dict[str, str]:
@@ -190,7 +212,7 @@ def without_preference(turn_input: TurnInput, reading: PreferenceReading | None)
     """
     if reading is None or not reading.about_the_person or reading.statement is None:
         return turn_input
-    return without_sentence(turn_input, reading.statement)
+    return without_sentence(turn_input, reading.sentence or reading.statement)
 
 
 def without_sentence(turn_input: TurnInput, sentence: str) -> TurnInput:

@@ -62,3 +62,14 @@ def test_a_question_about_a_memory_is_no_request(home: HRMHome) -> None:
         result = h.turn("Remember when we fixed the login bug?")
         assert result.decision.memory_request is None
         assert _facts(h) == {}
+
+
+def test_a_preference_asked_to_be_kept_is_the_preference_said_plainly(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        kept = h.turn("Keep in mind I prefer tabs over spaces.")
+        assert kept.response == "Noted as canon: “I prefer tabs over spaces”."
+        assert kept.decision.memory_request is None  # the preference's, not a fact
+        assert h.turn("I prefer tabs over spaces").response.startswith("Already canon")
+        assert _facts(h) == {}
+        asked = h.turn("Remember that I hate long meetings. How do I book a room?")
+        assert asked.decision.problem["title"] == "How do I book a room?"
