@@ -112,6 +112,14 @@ def test_a_yaml_block_is_pasted_with_its_keys() -> None:
     assert spoken("Steps:\n- install it\n- run it") == "Steps:\n- install it\n- run it"
 
 
+def test_nothing_pasted_is_the_callers_own_text_even_after_an_equal_one() -> None:
+    first = "".join(["I prefer ", "tabs"])
+    second = "".join(["I prefer t", "abs"])  # equal, another object: a cache must not swap them
+    assert spoken(first) is first and spoken(second) is second
+    long = "word " * 30_000
+    assert spoken(long) is long
+
+
 def test_a_comment_is_pasted_only_beside_code() -> None:
     assert spoken("# Release notes\nWe shipped the importer.") == (
         "# Release notes\nWe shipped the importer."

@@ -86,19 +86,24 @@ def spoken(text: str) -> str:
     by identity. A message that is only a paste says nothing: ``""``.
     """
     if len(text) > _SCAN_LIMIT:
-        return _spoken(text[:_SCAN_LIMIT]) + text[_SCAN_LIMIT:]
-    return _spoken(text)
+        head = _said(text[:_SCAN_LIMIT])
+        return text if head is None else head + text[_SCAN_LIMIT:]
+    said = _said(text)
+    return text if said is None else said
 
 
 @lru_cache(maxsize=64)
-def _spoken(text: str) -> str:
-    """`spoken`, kept for the few texts a turn reads (several readers ask about one message)."""
+def _said(text: str) -> str | None:
+    """What `text` says when it pastes something, None when it pastes nothing; kept for the
+    few texts a turn reads (several readers ask about one message). None rather than the text
+    itself: the cache would hand back an equal text, not the caller's, and `spoken` promises
+    the caller's own."""
     if "\n" not in text:  # one line is a paste only as a whole: JSON, an exception, a log
-        return "" if _pasted_alone(text) else text
+        return "" if _pasted_alone(text) else None
     lines = text.split("\n")
     pasted = _pasted_lines(lines)
     if not any(pasted):
-        return text
+        return None
     return "\n".join(line for line, gone in zip(lines, pasted, strict=True) if not gone).strip()
 
 
