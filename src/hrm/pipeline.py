@@ -534,7 +534,7 @@ class HRM:
         # 1. Signals and arbitration (001 §12.2, §12.3, §12.7).
         said = spoken(text)
         if said is not text:
-            pasted = text.count("\n") - said.count("\n") + (not said)
+            pasted = _lines(text) - _lines(said)
             record.notes.append(
                 f"{pasted} pasted line(s) (code, logs, data) were read as material, not as the "
                 "person's words: signals, preferences and arbitration's cues read the rest"
@@ -1143,6 +1143,11 @@ def _with_llm(cfg: HRMConfig, llm: LLMConfig) -> HRMConfig:
     from dataclasses import replace
 
     return replace(cfg, llm=llm)
+
+
+def _lines(text: str) -> int:
+    """How many lines of `text` have something on them."""
+    return sum(1 for line in text.split("\n") if line.strip())
 
 
 def _commitment(commitment: Any) -> dict[str, Any] | None:

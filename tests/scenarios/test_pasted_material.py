@@ -41,7 +41,7 @@ def test_a_pasted_traceback_opens_a_problem_titled_by_the_person_and_is_not_urge
         assert result.decision.problem["title"] == (
             "I'm getting this error when I run my tests, can you help?"
         )
-        assert any("pasted line(s)" in note for note in result.decision.notes)
+        assert any(note.startswith("4 pasted line(s)") for note in result.decision.notes)
 
 
 def test_a_comment_in_pasted_code_is_not_a_preference(home: HRMHome) -> None:
