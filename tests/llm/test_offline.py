@@ -34,6 +34,20 @@ def test_quotes_the_most_relevant_context_and_says_it_is_offline() -> None:
     assert "Canon: the user prefers short answers." in answer
 
 
+def test_canon_is_what_the_canon_section_holds_not_any_line_saying_prefer() -> None:
+    system = (
+        "You are a resident assistant; honour the person's stated preferences.\n\n"
+        "## Canon — the person's explicit preferences (always honour these)\n"
+        "- I prefer tabs over spaces\n\n"
+        "## Recent conversation\n"
+        "- # I prefer explicit checks over asserts\n"
+    )
+    answer = ask("What is the capital of Peru?", system=system)
+    canon = answer.split("Canon and preferences in view:", 1)[1]
+    assert "I prefer tabs over spaces" in canon
+    assert "resident assistant" not in canon and "explicit checks" not in canon
+
+
 def test_says_plainly_when_nothing_in_context_matches() -> None:
     answer = ask("What is the capital of Peru?", system="No context.")
     assert answer.startswith(OFFLINE_MARKER)

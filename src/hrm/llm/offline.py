@@ -70,7 +70,9 @@ _TEMPLATE = re.compile(r"\{[^{}]*\"[A-Za-z_]\w*\"\s*:[^{}]*\}")
 _TEMPLATE_ITEM = re.compile(r"\"([A-Za-z_]\w*)\"\s*:\s*(\"[^\"]*\"|\[[^\]]*\]|[^,}\s][^,}]*)")
 _WORD = re.compile(r"[a-z0-9]+")
 _CLAUSE_SPLIT = re.compile(r"(?:\n+|(?<=[.!?;])\s+|,?\s+then\s+|,?\s+and then\s+)", re.I)
-_CANON_LINE = re.compile(r"\bcanon\b|\bprefer", re.IGNORECASE)
+_CANON_HEADING = re.compile(r"#+\s*canon\b", re.IGNORECASE)
+_CANON_LABEL = re.compile(r"canon\s*:", re.IGNORECASE)
+"""A line a caller's own prompt labels as canon ("Canon: the user prefers short answers")."""
 _NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
 _STOPWORDS_TEXT = (
     "the a an and or but of to in on at for with from by is are was were be been it its this "
@@ -213,35 +215,43 @@ def _request(system: str, messages: list[Message]) -> tuple[str, list[tuple[str,
     return task.task, [*texts, ("\n".join(task.material), True)]
 
 
-def _context_lines(texts: list[tuple[str, bool]]) -> list[str]:
+def _context_lines(texts: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
+    """The context's lines worth quoting, and those of them in the prompt's canon section.
+
+    Canon is what the canon section holds (or a line labelled "Canon:"), not any line that
+    says "prefer": a role line that asks to "honour the person's stated preferences", or a
+    pasted ``# I prefer …`` comment in a recent turn, is no preference of the person's.
+    """
     lines: list[str] = []
+    canon: list[str] = []
     seen: set[str] = set()
     for text, own in texts:
+        in_canon = False
         for raw in text.splitlines():
             if own and raw.startswith(_OWN_LINES):
                 continue  # its own framing and the turn's notes: never context worth quoting
             if raw.startswith("#"):
-                continue  # a heading names a section of the prompt; it answers nothing
+                # A heading names a section of the prompt; it answers nothing.
+                in_canon = bool(_CANON_HEADING.match(raw))
+                continue
             line = _NUMBERING.sub("", raw).strip()
             if len(line) > 3 and line not in seen:
                 seen.add(line)
                 lines.append(line)
-    return lines
+                if in_canon or _CANON_LABEL.match(line):
+                    canon.append(line)
+    return lines, canon
 
 
 def text_answer(system: str, messages: list[Message]) -> str:
     """The offline prose answer: the context lines most relevant to the last user message."""
     question, texts = _request(system, messages)
     asked = _words(question)
-    lines = _context_lines(texts)
+    lines, canon_lines = _context_lines(texts)
     scored = [(len(asked & _words(line)), -index, line) for index, line in enumerate(lines)]
     relevant = [line for score, _, line in sorted(scored, reverse=True) if score > 0]
     relevant = relevant[:_MAX_QUOTES]
-    canon = [
-        line
-        for line in lines
-        if _CANON_LINE.search(line) and line not in relevant
-    ][:_MAX_CANON]
+    canon = [line for line in canon_lines if line not in relevant][:_MAX_CANON]
     topic = f' "{shorten(question, 80)}"' if question.strip() else " this"
     if relevant:
         parts = [f"{OFFLINE_MARKER} From the context I was given, the lines most relevant to"
