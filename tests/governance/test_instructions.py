@@ -29,6 +29,10 @@ CLASSIFIER = PreferenceClassifier(PolicySurface())
         ("Can you use British spelling from now on?", "from now on"),
         ("Could you always reply in French?", "always"),
         ("Thanks. Always focus on the failing test first.", "always"),
+        ("Don't use global variables in your examples.", "in your examples"),
+        ("Do not use emojis in your answers", "in your answers"),
+        ("In your answers, use British spelling", "in your answers"),
+        ("Could you avoid jargon in your explanations?", "in your explanations"),
     ],
 )
 def test_an_instruction_that_holds_from_now_on_is_canon_at_once(text: str, marker: str) -> None:
@@ -58,6 +62,12 @@ def test_an_instruction_that_holds_from_now_on_is_canon_at_once(text: str, marke
         "Could you always be this fast?",
         "It always crashes on start",
         "always",
+        "Fix the bug in your code",
+        "Explain the loop in your code",
+        "Can you add comments in your code?",
+        "I found a typo in your answer",
+        "There is a bug in your code",
+        "What did you mean in your answers?",
     ],
 )
 def test_a_statement_report_or_question_is_no_instruction(text: str) -> None:
@@ -84,7 +94,8 @@ def test_only_the_person_gives_instructions() -> None:
 
 _WORDS = ["always", "never", "from", "now", "on", "going", "forward", "please", "use", "tabs",
           "the", "I", "it", "fails", "mind", "can", "you", "in", "future", ",", ".", "?", "\n",
-          "Always", "From", "henceforth", "answer", "ok"]
+          "Always", "From", "henceforth", "answer", "ok", "your", "answers", "examples", "don't",
+          "fix"]
 
 
 @given(st.one_of(st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join), st.text()))

@@ -10,7 +10,11 @@ standing instruction when it tells the assistant what to do and says that it hol
 - it opens with "from now on", "going forward", "from here on", "henceforth" or "in (the)
   future," and then an imperative: "From now on, answer in British English";
 - it opens with an imperative and says "from now on", "going forward", "from here on" or
-  "henceforth" later: "Use tabs from now on".
+  "henceforth" later: "Use tabs from now on";
+- it is an imperative about everything the assistant writes, "in your answers" (replies,
+  examples, code, snippets, explanations, …): "Don't use global variables in your examples",
+  "In your answers, use British spelling" (D74). "Fix the bug in your code" works on one piece
+  of code and is no instruction for all of them.
 
 Each may be asked politely ("Could you always reply in French?", "Can you use British spelling
 from now on?"): a request put as a question is still an instruction.
@@ -39,8 +43,15 @@ _LEAD = r"(?:^|(?<=[.!?;\n])\s*)(?:(?:ok(?:ay)?|so|and|also|please|let'?s|let us
 _POLITE = r"(?:(?:can|could|would) you\s+(?:please\s+)?)?"
 POLITE_REQUEST = re.compile(r"\s*(?:please\s+)?(?:can|could|would) you\b", re.IGNORECASE)
 """How a request put as a question opens ("Could you always reply in French?")."""
-MARKERS = frozenset({"always", "never", "from now on", "going forward", "from here on",
-                     "from here on out", "henceforth", "in future", "in the future"})
+_SCOPES = (
+    "answers", "replies", "responses", "examples", "code", "code examples", "code samples",
+    "code snippets", "snippets", "suggestions", "explanations",
+)  # fmt: skip
+_SCOPE = r"in your (?:" + "|".join(sorted(_SCOPES, key=len, reverse=True)) + r")\b"
+MARKERS = frozenset(
+    {"always", "never", "from now on", "going forward", "from here on", "from here on out",
+     "henceforth", "in future", "in the future"} | {f"in your {scope}" for scope in _SCOPES}
+)  # fmt: skip
 """What `standing_instruction` returns (lower case)."""
 _OPENING = re.compile(
     rf"{_LEAD}{_POLITE}(?:(?P<adverb>always|never)\s+(?P<verb1>[a-z']+)"
@@ -51,6 +62,17 @@ _OPENING = re.compile(
 _TRAILING = re.compile(
     rf"{_LEAD}{_POLITE}(?P<verb3>[a-z']+)\b[^.!?\n]*?\b(?P<marker2>{_MARKER})\b", re.IGNORECASE
 )
+_SCOPED = re.compile(
+    rf"{_LEAD}{_POLITE}(?:(?:don'?t|do not|please)\s+)?(?P<verb4>[a-z']+)\b[^.!?\n]*?"
+    rf"\b(?P<marker3>{_SCOPE})"
+    rf"|{_LEAD}(?P<marker4>{_SCOPE})\s*,?\s+(?:(?:please|always|never|don'?t|do not)\s+)?"
+    rf"(?P<verb5>[a-z']+)",
+    re.IGNORECASE,
+)
+"""An instruction about everything the assistant writes: "Don't use global variables in your
+examples", "In your answers, use British spelling" (D74). "Fix the bug in your code" is work
+on one piece of code, not how to write every answer (`_WORK_ON_CODE`)."""
+_PATTERNS = (_OPENING, _TRAILING, _SCOPED)
 _NOT_IMPERATIVE = frozenset(
     re.findall(
         r"\S+",
@@ -80,7 +102,7 @@ def instruction_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     if not _may_hold(text):
         return spans
-    for pattern in (_OPENING, _TRAILING):
+    for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             hit = _accepted(match)
             if hit is not None:
@@ -94,7 +116,7 @@ def _may_hold(text: str) -> bool:
     low = text.lower()
     return (
         "always" in low or "never" in low or "from now on" in low or "forward" in low
-        or "here on" in low or "henceforth" in low or "future" in low
+        or "here on" in low or "henceforth" in low or "future" in low or "in your " in low
     )
 
 
@@ -102,7 +124,7 @@ def _first(text: str) -> tuple[str, tuple[int, int]] | None:
     if not _may_hold(text):
         return None
     best: tuple[str, tuple[int, int]] | None = None
-    for pattern in (_OPENING, _TRAILING):
+    for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             hit = _accepted(match)
             if hit is not None:
@@ -114,14 +136,28 @@ def _first(text: str) -> tuple[str, tuple[int, int]] | None:
 
 def _accepted(match: re.Match[str]) -> tuple[str, tuple[int, int]] | None:
     """(marker, its span) when the match opens with an imperative, else None."""
-    for verb, marker in (("verb1", "adverb"), ("verb2", "marker"), ("verb3", "marker2")):
+    for verb, marker in _GROUPS:
         word = match.group(verb) if verb in match.re.groupindex else None
         if word is None:
             continue
         if not is_imperative(word.lower()):
             return None
+        if marker in ("marker3", "marker4") and word.lower() in _WORK_ON_CODE:
+            return None  # "Fix the bug in your code": a task on that code
         return match.group(marker).lower(), match.span(marker)
     return None
+
+
+_GROUPS = (
+    ("verb1", "adverb"), ("verb2", "marker"), ("verb3", "marker2"), ("verb4", "marker3"),
+    ("verb5", "marker4"),
+)  # fmt: skip
+_WORK_ON_CODE = frozenset(
+    ("fix", "change", "check", "explain", "correct", "debug", "review", "test", "run", "look",
+     "add", "find", "update", "rewrite", "edit", "remove", "delete", "rename", "show", "clarify")
+)  # fmt: skip
+"""Verbs that work on one of the assistant's answers rather than say how to write them all
+("Explain the loop in your code", "Fix the typo in your answer")."""
 
 
 def is_imperative(word: str) -> bool:
