@@ -37,6 +37,8 @@ _REQUEST = re.compile(
     r")\s+(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+_REQUEST_WORDS = ("remember", "keep in mind", "forget", "reference", "make a note")
+"""A word every request form holds."""
 _QUESTION_AFTER = re.compile(
     r"^(?:when|what|how|why|where|who|which|if|whether|me|us|it)\b", re.IGNORECASE
 )
@@ -66,7 +68,11 @@ class MemoryRequest:
 
 def read_memory_request(text: str) -> MemoryRequest | None:
     """The first sentence of `text` that asks to remember a fact, if any (module docstring)."""
-    for part in _SENTENCE.split(text[:_SCAN_LIMIT]):
+    head = text[:_SCAN_LIMIT]
+    low = head.lower()
+    if not any(word in low for word in _REQUEST_WORDS):
+        return None  # most messages: no sentence to split and match
+    for part in _SENTENCE.split(head):
         sentence = part.strip()
         match = _REQUEST.match(sentence)
         if match is None:

@@ -149,7 +149,12 @@ class _Markers:
 
     def _hits(self, text: str) -> tuple[str, ...]:
         """The words each matching pattern found, one per pattern ("blocking", "today"): the
-        decision record shows what was said, not the regex that saw it."""
+        decision record shows what was said, not the regex that saw it.
+
+        Only what the person says (`spoken`): ``ValueError: urgent: …`` in a pasted traceback,
+        or ``"severity": "critical"`` in a pasted log, is the paste's word, not theirs (D71).
+        """
+        text = spoken(text)
         maybe = _maybe(text)
         found = (p.search(text) for p in self._patterns if p.pattern in maybe)
         return tuple(match.group(0) for match in found if match is not None)
@@ -182,22 +187,19 @@ _HEDGE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGE_MARKERS) + r
 
 
 def emergency_markers_in(text: str) -> list[str]:
-    """The emergency markers (`policy.EMERGENCY_MARKERS`) the person says in `text`.
-
-    Only what they say (`spoken`): ``ValueError: urgent: …`` in a pasted traceback, or
-    ``"severity": "critical"`` in a pasted log, is the paste's word, not theirs (D71).
-    """
-    return list(_EMERGENCY.hits(spoken(text)))
+    """The emergency markers (`policy.EMERGENCY_MARKERS`) the person says in `text` (not in
+    what it pastes: `_Markers._hits`)."""
+    return list(_EMERGENCY.hits(text))
 
 
 def urgency_markers_in(text: str) -> list[str]:
-    """The urgency words (`policy.URGENCY_MARKERS`) the person says in `text` (`spoken`)."""
-    return list(_URGENCY.hits(spoken(text)))
+    """The urgency words (`policy.URGENCY_MARKERS`) the person says in `text`."""
+    return list(_URGENCY.hits(text))
 
 
 def deadline_markers_in(text: str) -> list[str]:
     """The deadline expressions (`policy.DEADLINE_MARKERS`) the person says in `text`."""
-    return list(_DEADLINE.hits(spoken(text)))
+    return list(_DEADLINE.hits(text))
 
 
 def count_citations(text: str) -> int:
