@@ -578,7 +578,7 @@ class PreemptScoreArbiter:
         """The problem a request to switch (`switch`) or a mention names, if any; `loose`, a
         mention naming a title by part of it (`_named_problem`)."""
         name, pattern = ("switch", _SWITCH_REQUEST) if switch else ("mention", _MENTION)
-        if name not in _REFERENCE_WORDS.candidates(text):
+        if name not in _reference_kinds(text):
             return None
         for match in pattern.finditer(text):
             # "back to X" names where the person was; "switch to X" may be a question about
@@ -865,6 +865,13 @@ def _named_problem(
     if best is None and len(holding) == 1:
         return holding[0]
     return best[1] if best else None
+
+
+@lru_cache(maxsize=4)
+def _reference_kinds(text: str) -> frozenset[str]:
+    """Which of the reference patterns may match `text`: an arbitration asks up to four times
+    of one text, and the scan of its words is most of a miss's cost."""
+    return frozenset(_REFERENCE_WORDS.candidates(text))
 
 
 @lru_cache(maxsize=1024)
