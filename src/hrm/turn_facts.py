@@ -11,6 +11,7 @@ from typing import Any
 
 from hrm.governance.memory_requests import MemoryRequest, fact_key
 from hrm.records import DecisionRecord
+from hrm.turn_preferences import contradicted_canon
 
 __all__ = ["remember_fact"]
 
@@ -29,4 +30,11 @@ def remember_fact(
     if decision.get("approved") and decision.get("target") == "shared_reference":
         event("fact_remembered", key=key, fact=request.fact)
         return [f"Noted as canon: “{request.fact}”."]
-    return [f"I could not keep “{request.fact}” as canon: {decision.get('reason')}."]
+    if decision.get("approved") and decision.get("target") == "working_set":
+        # The gate keeps what contradicts the canon for the problem at hand (001 §12.6).
+        earlier = "”, “".join(contradicted_canon(signals).values())
+        against = f" “{earlier}”" if earlier else " what you told me before"
+        return [
+            f"This conflicts with{against}, so I kept “{request.fact}” for this problem only."
+        ]
+    return [f"I did not keep “{request.fact}”: {decision.get('reason')}."]

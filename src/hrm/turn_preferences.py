@@ -191,15 +191,21 @@ def _without_keep_lead(sentence: str) -> str:
     return rest[0].upper() + rest[1:]
 
 
-def _contradicted_preferences(signals: Any) -> dict[str, str]:
-    """The canon preferences the input contradicts (`find_contradictions`), key → statement."""
+def contradicted_canon(signals: Any, prefix: str = "") -> dict[str, str]:
+    """The canon entries (keys starting with `prefix`) the input contradicts, key → value, as
+    the signals' `find_contradictions` found them."""
     components = getattr(signals, "deterministic_components", None) or {}
     found: dict[str, str] = {}
     for item in components.get("contradictions") or ():
         key = item.get("canon_key") if isinstance(item, dict) else None
-        if isinstance(key, str) and key.startswith("preference."):
+        if isinstance(key, str) and key.startswith(prefix):
             found[key] = str(item.get("canon_value", ""))
     return found
+
+
+def _contradicted_preferences(signals: Any) -> dict[str, str]:
+    """The canon preferences the input contradicts, key → statement."""
+    return contradicted_canon(signals, "preference.")
 
 
 def without_preference(turn_input: TurnInput, reading: PreferenceReading | None) -> TurnInput:

@@ -73,3 +73,15 @@ def test_a_preference_asked_to_be_kept_is_the_preference_said_plainly(home: HRMH
         assert _facts(h) == {}
         asked = h.turn("Remember that I hate long meetings. How do I book a room?")
         assert asked.decision.problem["title"] == "How do I book a room?"
+
+
+def test_a_fact_that_contradicts_the_canon_is_kept_for_the_problem_only(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I prefer tabs for Python")
+        result = h.turn("Remember that we use spaces for Python, not tabs")
+        assert result.decision.writes[0]["target"] == "working_set"
+        assert result.response.endswith(
+            "This conflicts with “I prefer tabs for Python”, so I kept “we use spaces for "
+            "Python, not tabs” for this problem only."
+        )
+        assert _facts(h) == {}
