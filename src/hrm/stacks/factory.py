@@ -158,27 +158,18 @@ class CognitiveStack:
         the classifier's confidence rather than the generic input floor (docs/decisions.md D7).
         A confirmed preference has already passed the truth model (the person said yes).
         """
-        from hrm.memory.types import MemoryTarget, WriteRequest, WriteSignals
-        from hrm.types import BlastRadius, ConflictLevel
+        from hrm.types import ConflictLevel
 
-        conflict = getattr(signals, "conflict_level", ConflictLevel.NONE)
-        quality = 0.95 if confirmed else confidence
-        request = WriteRequest(
-            target=MemoryTarget.SHARED_REFERENCE,
-            key=key,
-            value=statement,
-            signals=WriteSignals(
-                progress_delta=0.1,
-                conflict_level=ConflictLevel.NONE if confirmed else conflict,
-                source_quality=quality,
-                alignment_score=float(getattr(signals, "alignment_score", 0.5)),
-                blast_radius=BlastRadius.SEVERE,
-            ),
+        decision = self._write_said(
+            key,
+            statement,
+            signals=signals,
+            quality=0.95 if confirmed else confidence,
+            conflict=ConflictLevel.NONE if confirmed else None,
             reason="confirmed by the person" if confirmed else "stated preference",
             is_preference=not confirmed,
-            source="user",
         )
-        return _shared_write_record(self.bus.write(request), key, inferred=inferred)
+        return _shared_write_record(decision, key, inferred=inferred)
 
     def write_fact(self, fact: str, key: str, *, signals: Any = None) -> dict[str, Any]:
         """Write a fact the person asked to be remembered through the write gate (D73).
@@ -187,24 +178,45 @@ class CognitiveStack:
         world — given with the explicit wish that it be kept, so its source quality is 0.9,
         not the generic input floor that a Shared Reference write (SEVERE) would refuse.
         """
+        decision = self._write_said(
+            key, fact, signals=signals, quality=0.9, reason="the person asked to remember it"
+        )
+        return _shared_write_record(decision, key)
+
+    def _write_said(
+        self,
+        key: str,
+        value: str,
+        *,
+        signals: Any,
+        quality: float,
+        reason: str,
+        conflict: Any = None,
+        is_preference: bool = False,
+    ) -> Any:
+        """A Shared Reference write of what the person said, through the write gate: the
+        turn's conflict and alignment, unless `conflict` overrides the first."""
         from hrm.memory.types import MemoryTarget, WriteRequest, WriteSignals
         from hrm.types import BlastRadius, ConflictLevel
 
+        if conflict is None:
+            conflict = getattr(signals, "conflict_level", ConflictLevel.NONE)
         request = WriteRequest(
             target=MemoryTarget.SHARED_REFERENCE,
             key=key,
-            value=fact,
+            value=value,
             signals=WriteSignals(
                 progress_delta=0.1,
-                conflict_level=getattr(signals, "conflict_level", ConflictLevel.NONE),
-                source_quality=0.9,
+                conflict_level=conflict,
+                source_quality=quality,
                 alignment_score=float(getattr(signals, "alignment_score", 0.5)),
                 blast_radius=BlastRadius.SEVERE,
             ),
-            reason="the person asked to remember it",
+            reason=reason,
+            is_preference=is_preference,
             source="user",
         )
-        return _shared_write_record(self.bus.write(request), key)
+        return self.bus.write(request)
 
     def retract_preference(self, key: str, *, replaced_by: str) -> dict[str, Any]:
         """End the canon preference `key`: a new version that says it was replaced (D70).
