@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from hrm.governance.memory_requests import without_keep_lead
 from hrm.governance.pasted import spoken
 from hrm.governance.preference_scope import find_stated_preference
 from hrm.governance.preferences import (
@@ -169,26 +170,11 @@ def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | N
     )
     if stated.classification is None or stated.sentence is None:
         return PreferenceReading(pref, not_a_preference=stated.reason)
-    statement = _without_keep_lead(stated.sentence)
+    # "Keep in mind I prefer tabs" states "I prefer tabs", under the key saying it plainly
+    # gives (D73).
+    statement = without_keep_lead(stated.sentence)
     sentence = stated.sentence if statement != stated.sentence else None
     return PreferenceReading(stated.classification, statement, sentence=sentence)
-
-
-_KEEP_LEAD = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw)\W+)*(?:please\s+)?(?:keep in mind|remember|note|"
-    r"just so you know|for (?:future|later) reference|fyi|for the record|(?:don'?t|do not) forget)"
-    r"(?:\s+that)?\s*[,:\-–—]?\s+(?=\S)",
-    re.IGNORECASE,
-)
-"""What asks that a preference be kept, in front of it: "Keep in mind I prefer tabs" states
-"I prefer tabs", under the key saying it plainly gives (D73)."""
-
-
-def _without_keep_lead(sentence: str) -> str:
-    rest = _KEEP_LEAD.sub("", sentence, count=1)
-    if rest == sentence or not rest:
-        return sentence
-    return rest[0].upper() + rest[1:]
 
 
 def contradicted_canon(signals: Any, prefix: str = "") -> dict[str, str]:
@@ -201,11 +187,6 @@ def contradicted_canon(signals: Any, prefix: str = "") -> dict[str, str]:
         if isinstance(key, str) and key.startswith(prefix):
             found[key] = str(item.get("canon_value", ""))
     return found
-
-
-def _contradicted_preferences(signals: Any) -> dict[str, str]:
-    """The canon preferences the input contradicts, key → statement."""
-    return contradicted_canon(signals, "preference.")
 
 
 def without_preference(turn_input: TurnInput, reading: PreferenceReading | None) -> TurnInput:
@@ -285,7 +266,7 @@ def handle_preference(
         if decision.get("approved") and decision.get("target") == "shared_reference":
             notes.append(f"Noted as canon: “{statement}”.")
         elif decision.get("target") == "working_set":
-            replaces = _contradicted_preferences(signals)
+            replaces = contradicted_canon(signals, "preference.")
             if replaces:
                 # D70: the note used to say "Say so if it should replace …", and nothing
                 # understood saying so: the earlier preference could never be replaced.

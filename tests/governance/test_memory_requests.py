@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.memory_requests import fact_key, read_memory_request
+from hrm.governance.memory_requests import fact_key, read_memory_request, without_keep_lead
 
 
 @pytest.mark.parametrize(
@@ -81,3 +81,17 @@ def test_every_request_form_keeps_what_follows_it(lead: str, rest: str) -> None:
     request = read_memory_request(lead + rest)
     if request is not None:
         assert request.fact == rest.strip().rstrip(" .!;?").strip()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "plain"),
+    [
+        ("Keep in mind I prefer tabs over spaces.", "I prefer tabs over spaces."),
+        ("Remember that I hate long meetings", "I hate long meetings"),
+        ("FYI, I always use pytest", "I always use pytest"),
+        ("I prefer tabs", "I prefer tabs"),
+        ("Remember", "Remember"),
+    ],
+)
+def test_a_preference_said_as_a_request_is_the_preference(sentence: str, plain: str) -> None:
+    assert without_keep_lead(sentence) == plain

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from hrm.governance.problems import extract_keywords
 
-__all__ = ["MemoryRequest", "fact_key", "read_memory_request"]
+__all__ = ["MemoryRequest", "fact_key", "read_memory_request", "without_keep_lead"]
 
 _LEAD = r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
 _POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
@@ -91,6 +91,23 @@ def fact_key(request: MemoryRequest) -> str:
     """The Shared Reference key of a request's fact: ``fact.<subject slug>``."""
     words = re.findall(r"[a-z0-9]+", request.subject.lower())
     return "fact." + ("-".join(words)[:_KEY_LIMIT].strip("-") or "fact")
+
+
+_KEEP_LEAD = re.compile(
+    _LEAD + r"(?:please\s+)?(?:keep in mind|remember|note|just so you know|"
+    r"for (?:future|later) reference|fyi|for the record|(?:don'?t|do not) forget)"
+    r"(?:\s+that)?\s*[,:\-–—]?\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def without_keep_lead(sentence: str) -> str:
+    """`sentence` without what asks that it be kept: "Keep in mind I prefer tabs" → "I prefer
+    tabs". A preference said as a request is the preference's (D73)."""
+    rest = _KEEP_LEAD.sub("", sentence, count=1)
+    if rest == sentence or not rest:
+        return sentence
+    return rest[0].upper() + rest[1:]
 
 
 def _subject(fact: str) -> str:
