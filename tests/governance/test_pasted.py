@@ -172,3 +172,22 @@ def test_what_is_said_is_the_messages_own_lines_in_order(lines: list[str]) -> No
 def test_reading_what_is_said_again_changes_nothing(lines: list[str]) -> None:
     said = spoken("\n".join(lines))
     assert spoken(said) == said
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "for " + "a." * 50_000,  # a block opener with no colon: no backtracking over it
+        "if " + "(" * 100_000,
+        "with " + ":a" * 50_000,
+        "SELECT " + "a " * 50_000,
+        "import " + "a, " * 30_000 + "!",
+        "a." * 50_000 + "=",
+    ],
+)
+def test_a_long_line_is_read_in_one_pass(line: str) -> None:
+    # Before D71's fix, the first two took 24 s and 48 s: a paste of one long line held the
+    # turn. No time is asserted (the machines are noisy); a regression shows as a slow suite.
+    text = f"Here:\n{line}\nWhy?"
+    assert spoken(text).startswith("Here:")
+    error_line(text)

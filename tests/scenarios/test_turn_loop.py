@@ -309,6 +309,23 @@ def test_megabyte_input_is_clipped_for_the_model_and_says_so(hrm: HRM) -> None:
 
 
 @pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param("a." * 500_000, id="dots"),  # each dot began a file:line citation scan
+        pytest.param("x = compute(a, b)\n" * 55_000, id="code"),
+        pytest.param("I prefer tabs. " * 70_000, id="preferences"),
+        pytest.param("for " + "a." * 500_000, id="block-opener"),
+    ],
+)
+def test_a_megabyte_of_any_shape_is_answered(hrm: HRM, body: str) -> None:
+    # A pattern that backtracks over such a text took 12 s at 20 kB and did not end at 1 MB.
+    # No time is asserted (the machines are noisy): a regression shows as a hung test.
+    result = hrm.turn("Here:\n" + body)
+    assert result.action not in ("degraded", "interrupted")
+    assert hrm.history(1)[0]["turn"] == result.decision.turn
+
+
+@pytest.mark.parametrize(
     "error",
     [
         pytest.param(HRMError.provider_error(503, "upstream unavailable"), id="5xx"),

@@ -59,7 +59,7 @@ _CODE_START = re.compile(
     r"(?:async\s+)?def\s+\w+\s*\(|class\s+\w+\s*[(:{]|from\s+[\w.]+\s+import\s"
     r"|import\s+[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+)*\s*;?\s*$"
     r"|return(?:\s+[^\s]+)?\s*;?\s*$|raise\s+\w+(?:\(|\s*$)"
-    r"|(?:if|elif|while|for|with)\b[^:\n]*[=()<>\[\].][^:\n]*:\s*$|(?:else|try|finally)\s*:\s*$"
+    r"|(?:else|try|finally)\s*:\s*$"
     r"|except\b[^:\n]*:\s*$|@[\w.]+(?:\(.*\))?\s*$"
     r"|(?:const|let|var)\s+\w+\s*[=:;]|function\s*\w*\s*\(|(?:pub\s+)?fn\s+\w+\s*[(<]"
     r"|func\s+\w+\s*\(|(?:public|private|protected|static)\s+[\w<>\[\],]+\s+\w+\s*[({=;]"
@@ -71,6 +71,11 @@ _CODE_START = re.compile(
 )
 """Line shapes that are code in any message; keywords are case-sensitive (code's case), and
 each asks for code's punctuation so that "import the data first" or "let me know" is speech."""
+_BLOCK_OPENER = re.compile(r"^\s*(?:if|elif|while|for|with)\b.*:\s*$")
+"""``if x > 0:``, ``for row in rows:``; code only with code's punctuation in it (`_is_pasted`):
+"If it fails, what should I check:" is speech. Two steps, not one expression: a pattern that
+looks for the punctuation and the colon at once backtracks for seconds on a long line."""
+_CODE_PUNCTUATION = frozenset("=()<>[].")
 _CODE_END = re.compile(r"(?:[{;]|^\s*[)\]}].*|\)\s*:|=>)\s*$")
 _COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*/|--\s)")
 _BARE_KEY = re.compile(r"^[\w.-]+:\s*$")
@@ -191,6 +196,7 @@ def _is_pasted(line: str) -> bool:
         or _BRACKETS.match(line)
         or _CODE_START.match(line)
         or _CODE_END.search(line)
+        or (_BLOCK_OPENER.match(line) is not None and not _CODE_PUNCTUATION.isdisjoint(line))
     )
 
 

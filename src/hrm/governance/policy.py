@@ -131,11 +131,12 @@ CITATION_PATTERNS: tuple[str, ...] = (
     r"\[\d+\]",
     r"\bdoi:\s*10\.\d{4,9}/\S+|\b10\.\d{4,9}/[^\s\"<>]+",
     r"(?:^|[\s(`'\"])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,5}(?::\d+(?:-\d+)?)?",
-    r"\b[\w.-]+\.(?:py|js|ts|md|go|rs|java|c|h|cpp|toml|yaml|yml|json):\d+\b",
+    r"(?<![\w.-])[\w.-]+\.(?:py|js|ts|md|go|rs|java|c|h|cpp|toml|yaml|yml|json):\d+\b",
     r"\b(?:see|cf\.|source:|per)\s+(?:the\s+)?(?:docs?|documentation|rfc\s*\d+|spec)\b",
 )
 """Regexes that count as citations in source quality: URLs, "according to", [n], DOIs,
-file paths and file:line references, pointers to docs or RFCs."""
+file paths and file:line references, pointers to docs or RFCs. The file:line pattern starts
+only where a name starts: begun at every dot of "a.a.a.…", it took 12 s on a 20 kB message."""
 
 RECENT_REFERENCE_DAYS = 365
 """A dated reference at most this many days old counts as recent (raises source quality)."""
