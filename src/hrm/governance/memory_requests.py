@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hrm.governance.preference_scope import sentences
 from hrm.governance.problems import extract_keywords
 
 __all__ = ["MemoryRequest", "fact_key", "read_memory_request", "without_keep_lead"]
@@ -43,7 +44,6 @@ _QUESTION_AFTER = re.compile(
     r"^(?:when|what|how|why|where|who|which|if|whether|me|us|it)\b", re.IGNORECASE
 )
 _POLITE_START = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will) you\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAMED_VALUE = re.compile(
     r"^(?P<subject>.{3,60}?)\s+(?:is|are|=)\s+(?P<value>\S+)$", re.IGNORECASE
 )
@@ -72,8 +72,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     low = head.lower()
     if not any(word in low for word in _REQUEST_WORDS):
         return None  # most messages: no sentence to split and match
-    for part in _SENTENCE.split(head):
-        sentence = part.strip()
+    for sentence in sentences(head):
         match = _REQUEST.match(sentence)
         if match is None:
             continue
