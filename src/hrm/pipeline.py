@@ -24,10 +24,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from hrm._text import shorten
 from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
-from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request
+from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request, without_resume
 from hrm.governance.memory_requests import read_memory_request
 from hrm.governance.pasted import spoken
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
@@ -579,8 +580,8 @@ class HRM:
             record.commitment_after = _commitment(focus.commitment_after)
             queued = decided.candidate.title if decided.candidate is not None else ""
             active = self.focus.problem_registry.get_active()
-            staying = f"; staying on ‘{active.title}’" if active is not None else ""
-            return f"Queued ‘{queued}’ for later{staying}.", "queue", False, None
+            staying = f"; staying on {_titled(active.title)}" if active is not None else "."
+            return f"Queued ‘{queued}’ for later{staying}", "queue", False, None
         problem = self.focus.problem_registry.get_active()
         record.problem = None if problem is None else {"id": problem.id, "title": problem.title}
         ctx.problem_id = problem.id if problem else None
@@ -592,11 +593,27 @@ class HRM:
                     "No topic is waiting to switch to. `/problems` lists the open ones, and "
                     "“switch to” with a few words of a title moves to it.", "switch", False, None,
                 )
-            state.last_topic = {
+            _move_topic(state, {
                 "problem_id": problem.id,
                 "keywords": list(extract_keywords(problem.title)[:_TOPIC_WORDS]),
-            }
-            return f"Switched to ‘{problem.title}’.", "switch", False, None
+            }, record.turn)
+            return f"Switched to {_titled(problem.title)}", "switch", False, None
+        if (
+            problem is not None
+            and str(focus.arbitration.candidate_match or "").startswith(_RESUMED)
+            and not extract_keywords(without_resume(said))
+        ):
+            # "Where were we?" and nothing else: hrm says where, as it answers "switch" (D75).
+            left = state.earlier_topic if isinstance(state.earlier_topic, dict) else {}
+            _move_topic(state, {
+                "problem_id": problem.id,
+                "keywords": list(extract_keywords(problem.title)[:_TOPIC_WORDS]),
+            }, record.turn)
+            record.stance_after = focus.stance_after.value
+            record.commitment_after = _commitment(focus.commitment_after)
+            last = left.get("last_input") if left.get("problem_id") == problem.id else None
+            where = f" The last thing you said there: “{last}”" if last else ""
+            return f"Back to {_titled(problem.title)}{where}", "switch", False, None
         # What a follow-up may continue: the problem this input went to — the active one, or
         # the one it was queued as (D51). An ask returned above and keeps the last topic as it
         # was; a message that was only a preference has no topic and keeps the last one too.
@@ -607,9 +624,9 @@ class HRM:
         )
         topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
         if topic or arbitrated is turn_input:
-            state.last_topic = None if went_to is None else {
+            _move_topic(state, None if went_to is None else {
                 "problem_id": went_to, "keywords": list(topic),
-            }
+            }, record.turn)
         if confirmation is not None and answers_only(text):
             # A bare yes or no answers hrm's "Should I remember …?", which the model never saw:
             # hrm answers it, as it answers "queue" (D50).
@@ -936,6 +953,7 @@ class HRM:
             trace_enabled=self.config.trace_enabled,
             agent_class=self.agent_class,
             last_topic=state.last_topic,
+            earlier_topic=state.earlier_topic,
         )
 
     def _load_state(self) -> TurnState:
@@ -1111,11 +1129,41 @@ def _forget_last_session(state: TurnState) -> None:
     """Drop what only the session that just ended could act on (D37)."""
     state.pending_preference = None
     state.pending_switch = None
-    state.last_topic = None
+    state.last_topic = state.earlier_topic = None
     state.last_signal = state.last_routing = None
 
 
+def _move_topic(state: TurnState, topic: dict[str, Any] | None, turn: int) -> None:
+    """Make `topic` the last one; when the conversation moved to another problem, the one it
+    left is the earlier topic, where "Where were we?" goes back to (D75)."""
+    before = state.last_topic.get("problem_id") if isinstance(state.last_topic, dict) else None
+    after = topic.get("problem_id") if topic is not None else None
+    if before and after and before != after:
+        # The last exchange about anything went to `before` (one about a preference or a
+        # fact has no topic of its own): "Where were we?" can say where it was left.
+        last = next(
+            (t["input"] for t in reversed(state.recent) if t.get("kind") is None), None
+        )
+        state.earlier_topic = {
+            "problem_id": before, "left_at_turn": turn,
+            "last_input": None if last is None else shorten(last, _LAST_INPUT_CHARS),
+        }
+    state.last_topic = topic
+
+
+def _titled(title: str) -> str:
+    """A problem's title quoted as the end of a sentence: its own stop serves as the sentence's
+    (‘I need to finish the review by Friday.’, not ‘… Friday.’.)."""
+    return f"‘{title}’" if title.endswith((".", "!", "?", "…")) else f"‘{title}’."
+
+
+_LAST_INPUT_CHARS = 160
+"""Characters of the input an earlier topic was left at, for "Where were we?"'s answer."""
+
+
 _TOPIC_WORDS = 12
+_RESUMED = "resume request: back to"
+"""How arbitration names a resume request it answered with the earlier topic (D75)."""
 """Keywords of the last input kept for the next turn's arbitration (`HRMContext.last_topic`)."""
 
 _STORED_ONCE = frozenset({"attention_state", "arbitration"})

@@ -61,9 +61,11 @@ class TurnState:
     last_routing: dict[str, Any] | None = None
     pending_preference: dict[str, Any] | None = None
     pending_switch: dict[str, Any] | None = None
+    """Arbitration's unanswered "switch or queue?" (`hrm.turn_switch.held_question`)."""
     last_topic: dict[str, Any] | None = None
     """The problem the last input went to, and its keywords (`HRMContext.last_topic`)."""
-    """Arbitration's unanswered "switch or queue?" (`hrm.turn_switch.held_question`)."""
+    earlier_topic: dict[str, Any] | None = None
+    """The problem the conversation was on before the last topic (`HRMContext.earlier_topic`)."""
     session_tokens_base: int | None = None
     """The stack's lifetime token count when the session began: the session's budget is the
     ceiling minus what it spent since (D23). ``None`` in records written before 2026-11-23."""
@@ -84,6 +86,7 @@ class TurnState:
             "pending_preference": self.pending_preference,
             "pending_switch": self.pending_switch,
             "last_topic": self.last_topic,
+            "earlier_topic": self.earlier_topic,
             "session_tokens_base": self.session_tokens_base,
         }
 

@@ -145,6 +145,9 @@ class HRMContext:
     last_topic: dict[str, Any] | None = None
     """The problem the last input was attributed to and that input's keywords (``problem_id``,
     ``keywords``): a follow-up that shares their words continues that problem."""
+    earlier_topic: dict[str, Any] | None = None
+    """The problem the conversation was on before it moved to the last topic (``problem_id``,
+    ``left_at_turn``): where "Where were we?" goes back to (D75)."""
 
 
 @dataclass

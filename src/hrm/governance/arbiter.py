@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
-from hrm.governance.focus_requests import FocusRequest, read_focus_request
+from hrm.governance.focus_requests import FocusRequest, asks_to_resume, read_focus_request
 from hrm.governance.follow_ups import (
     is_follow_up,
     opens_new_topic,
@@ -328,7 +328,11 @@ class PreemptScoreArbiter:
         p = self.policy
         if found is not None and found.explicit_switch:
             disposition = ArbitrationDisposition.SWITCH
-            asked = "focus on" if found.how.startswith("focus request") else "switch to"
+            asked = (
+                "focus on" if found.how.startswith("focus request")
+                else "go back to" if found.how.startswith("resume request")
+                else "switch to"
+            )
             reason = f"Explicit request to {asked} '{candidate.title}' (score {score:.3f})"
         elif score >= p.AUTO_PREEMPT_THRESHOLD:
             disposition = ArbitrationDisposition.SWITCH
@@ -447,6 +451,10 @@ class PreemptScoreArbiter:
             return None
         said = spoken(text)
         heard = turn_input if said is text else replace(turn_input, text=said)
+        if asks_to_resume(said):
+            resumed = _resume_target(turn_input.context, problem_registry, active)
+            if resumed is not None:
+                return resumed
         explicit = self._explicit_reference(said, problem_registry, switch=True)
         if explicit is not None:
             return explicit
@@ -734,6 +742,27 @@ def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:
         return False
     shared = len(set(keywords) & set(last.get("keywords") or ()))
     return shared >= min(_SHARED_WITH_LAST, len(keywords))
+
+
+def _resume_target(
+    context: Any, registry: ProblemRegistry, active: Problem | None
+) -> _Candidate | None:
+    """Where "Where were we?" goes (D75): the problem the conversation was on before its last
+    move, while that is still open, as a switch the person asked for; else the active problem
+    (after a break the thread in focus is where they were); None with neither, for the usual
+    rules.
+    """
+    earlier = getattr(context, "earlier_topic", None)
+    problem_id = earlier.get("problem_id") if isinstance(earlier, dict) else None
+    problem = registry.get(str(problem_id)) if problem_id else None
+    if problem is not None and problem.status is not ProblemStatus.RESOLVED and (
+        active is None or problem.id != active.id
+    ):
+        left = f", the problem before ‘{active.title}’" if active is not None else ""
+        return _Candidate(problem, False, True, f"resume request: back to ‘{problem.title}’{left}")
+    if active is not None:
+        return _Candidate(active, False, False, "resume request: the active problem")
+    return None
 
 
 def _last_topic_id(context: Any) -> str | None:

@@ -19,7 +19,13 @@ from functools import lru_cache
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
 
-__all__ = ["DEFAULT_TURNS", "FocusRequest", "read_focus_request"]
+__all__ = [
+    "DEFAULT_TURNS",
+    "FocusRequest",
+    "asks_to_resume",
+    "read_focus_request",
+    "without_resume",
+]
 
 DEFAULT_TURNS = 3
 """A request that names no span ("let's focus on X") commits for this many turns."""
@@ -42,6 +48,28 @@ _LEADING_ARTICLE = re.compile(r"^(?:the|my|our|a|an|this|that)\s+", re.IGNORECAS
 _EDGES = " \t.,;:!?…-–—\"'“”‘’()[]"
 _HEAD_CHARS = 5000
 """Commitment language is in an input's first lines; a 1 MB paste is not searched whole."""
+_RESUME = re.compile(
+    r"(?:^|(?<=[.!?])\s+|\n)\W*"
+    r"(?:(?:ok(?:ay)?|so|anyway|anyhow|alright|all right|right|well|now|thanks|thank you|phew"
+    r"|great|cool|good|sorry|oh|hi|hello|hey|(?:good )?(?:morning|afternoon|evening))\W+)*"
+    r"(?:where (?:were we|was i|did (?:we|i) (?:leave off|stop|get to))"
+    r"|(?:(?:let'?s|let us|can we|could we|we can|shall we)\s+)?(?:(?:get|go|come|head)\s+)?"
+    r"back to\s+(?:it|work|business"
+    r"|what (?:we|i) (?:were|was) (?:doing|working on|talking about|discussing|on)"
+    r"|where (?:we|i) (?:were|was|left off|stopped)"
+    r"|the (?:previous|earlier|other|original|main) (?:topic|thing|task|problem|issue|subject"
+    r"|question|one))"
+    r"|(?:(?:let'?s|let us|can we|could we|shall we)\s+)?(?:pick (?:it )?up|continue|carry on"
+    r"|resume)\s+(?:from\s+)?where (?:we|i) (?:left off|were|stopped)"
+    r"|what were we (?:doing|talking about|working on|discussing|on)"
+    r"|as (?:i|we) (?:was|were) saying)"
+    r"(?:\s+(?:please|now|then))?(?=\s*(?:[.!?,:;…)—-]|$))",
+    re.IGNORECASE,
+)
+"""A sentence that asks to return to the earlier thread without naming it: "Where were we?",
+"Anyway, back to what we were doing", "Let's pick up where we left off". "Where were we with
+the methods?" names its topic, and "I'll get back to it later" asks nothing now."""
+_RESUME_WORDS = ("where", "back to", "saying", "what were we")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +115,25 @@ def _read(head: str) -> FocusRequest | None:
             return None
     rest = _without_span(_first_sentence(_without_span(head)))
     return FocusRequest(turns, shorten(rest, 80))
+
+
+def asks_to_resume(text: str) -> bool:
+    """Does `text` ask to go back to the thread before the current one, naming no problem?
+
+    After an interruption ("Urgent: my laptop crashed …", then "Found it, phew"), "Where were
+    we?" stayed on the interruption: it has no words of a problem, so it continued the active
+    one (D75). Arbitration takes it as a switch the person asked for, to the problem the
+    conversation was on before (`HRMContext.earlier_topic`).
+    """
+    head = text[:_HEAD_CHARS].lower()
+    if not any(word in head for word in _RESUME_WORDS):
+        return False
+    return _RESUME.search(head) is not None
+
+
+def without_resume(text: str) -> str:
+    """`text` without its requests to go back ("Where were we?"): what else it says."""
+    return _RESUME.sub(" ", text) if asks_to_resume(text) else text
 
 
 def _first_sentence(text: str) -> str:

@@ -1,0 +1,151 @@
+""""Where were we?" goes back to the thread an interruption left (D75).
+
+In a thesis-writing conversation an urgent laptop crash took focus from the literature review;
+after "Ok found it in the autosave folder, phew.", "Where were we?" stayed on the crash: it
+has no words of a problem, so it continued the active one, and the person had to name the
+review to get back to it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hrm.demo import DemoClock
+from hrm.governance.focus_requests import asks_to_resume, without_resume
+from hrm.governance.problems import ProblemStatus
+from hrm.home import HRMHome
+from hrm.pipeline import HRM, SESSION_IDLE_MINUTES
+
+REVIEW = "I need to finish the literature review chapter by Friday."
+THEMES = "How should I organize the review - chronologically or thematically?"
+CRASH = "Urgent: my laptop just crashed and I can't find my draft file!"
+FOUND = "Ok found it in the autosave folder, phew."
+
+
+def _interrupted(h: HRM) -> tuple[str, str]:
+    """The review in focus, then the crash taking it; returns their problem ids."""
+    review = h.turn(REVIEW).decision.arbitration["candidate_problem_id"]
+    h.turn(THEMES)
+    crash = h.turn(CRASH).decision
+    assert crash.arbitration["disposition"] == "switch"
+    h.turn(FOUND)
+    return review, crash.arbitration["candidate_problem_id"]
+
+
+def _status(h: HRM, problem_id: str) -> ProblemStatus:
+    problem = h.focus.problem_registry.get(problem_id)
+    assert problem is not None
+    return problem.status
+
+
+def test_where_were_we_goes_back_to_the_interrupted_problem_without_a_model_call(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        review, crash = _interrupted(h)
+        result = h.turn("Where were we?")
+        d = result.decision
+        assert d.arbitration["disposition"] == "switch"
+        assert d.arbitration["candidate_problem_id"] == review
+        assert d.arbitration["explicit_request"] is True
+        assert d.arbitration["candidate_match"].startswith("resume request: back to")
+        assert result.action == "switch" and not d.execution  # hrm says where, no model
+        assert result.response == f"Back to ‘{REVIEW}’ The last thing you said there: “{THEMES}”"
+        assert _status(h, review) is ProblemStatus.ACTIVE
+        assert _status(h, crash) is ProblemStatus.PAUSED  # not resolved: the person says so
+        # the next question continues the review, not the crash
+        follow = h.turn("What themes would you suggest?").decision.arbitration
+        assert follow["candidate_problem_id"] == review
+
+
+def test_a_resume_with_a_question_goes_to_the_model_under_the_earlier_problem(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        review, _ = _interrupted(h)
+        result = h.turn("Anyway, back to what we were doing: which themes would you suggest?")
+        assert result.decision.arbitration["candidate_problem_id"] == review
+        assert result.decision.arbitration["disposition"] == "switch"
+        assert result.action == "respond" and result.decision.execution
+
+
+def test_with_no_earlier_thread_it_stays_on_the_active_problem(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        review = h.turn(REVIEW).decision.arbitration["candidate_problem_id"]
+        result = h.turn("Where were we?")
+        arbitration = result.decision.arbitration
+        assert arbitration["candidate_problem_id"] == review
+        assert arbitration["candidate_match"] == "resume request: the active problem"
+        assert arbitration["disposition"] == "stay"
+        assert result.action == "respond"  # the model recaps the thread it is on
+        assert len(h.focus.problem_registry.list()) == 1
+
+
+def test_a_resolved_earlier_problem_is_not_reopened(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        review, crash = _interrupted(h)
+        h.focus.problem_registry.resolve(review)
+        arbitration = h.turn("Where were we?").decision.arbitration
+        assert arbitration["candidate_problem_id"] == crash
+        assert arbitration["disposition"] == "stay"
+        assert _status(h, review) is ProblemStatus.RESOLVED
+
+
+def test_another_process_knows_the_earlier_thread(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        review, _ = _interrupted(h)
+    with HRM.open(home, "ADMIN", "offline") as again:
+        result = again.turn("So, where were we?")
+        assert result.decision.arbitration["candidate_problem_id"] == review
+        assert result.action == "switch"
+
+
+def test_a_new_session_forgets_the_earlier_thread(home: HRMHome) -> None:
+    clock = DemoClock(start=datetime(2026, 11, 26, 9, 0, tzinfo=UTC), step=timedelta(minutes=1))
+    with HRM.open(home, "ADMIN", "offline", clock=clock) as h:
+        _, crash = _interrupted(h)
+        clock.next_turn(SESSION_IDLE_MINUTES + 1)
+        # after a night, the thread in focus is where the person was
+        arbitration = h.turn("Good morning, where were we?").decision.arbitration
+        assert arbitration["candidate_problem_id"] == crash
+        assert arbitration["candidate_match"] == "resume request: the active problem"
+
+
+@pytest.mark.parametrize(
+    ("text", "resumes"),
+    [
+        ("Where were we?", True),
+        ("Ok found it, phew. Where were we?", True),
+        ("Anyway, back to what we were doing.", True),
+        ("Let's pick up where we left off", True),
+        ("What were we talking about?", True),
+        ("Let's get back to it!", True),
+        ("back to the previous topic please", True),
+        ("As I was saying, the table needs an index.", True),
+        ("Where were we supposed to meet?", False),  # a question of its own
+        ("Where were we with the methods?", False),  # names its topic: a mention
+        ("I'll get back to it later", False),  # nothing now
+        ("Let's go back to the literature review.", False),  # a switch naming it
+        ("How do I resume a paused upload?", False),
+        ("", False),
+    ],
+)
+def test_what_asks_to_resume(text: str, resumes: bool) -> None:
+    assert asks_to_resume(text) is resumes
+
+
+def test_what_a_resume_request_says_besides() -> None:
+    assert without_resume("Where were we?").strip(" ?") == ""
+    assert "which themes" in without_resume("Anyway, back to it: which themes?")
+    assert without_resume("Which themes?") == "Which themes?"
+
+
+@given(st.text(max_size=300))
+def test_reading_a_resume_request_never_fails(text: str) -> None:
+    assert asks_to_resume(text) in (True, False)
+    if not asks_to_resume(text):
+        assert without_resume(text) == text
