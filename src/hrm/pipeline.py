@@ -29,7 +29,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request, without_resume
-from hrm.governance.memory_requests import read_memory_request
+from hrm.governance.memory_requests import read_forget_request, read_memory_request
 from hrm.governance.pasted import spoken
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
 from hrm.home import HRMHome, initialize, parse_agent_class
@@ -39,7 +39,7 @@ from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
-from hrm.turn_facts import remember_fact
+from hrm.turn_facts import forget_kept, remember_fact
 from hrm.turn_preferences import (
     answers_only,
     handle_preference,
@@ -443,6 +443,9 @@ class HRM:
         self._store_bookkeeping(record)
         state.turn_number = number
         state.last_at = self._clock().isoformat()
+        kept = _kept(record.writes)
+        if kept is not None:
+            state.last_kept = {"key": kept, "turn": number}
         exchange = recent_exchange(text, len(text), response, len(response), action, kind)
         state.recent = [*state.recent, exchange][-RECENT_TURNS:]
         turn_record = {
@@ -543,11 +546,23 @@ class HRM:
         with tracer.span("governance", "derive_signals", "GovernanceKernel"):
             signals = self.kernel.derive_signals(turn_input, ctx, canon=self.stack.canon())
         record.escalation["signals"] = signals.to_record()
+        # A request to forget what hrm keeps is about its memory, not a problem (D77); read
+        # first, so that "Forget that I prefer tabs" states no preference. "Forget that"
+        # means what the turn before kept, and after nothing kept it is not about memory.
+        just_kept = _just_kept(state, record.turn)
+        forget = read_forget_request(said) if confirmation is None else None
+        if forget is not None and forget.what is None and just_kept is None:
+            forget = None
+        heard = turn_input
+        if forget is not None:
+            heard = without_sentence(turn_input, forget.clause)
+            if heard is not turn_input:
+                record.notes.append("the request to forget was left out of arbitration")
         # A stated preference is about the person, not a problem: arbitration reads the rest
         # of the message (D46). It is written after arbitration, in step 2.
-        reading = read_preference(self.kernel, turn_input) if confirmation is None else None
-        arbitrated = without_preference(turn_input, reading)
-        if arbitrated is not turn_input:
+        reading = read_preference(self.kernel, heard) if confirmation is None else None
+        arbitrated = without_preference(heard, reading)
+        if arbitrated is not heard:
             record.notes.append("the preference statement was left out of arbitration")
         # So is a request to remember a fact about the person's world (D73); a preference said
         # as one ("Keep in mind I prefer tabs") is the preference's.
@@ -635,7 +650,12 @@ class HRM:
             record.notes.append(confirmation)
             return confirmation, "confirm", False, None
 
-        # 2. Preferences (001 §12.4, §12.6), and a fact the person asks to be remembered.
+        # 2. What the person asks hrm to forget (D77), preferences (001 §12.4, §12.6), and a
+        # fact the person asks to be remembered (D73).
+        if forget is not None:
+            notes += forget_kept(
+                self.stack, forget, just_kept=just_kept, record=record, event=event
+            )
         if confirmation is None:
             notes += handle_preference(
                 self.stack, state, reading, signals=signals, record=record, event=event
@@ -651,7 +671,7 @@ class HRM:
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes += notes
-            said_only = "preference" if memo is None else "memory"
+            said_only = "preference" if memo is None and forget is None else "memory"
             return "\n".join(notes), "remember", False, said_only
 
         # 3. Altitude (001 §2.1).
@@ -817,7 +837,8 @@ class HRM:
             response = response.rstrip() + NOTES_START + "\n• ".join(notes)
         # A message that only stated a preference is canon now, not conversation (D50).
         only_preference = arbitrated is not turn_input and not arbitrated.text
-        kind = ("preference" if memo is None else "memory") if only_preference else None
+        said_only = "preference" if memo is None and forget is None else "memory"
+        kind = said_only if only_preference else None
         return response, action.action_type, action.action_type == "ask", kind
 
     # ── steps ──────────────────────────────────────────────────────────────
@@ -1129,8 +1150,26 @@ def _forget_last_session(state: TurnState) -> None:
     """Drop what only the session that just ended could act on (D37)."""
     state.pending_preference = None
     state.pending_switch = None
-    state.last_topic = state.earlier_topic = None
+    state.last_topic = state.earlier_topic = state.last_kept = None
     state.last_signal = state.last_routing = None
+
+
+def _kept(writes: list[dict[str, Any]]) -> str | None:
+    """The key of the last preference or fact this turn's writes kept in the canon, if any."""
+    for write in reversed(writes):
+        key = str(write.get("key") or "")
+        if (
+            write.get("approved") and write.get("target") == "shared_reference"
+            and key.startswith(("preference.", "fact.")) and not write.get("retracted")
+        ):
+            return key
+    return None
+
+
+def _just_kept(state: TurnState, turn: int) -> str | None:
+    """What "forget that" refers to: the key the turn just before kept, if it kept one."""
+    kept = state.last_kept if isinstance(state.last_kept, dict) else {}
+    return str(kept["key"]) if kept.get("key") and kept.get("turn") == turn - 1 else None
 
 
 def _move_topic(state: TurnState, topic: dict[str, Any] | None, turn: int) -> None:

@@ -1,19 +1,26 @@
-"""The turn's step for a fact the person asks hrm to remember (D73).
+"""The turn's steps for what the person asks hrm to remember (D73) or to forget (D77).
 
 "Remember that our API base URL is https://api.internal" is written to the Shared Reference
 through the write gate, like an explicit preference, and said back; said again word for word,
-it is already canon and nothing is written.
+it is already canon and nothing is written. "Forget the deadline I told you" retracts the kept
+entry it names, and "Actually, forget that" the one the turn before kept.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hrm.governance.memory_requests import MemoryRequest, fact_key
+from hrm.governance.memory_requests import (
+    ForgetRequest,
+    MemoryRequest,
+    fact_key,
+    kept_matching,
+    kept_text,
+)
 from hrm.records import DecisionRecord
 from hrm.turn_preferences import contradicted_canon
 
-__all__ = ["remember_fact"]
+__all__ = ["forget_kept", "remember_fact"]
 
 
 def remember_fact(
@@ -38,3 +45,42 @@ def remember_fact(
             f"This conflicts with{against}, so I kept “{request.fact}” for this problem only."
         ]
     return [f"I did not keep “{request.fact}”: {decision.get('reason')}."]
+
+
+def forget_kept(
+    stack: Any,
+    request: ForgetRequest,
+    *,
+    just_kept: str | None,
+    record: DecisionRecord,
+    event: Any,
+) -> list[str]:
+    """Retract what the person asked hrm to forget; returns the notes for the answer.
+
+    `just_kept` is the key the turn before wrote, what "forget that" means. A request naming
+    nothing kept, or more than one thing, changes nothing and says so.
+    """
+    canon = stack.canon()
+    if request.what is None:
+        keys = [just_kept] if just_kept and kept_text(canon.get(just_kept)) is not None else []
+    else:
+        keys = kept_matching(canon, request.what)
+    record.memory_request = {"forget": request.clause, "what": request.what, "keys": keys}
+    named = f"“{request.what}”" if request.what else "that"
+    if not keys:
+        record.memory_request["resolution"] = "nothing kept matches"
+        return [f"Nothing I keep matches {named}, so nothing was forgotten."]
+    if len(keys) > 1:
+        record.memory_request["resolution"] = "ambiguous"
+        listed = "; ".join(f"“{kept_text(canon[key])}”" for key in keys)
+        return [f"More than one thing I keep matches {named}: {listed}. Say which one to forget."]
+    key = keys[0]
+    statement = kept_text(canon[key])
+    decision = stack.forget(key, asked=request.clause)
+    record.writes.append(decision)
+    if decision.get("approved"):
+        record.memory_request["resolution"] = "forgotten"
+        event("canon_forgotten", key=key, statement=statement)
+        return [f"Forgotten: “{statement}”."]
+    record.memory_request["resolution"] = "refused"
+    return [f"I could not forget “{statement}”: {decision.get('reason')}."]

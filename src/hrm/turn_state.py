@@ -66,6 +66,8 @@ class TurnState:
     """The problem the last input went to, and its keywords (`HRMContext.last_topic`)."""
     earlier_topic: dict[str, Any] | None = None
     """The problem the conversation was on before the last topic (`HRMContext.earlier_topic`)."""
+    last_kept: dict[str, Any] | None = None
+    """The canon key the last turn that kept one wrote, and its turn: "forget that" (D77)."""
     session_tokens_base: int | None = None
     """The stack's lifetime token count when the session began: the session's budget is the
     ceiling minus what it spent since (D23). ``None`` in records written before 2026-11-23."""
@@ -87,6 +89,7 @@ class TurnState:
             "pending_switch": self.pending_switch,
             "last_topic": self.last_topic,
             "earlier_topic": self.earlier_topic,
+            "last_kept": self.last_kept,
             "session_tokens_base": self.session_tokens_base,
         }
 

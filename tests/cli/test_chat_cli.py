@@ -96,3 +96,21 @@ def test_switch_alone_moves_to_the_topic_just_queued(tmp_path: Path) -> None:
     assert "Switched to ‘Our nightly backup job to S3 failed last night" in flat
     assert "│ switch " not in out  # not a problem of its own
 
+
+
+def test_canon_lists_what_is_kept_and_not_what_was_forgotten(tmp_path: Path) -> None:
+    code, out, err = _chat(
+        tmp_path / "home",
+        "/canon\n"
+        "I prefer short paragraphs.\n"
+        "Remember that the grant deadline is March 3.\n"
+        "Forget what I said about paragraphs\n"
+        "/canon\n/quit\n",
+    )
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "Nothing kept yet" in flat
+    assert "Forgotten: “I prefer short paragraphs”." in flat
+    table = flat.rsplit("what I keep", 1)[-1]  # the last /canon's table
+    assert "│ fact │ the grant deadline is March 3 │" in table
+    assert "short paragraphs" not in table

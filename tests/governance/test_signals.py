@@ -183,6 +183,13 @@ def test_urgency_markers_raise_urgency() -> None:
         ("it works now, thanks", False),
         ("the tests are passing now", False),
         ("ship it now please", True),
+        # D76: a question asking when something is due wants the date, it is not pressed
+        ("When is the grant deadline?", False),
+        ("What's the deadline for the report?", False),
+        ("Ok, when is it due?", False),
+        ("When is it due? I need it by Friday", True),
+        ("The deadline is tomorrow, what should I cut?", True),
+        ("What should I do, the deadline is today?", True),
     ],
 )
 def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) -> None:

@@ -27,7 +27,7 @@ from hrm.cli._common import (
 
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
-    " /status, /quit. A paste of several lines is one message."
+    " /canon (what hrm keeps), /status, /quit. A paste of several lines is one message."
 )
 
 
@@ -322,10 +322,36 @@ def _chat_command(hrm: Any, command: str) -> None:
         problem_id = command[len("/resolve") :].strip() or None
         resolved = hrm.resolve_problem(problem_id)
         console.print(f"Resolved {resolved.id}: {resolved.title}", highlight=False)
+    elif command == "/canon":
+        _show_canon(hrm.stack.canon())
     elif command == "/status":
         console.print_json(json.dumps(hrm.status(), default=str))
     else:
         console.print(f"Unknown command {command!r}. {_CHAT_HELP}")
+
+
+def _show_canon(canon: Any) -> None:
+    """The preferences and facts hrm keeps now (not the ones replaced or forgotten)."""
+    from rich.table import Table
+
+    from hrm.governance.memory_requests import kept_text
+
+    kept = [
+        (key.partition(".")[0], text)
+        for key, value in sorted(canon.items())
+        if key.startswith(("preference.", "fact.")) and (text := kept_text(value)) is not None
+    ]
+    if not kept:
+        console.print(
+            "Nothing kept yet: a preference you state (“I prefer …”) or a fact you ask me to "
+            "remember (“Remember that …”) is kept here.", highlight=False,
+        )
+        return
+    table = Table("kind", "what I keep", title="canon")
+    for kind, text in kept:
+        table.add_row(kind, text)
+    console.print(table, highlight=False)
+    console.print("(“Forget what I said about …” takes one back)", style="dim", highlight=False)
 
 
 def _why(decision: dict[str, Any]) -> dict[str, Any]:

@@ -98,6 +98,9 @@ def _memory(d: dict[str, Any]) -> list[Row]:
     memo = d.get("memory_request") or {}
     if not memo:
         return []
+    if "forget" in memo:
+        keys = ", ".join(memo.get("keys") or ()) or "nothing kept"
+        return [("forget", f"{memo.get('resolution', '?')}: {memo['forget']!r} → {keys}")]
     done = memo.get("resolution") or "asked to remember"
     return [("remember", f"{done}: {memo.get('fact')!r} as {memo.get('key')}")]
 

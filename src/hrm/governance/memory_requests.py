@@ -21,12 +21,23 @@ Pure and deterministic (D12).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from hrm.governance.preference_scope import sentences
 from hrm.governance.problems import extract_keywords
 
-__all__ = ["MemoryRequest", "fact_key", "read_memory_request", "without_keep_lead"]
+__all__ = [
+    "ForgetRequest",
+    "MemoryRequest",
+    "fact_key",
+    "kept_matching",
+    "kept_text",
+    "read_forget_request",
+    "read_memory_request",
+    "without_keep_lead",
+]
 
 _LEAD = r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
 _POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
@@ -117,3 +128,111 @@ def _subject(fact: str) -> str:
     """
     match = _NAMED_VALUE.match(fact)
     return match.group("subject") if match else fact
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """What the person asked hrm to forget (D77)."""
+
+    clause: str
+    """The words that ask ("Actually, forget that", "Forget the deadline I told you"), left
+    out of arbitration; the rest of the message is answered as usual."""
+    what: str | None
+    """The words that name what to forget ("the deadline", "paragraphs"); None for "that",
+    which is what the turn just before kept."""
+
+
+_FORGET_LEAD = (
+    r"(?:^|(?<=[.!?;])\s+|\n)\W*(?:(?:actually|oh|wait|hmm+|no|nah|sorry|ok(?:ay)?|also|and|so"
+    r"|on second thought)\b\W+)*(?:(?:please|(?:can|could|would|will) you(?:\s+please)?"
+    r"|you can|you may)\s+)?"
+)
+_FORGET_THAT = re.compile(
+    _FORGET_LEAD + r"(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop)\s+"
+    r"(?:that|this|it)(?:\s+(?:one|preference|last one))?(?:\s+please)?"
+    r"(?=\s*(?:[,.;:!?…—–-]|$))",
+    re.IGNORECASE,
+)
+""""Forget that", "Actually, scratch that", "Never mind that": what was just kept."""
+_FORGET_NAMED = re.compile(
+    _FORGET_LEAD + r"(?:"
+    r"(?:forget|disregard|ignore|never ?mind|drop)\s+(?:about\s+)?what\s+(?:i|we)\s+"
+    r"(?:said|told you|mentioned|wrote|asked you to remember)\s+(?:about|regarding|on|re)\s+"
+    r"(?P<about>[^.!?;\n]+)"
+    r"|(?:forget|disregard)\s+(?:about\s+)?(?:the|my|that|our)\s+"
+    r"(?P<told>[^.!?;\n]+?)\s+(?:i|we)\s+(?:told you(?:\s+about)?|mentioned|gave you|said"
+    r"|asked you to remember)(?=\W|$)[^.!?;\n]*"
+    r"|(?:forget|disregard|drop|delete|remove)\s+(?:about\s+)?(?:my|the|that)\s+"
+    r"(?:preference|fact|note)s?\s+(?:for|about|on|that|regarding)\s+(?P<kept>[^.!?;\n]+)"
+    r"|forget\s+that\s+(?P<said>(?:i|we)\s+(?:prefer|like|want|hate|use|said|told you)\b"
+    r"[^.!?;\n]*)"
+    r"|(?:stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\s+"
+    r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+[^.!?;\n]+)"
+    r")",
+    re.IGNORECASE,
+)
+""""Forget what I said about paragraphs", "Forget the deadline I told you", "Forget my
+preference for tabs", "Forget that I prefer tabs", "Stop remembering the API URL"."""
+_FORGET_WORDS = ("forget", "scratch", "disregard", "ignore", "undo", "mind", "cancel", "drop",
+                 "delete", "remove", "remember")
+"""A word every forget form holds."""
+
+
+def read_forget_request(text: str) -> ForgetRequest | None:
+    """The first request in `text` to forget something hrm keeps, if any (D77).
+
+    Only a sentence that asks hrm itself: "I forgot my password", "Don't forget to call
+    Sam" (a request to remember) and "Ignore the warnings" (no "that", nothing kept named)
+    ask nothing of hrm's memory.
+    """
+    head = text[:_SCAN_LIMIT]
+    low = head.lower()
+    if not any(word in low for word in _FORGET_WORDS):
+        return None
+    named = _FORGET_NAMED.search(head)
+    if named is not None:
+        what = next(group for group in named.groups() if group is not None)
+        return ForgetRequest(clause=named.group(0).strip(), what=what.strip(" ,"))
+    that = _FORGET_THAT.search(head)
+    if that is not None:
+        return ForgetRequest(clause=that.group(0).strip(), what=None)
+    return None
+
+
+def kept_text(value: Any) -> str | None:
+    """What a canon value says, or None for one that says nothing now (a retracted one)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("value"), str):
+        return str(value["value"])
+    return None
+
+
+def kept_matching(canon: Mapping[str, Any], what: str) -> list[str]:
+    """The kept preferences and facts that `what` names best: those sharing the most content
+    words with it, none when no entry shares one. More than one is an ambiguity the person
+    resolves, not hrm."""
+    wanted = _stems(what)
+    if not wanted:
+        return []
+    scored: list[tuple[int, str]] = []
+    for key, value in canon.items():
+        text = kept_text(value)
+        if text is None or not key.startswith(("preference.", "fact.")):
+            continue
+        shared = len(wanted & _stems(text))
+        if shared:
+            scored.append((shared, key))
+    best = max((shared for shared, _ in scored), default=0)
+    return [key for shared, key in scored if shared == best]
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The content words (stemmed) that can tell kept entries apart: every preference says
+    "prefer", so "forget that I prefer tabs" must not name "I prefer short paragraphs"."""
+    return frozenset(extract_keywords(text)) - _SAID_OF_EVERY_ENTRY
+
+
+_SAID_OF_EVERY_ENTRY = frozenset(
+    extract_keywords("prefer preference like want use hate love always never please rather")
+)

@@ -125,7 +125,8 @@ def confirm_required(
 
 
 def is_retracted(value: object) -> bool:
-    """Is this canon value a preference the person replaced (D70), not a statement?"""
+    """Is this canon value one the person replaced (D70) or asked to forget (D77), not a
+    statement?"""
     return isinstance(value, dict) and value.get("retracted") is True
 
 

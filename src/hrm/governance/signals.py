@@ -198,8 +198,31 @@ def urgency_markers_in(text: str) -> list[str]:
 
 
 def deadline_markers_in(text: str) -> list[str]:
-    """The deadline expressions (`policy.DEADLINE_MARKERS`) the person says in `text`."""
-    return list(_DEADLINE.hits(text))
+    """The deadline expressions (`policy.DEADLINE_MARKERS`) the person says in `text`.
+
+    A question that asks when something is due names the deadline as what it wants to know,
+    not as pressure: "When is the grant deadline?" was read as pressing, opened a problem of
+    its own and was queued, and the follow-ups went after it (D76). Its "deadline" or "due"
+    is not a marker.
+    """
+    hits = _DEADLINE.hits(text)
+    if not hits or not any(hit.lower() in _ASKABLE for hit in hits):
+        return list(hits)
+    asked = _ASKS_WHEN_DUE.search(spoken(text))
+    if asked is None:
+        return list(hits)
+    return [hit for hit in hits if hit.lower() != asked.group("word").lower()]
+
+
+_ASKABLE = frozenset(("deadline", "due"))
+_ASKS_WHEN_DUE = re.compile(
+    r"(?:^|(?<=[.!?])\s+|\n)\W*(?:so\W+|and\W+|also\W+|ok(?:ay)?\W+)*"
+    r"(?:when|what)(?:'s|\s+is|\s+was|\s+are|\s+were)\b[^.!?\n]{0,80}?\b"
+    r"(?P<word>deadline|due)\b[^.!?\n]{0,80}\?",
+    re.IGNORECASE,
+)
+"""A question asking when something is due: "When is the grant deadline?", "What's the
+deadline for the report?", "When is it due?"."""
 
 
 def count_citations(text: str) -> int:

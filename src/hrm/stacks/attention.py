@@ -416,7 +416,10 @@ class _StageRunner:
 
     def _memory_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         canon = self.stack.canon()
-        refs = [(k, f"{k}: {v}") for k, v in canon.items() if not k.startswith("preference.")]
+        refs = [
+            (k, f"{k}: {v}") for k, v in canon.items()
+            if not k.startswith("preference.") and not is_retracted(v)
+        ]
         items = score_items(
             "shared_reference", text, refs, base=0.5, floor=0.01, limit=int(config.get("limit", 8))
         )

@@ -226,14 +226,26 @@ class CognitiveStack:
         skip a retracted preference (`is_retracted`). The person said so, in answer to hrm's
         question: the write is trusted, like a confirmed preference.
         """
+        return self._retract(
+            key, {"replaced_by": replaced_by},
+            reason=f"replaced by {replaced_by}, as the person confirmed",
+        )
+
+    def forget(self, key: str, *, asked: str) -> dict[str, Any]:
+        """End the canon entry `key` (a preference or a fact) because the person asked (D77).
+
+        As a replaced preference is (D70): a new version marks it retracted, its history keeps
+        what it said, and `hrm memory shared rollback` brings it back. `asked` is the request,
+        kept with the version so the history says why.
+        """
+        return self._retract(key, {"forgotten": asked}, reason="the person asked to forget it")
+
+    def _retract(self, key: str, why: dict[str, Any], *, reason: str) -> dict[str, Any]:
+        """A trusted write of a retracted version of `key`: the person said so."""
         from hrm.memory.types import WriteSignals
 
         decision = self.bus.write_to_shared(
-            key,
-            {"retracted": True, "replaced_by": replaced_by},
-            "user",
-            WriteSignals.trusted(),
-            reason=f"replaced by {replaced_by}, as the person confirmed",
+            key, {"retracted": True, **why}, "user", WriteSignals.trusted(), reason=reason
         )
         return _shared_write_record(decision, key, retracted=True)
 

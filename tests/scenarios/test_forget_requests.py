@@ -1,0 +1,146 @@
+""""Forget that" and "Forget what I said about X" take back what hrm keeps (D77).
+
+In a grant-writing conversation, "I prefer short paragraphs." was canon at once, and
+"Actually, forget that, long paragraphs are fine." went to the model: the preference stayed in
+every later prompt. "Forget the deadline I told you." did not forget the fact either, and was
+queued as a problem of its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hrm.governance.memory_requests import kept_matching, read_forget_request
+from hrm.governance.preferences import is_retracted
+from hrm.home import HRMHome
+from hrm.pipeline import HRM
+
+SHORT = "I prefer short paragraphs."
+DEADLINE = "Remember that the grant deadline is March 3."
+
+
+def _kept(h: HRM) -> dict[str, str]:
+    return {k: v for k, v in h.stack.canon().items() if not is_retracted(v)}
+
+
+def test_forget_that_takes_back_what_the_turn_before_kept(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm drafting a grant proposal for a community garden project.")
+        h.turn(SHORT)
+        assert "preference.i-prefer-short-paragraphs" in _kept(h)
+        result = h.turn("Actually, forget that, long paragraphs are fine.")
+        assert "preference.i-prefer-short-paragraphs" not in _kept(h)
+        assert "Forgotten: “I prefer short paragraphs”." in result.response
+        memo = result.decision.memory_request
+        assert memo["keys"] == ["preference.i-prefer-short-paragraphs"]
+        assert memo["resolution"] == "forgotten"
+        assert result.decision.writes[0]["retracted"] is True
+        # the rest of the message is answered, and the preference no longer reaches the model
+        assert result.action == "respond"
+        later = h.turn("What sections does a typical grant proposal have?")
+        assert "short paragraphs" not in later.response
+        # the history keeps what was said, for rollback
+        history = h.stack.bus.shared.history("preference.i-prefer-short-paragraphs")
+        assert history[0].value == "I prefer short paragraphs"
+        assert is_retracted(history[-1].value) and len(history) == 2
+
+
+def test_forget_that_after_nothing_kept_is_not_about_memory(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(SHORT)
+        h.turn("What sections does a typical grant proposal have?")
+        result = h.turn("Scratch that. How long should the summary be?")
+        assert result.decision.memory_request is None
+        assert "preference.i-prefer-short-paragraphs" in _kept(h)
+
+
+def test_a_request_naming_a_kept_fact_forgets_it_without_a_model_call(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(DEADLINE)
+        h.turn(SHORT)
+        result = h.turn("Forget the deadline I told you.")
+        assert result.action == "remember" and not result.decision.execution
+        assert result.response == "Forgotten: “the grant deadline is March 3”."
+        assert list(_kept(h)) == ["preference.i-prefer-short-paragraphs"]
+        assert h.focus.problem_registry.list() == []  # no problem titled by the request
+    with HRM.open(home, "ADMIN", "offline") as again:  # another process: still forgotten
+        answer = again.turn("When is the grant deadline?")
+        assert "March 3" not in answer.response
+
+
+def test_a_request_naming_nothing_kept_or_two_things_changes_nothing(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I prefer short paragraphs in summaries.")
+        h.turn("I prefer long paragraphs in the methods section.")
+        before = dict(h.stack.canon())
+        none = h.turn("Forget what I said about tabs")
+        assert none.response == "Nothing I keep matches “tabs”, so nothing was forgotten."
+        both = h.turn("Forget what I said about paragraphs")
+        assert both.response.startswith("More than one thing I keep matches “paragraphs”:")
+        assert both.decision.memory_request["resolution"] == "ambiguous"
+        assert dict(h.stack.canon()) == before
+        one = h.turn("Forget what I said about the methods section")
+        assert one.response == "Forgotten: “I prefer long paragraphs in the methods section”."
+
+
+def test_forget_that_i_prefer_states_no_preference(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I prefer tabs over spaces.")
+        result = h.turn("Please forget that I prefer tabs over spaces.")
+        assert result.response == "Forgotten: “I prefer tabs over spaces”."
+        assert _kept(h) == {}
+        said_again = h.turn("I prefer tabs over spaces.")  # a preference can be stated anew
+        assert said_again.response == "Noted as canon: “I prefer tabs over spaces”."
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("Actually, forget that, long paragraphs are fine.", None),
+        ("Never mind that.", None),
+        ("Forget the deadline I told you.", "deadline"),
+        ("Forget what I said about paragraphs", "paragraphs"),
+        ("Forget my preference for tabs.", "tabs"),
+        ("Can you forget the URL I gave you?", "URL"),
+        ("Stop remembering the API base URL.", "the API base URL"),
+    ],
+)
+def test_what_asks_to_forget(text: str, what: str | None) -> None:
+    request = read_forget_request(text)
+    assert request is not None and request.what == what
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I forgot my password",
+        "Don't forget to call Sam",  # a request to remember
+        "Ignore the warnings",
+        "Never mind the sections, can you help with the budget?",
+        "Forget about it, the build passes now",
+        "Remove the file I told you about",  # work to do, not memory
+        "Forget about the budget, let's do the timeline",
+    ],
+)
+def test_what_does_not_ask_to_forget(text: str) -> None:
+    assert read_forget_request(text) is None
+
+
+def test_kept_entries_are_matched_by_their_distinguishing_words() -> None:
+    canon = {
+        "preference.a": "I prefer short paragraphs",
+        "fact.g": "the grant deadline is March 3",
+        "preference.r": {"retracted": True, "forgotten": "forget that"},
+    }
+    assert kept_matching(canon, "the deadline") == ["fact.g"]
+    assert kept_matching(canon, "I prefer tabs") == []  # "prefer" names no one entry
+    assert kept_matching(canon, "forget that") == []
+
+
+@given(st.text(max_size=300))
+def test_reading_a_forget_request_never_fails(text: str) -> None:
+    request = read_forget_request(text)
+    if request is not None:
+        assert request.clause and request.clause in text
