@@ -28,7 +28,7 @@ DEMO_SCRIPT: tuple[str, ...] = (
     "Write the migration step for the billing invoices table",
     "Dark mode seems better for late-night work",
     "yes",
-    "The invoice totals look wrong for the billing migration",
+    "The invoice totals look wrong in the finance dashboard",
     "Production is down! The payment gateway returns 500 errors",
     "First refactor the parser module, then update the tests, and finally write the docs. "
     "Also clean up the CLI and the config loader.",

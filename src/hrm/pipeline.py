@@ -620,13 +620,14 @@ class HRM:
         ):
             # "Where were we?" and nothing else: hrm says where, as it answers "switch" (D75).
             left = state.earlier_topic if isinstance(state.earlier_topic, dict) else {}
+            last = left.get("last_input") if left.get("problem_id") == problem.id else None
+            # What was last said there is what a follow-up now continues.
             _move_topic(state, {
                 "problem_id": problem.id,
-                "keywords": list(extract_keywords(problem.title)[:_TOPIC_WORDS]),
+                "keywords": list(extract_keywords(last or problem.title)[:_TOPIC_WORDS]),
             }, record.turn)
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
-            last = left.get("last_input") if left.get("problem_id") == problem.id else None
             where = f" The last thing you said there: “{last}”" if last else ""
             return f"Back to {_titled(problem.title)}{where}", "switch", False, None
         # What a follow-up may continue: the problem this input went to — the active one, or
@@ -638,7 +639,11 @@ class HRM:
             else problem.id if problem is not None else None
         )
         topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
-        if topic or arbitrated is turn_input:
+        last = state.last_topic if isinstance(state.last_topic, dict) else {}
+        # "Ok", "Where were we?": no words of their own, so the thread's last words still say
+        # what a follow-up continues.
+        kept_words = not topic and went_to is not None and last.get("problem_id") == went_to
+        if (topic or arbitrated is turn_input) and not kept_words:
             _move_topic(state, None if went_to is None else {
                 "problem_id": went_to, "keywords": list(topic),
             }, record.turn)

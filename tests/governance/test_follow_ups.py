@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.follow_ups import is_follow_up, opens_new_topic, without_announcement
+from hrm.governance.follow_ups import (
+    is_closing,
+    is_follow_up,
+    opens_new_topic,
+    without_announcement,
+)
 
 
 @pytest.mark.parametrize(
@@ -71,6 +76,7 @@ def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
         "The enum columns break for the Postgres move in staging",  # something wrong
         "The invoice totals look wrong for the billing migration",  # a new subject
         "Our nightly ETL job took six hours instead of one",
+        "Also the nightly backup job failed again last night.",  # something wrong (D78)
         # A statement with a question after it: the statement may be a new problem.
         "Our status page shows the API as degraded. What should the update say?",
         "x" * 5000 + "?",  # a long paste is not a follow-up
@@ -118,6 +124,28 @@ def test_the_words_elsewhere_announce_nothing(text: str) -> None:
 def test_both_readings_are_total(text: str) -> None:
     assert isinstance(is_follow_up(text), bool)
     assert isinstance(opens_new_topic(text), bool)
+    assert isinstance(is_closing(text), bool)
+
+
+@pytest.mark.parametrize(
+    ("text", "closing"),
+    [
+        ("Thanks, that's all for today.", True),
+        ("Ok, I'm done for today. Thanks!", True),
+        ("Thanks! Talk to you later!", True),
+        ("Cheers, that helped a lot.", True),
+        ("Good night!", True),
+        ("That is all for now, bye", True),
+        ("Thanks, what about the index?", False),  # thanks, then a question
+        ("Thanks. Now add tests.", False),
+        ("That's it, the build is green", False),
+        ("That is all wrong", False),
+        ("I'm done with the parser, what next?", False),
+        ("Thanks! " * 40, False),  # too long to be only a goodbye
+    ],
+)
+def test_a_thanks_or_goodbye_is_a_closing(text: str, closing: bool) -> None:
+    assert is_closing(text) is closing
 
 
 _STATEMENT = "Our nightly backup job to the storage bucket failed with an access error."

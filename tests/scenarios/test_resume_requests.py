@@ -149,3 +149,43 @@ def test_reading_a_resume_request_never_fails(text: str) -> None:
     assert asks_to_resume(text) in (True, False)
     if not asks_to_resume(text):
         assert without_resume(text) == text
+
+
+def test_after_a_resolve_it_goes_back_to_the_open_problem_the_talk_was_on(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        disk = h.turn("Our Postgres primary is running out of disk space, 92% used.")
+        h.turn("Can we partition the audit_log table by month?")
+        backup = h.turn("Also the nightly backup job failed again last night.").decision
+        assert backup.arbitration["disposition"] == "queue"  # something wrong: its own problem
+        h.turn("Which IAM permission does the backup job need?")  # joins the queued one
+        h.resolve_problem(disk.decision.arbitration["candidate_problem_id"])
+        result = h.turn("Where were we?")
+        assert result.decision.arbitration["candidate_problem_id"] == (
+            backup.arbitration["candidate_problem_id"]
+        )
+        assert result.response.startswith("Back to ‘The nightly backup job failed again")
+
+
+def test_a_word_less_turn_keeps_the_thread_a_follow_up_continues(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        disk = h.turn("Our Postgres primary is running out of disk space, 92% used.")
+        problem = disk.decision.arbitration["candidate_problem_id"]
+        h.turn("Can we partition the audit_log table by month?")
+        h.turn("ok")
+        # "now" in a proposal sets the pace of the work at hand: no problem of its own (D78)
+        result = h.turn("Let's do the partitioning now. Show me the SQL.")
+        assert result.decision.arbitration["candidate_problem_id"] == problem
+        assert len(h.focus.problem_registry.list()) == 1
+
+
+def test_a_goodbye_opens_no_problem(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        first = h.turn("Our Postgres primary is running out of disk space, 92% used.")
+        h.resolve_problem(first.decision.arbitration["candidate_problem_id"])
+        result = h.turn("Thanks, that's all for today.")
+        assert result.decision.arbitration["candidate_problem_id"] is None
+        assert h.focus.problem_registry.get_active() is None
+        h.turn("Our Postgres primary is running out of disk space again, 95% used.")
+        goodbye = h.turn("Ok, I'm done for today. Thanks!").decision.arbitration
+        assert goodbye["candidate_match"] == "a thanks or goodbye"
+        assert goodbye["disposition"] == "stay"

@@ -13,7 +13,7 @@ from hrm.pipeline import HRM
 from hrm.storage.ledger import Ledger
 from hrm.turn_switch import read_answer
 
-ASKED = DEMO_SCRIPT[7]  # "The invoice totals look wrong for the billing migration"
+ASKED = DEMO_SCRIPT[7]  # "The invoice totals look wrong in the finance dashboard"
 
 
 def _asked(home: HRMHome, clock: DemoClock) -> tuple[str, str]:

@@ -55,6 +55,7 @@ from hrm._text import shorten
 from hrm._wordlists import HeadIndex
 from hrm.governance.focus_requests import FocusRequest, asks_to_resume, read_focus_request
 from hrm.governance.follow_ups import (
+    is_closing,
     is_follow_up,
     opens_new_topic,
     opens_on_own_subject,
@@ -108,6 +109,9 @@ _REFERS_BACK = re.compile(
     r"\b(?:it|its|that|this|those|these|them|also|too|again|same|above)\b", re.IGNORECASE
 )
 _CONNECTIVE = re.compile(r"^\s*(?:and|also|then|next|now|so|ok(?:ay)?|great|cool)\b", re.I)
+_PROPOSAL = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|alright|right)\W+)*let'?s\s", re.IGNORECASE)
+"""A proposal about the work ("Let's do the partitioning now"): its "now" sets the pace of the
+work at hand; it presses no problem of its own (D78)."""
 _FOLLOW_UP_MAX_KEYWORDS = 3
 _SHARED_WITH_LAST = 2
 """Content words an input shares with the last one to continue its topic (`_continues_last`)."""
@@ -455,6 +459,11 @@ class PreemptScoreArbiter:
             resumed = _resume_target(turn_input.context, problem_registry, active)
             if resumed is not None:
                 return resumed
+        if is_closing(said):
+            # "Thanks, that's all for today." ends the exchange: it brings no problem (D78).
+            if active is None:
+                return None
+            return _Candidate(active, False, False, "a thanks or goodbye")
         explicit = self._explicit_reference(said, problem_registry, switch=True)
         if explicit is not None:
             return explicit
@@ -577,7 +586,8 @@ class PreemptScoreArbiter:
         its own for the score to weigh, rather than the conversation's next question?"""
         text = turn_input.text
         return self._is_emergency(turn_input, None) or bool(
-            urgency_markers_in(text) or deadline_markers_in(text)
+            urgency_markers_in(text)
+            or (deadline_markers_in(text) and not _PROPOSAL.match(spoken(text)))
         )
 
     def _explicit_reference(
@@ -752,14 +762,20 @@ def _resume_target(
     (after a break the thread in focus is where they were); None with neither, for the usual
     rules.
     """
-    earlier = getattr(context, "earlier_topic", None)
-    problem_id = earlier.get("problem_id") if isinstance(earlier, dict) else None
-    problem = registry.get(str(problem_id)) if problem_id else None
-    if problem is not None and problem.status is not ProblemStatus.RESOLVED and (
-        active is None or problem.id != active.id
-    ):
-        left = f", the problem before ‘{active.title}’" if active is not None else ""
-        return _Candidate(problem, False, True, f"resume request: back to ‘{problem.title}’{left}")
+    # With nothing in focus (after a resolve), the last input's problem is where they were
+    # too, when it is still open (it was queued).
+    places = ("earlier_topic",) if active is not None else ("earlier_topic", "last_topic")
+    for place in places:
+        topic = getattr(context, place, None)
+        problem_id = topic.get("problem_id") if isinstance(topic, dict) else None
+        problem = registry.get(str(problem_id)) if problem_id else None
+        if problem is not None and problem.status is not ProblemStatus.RESOLVED and (
+            active is None or problem.id != active.id
+        ):
+            left = f", the problem before ‘{active.title}’" if active is not None else ""
+            return _Candidate(
+                problem, False, True, f"resume request: back to ‘{problem.title}’{left}"
+            )
     if active is not None:
         return _Candidate(active, False, False, "resume request: the active problem")
     return None

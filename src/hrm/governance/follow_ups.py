@@ -34,6 +34,7 @@ import re
 from hrm.governance.preference_scope import INTERROGATIVES, is_past_form
 
 __all__ = [
+    "is_closing",
     "is_follow_up",
     "opens_new_topic",
     "opens_on_own_subject",
@@ -128,8 +129,9 @@ _SEQUENCE = frozenset(("first", "someday", "later", "eventually", "tomorrow"))
 _NEED_WORDS = frozenset(("need", "needs", "require", "requires"))
 """A need said of anything ("the control plane rollout needs a plan") is work brought."""
 _TROUBLE_TEXT = """
-wrong broken broke bug bugs buggy crash crashes crashed crashing fail fails failing error errors
-stuck hang hangs hanging leak leaks leaking corrupt corrupted missing outage slow break breaks
+wrong broken broke bug bugs buggy crash crashes crashed crashing fail fails failing failed
+error errors errored stuck hang hangs hanging froze freezes freezing leak leaks leaking corrupt
+corrupted missing outage slow break breaks
 """
 _TROUBLE = frozenset(_TROUBLE_TEXT.split())
 """Words of something wrong: a statement of one that is no report on the work at hand brings
@@ -147,6 +149,36 @@ _SHOWING = frozenset(
     ("say", "says", "said", "show", "shows", "showed", "print", "prints", "printed", "is", "are",
      "was", "were", "reads", "contains", "code")
 )  # fmt: skip
+
+
+_CLOSING_SENTENCE = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|alright|all right|great|perfect|cool|awesome|nice|so|well|anyway)\W+)*"
+    r"(?:thanks?(?: you)?(?: so much| a lot| again)?|thx|ty|cheers|bye|goodbye|good ?night"
+    r"|see (?:you|ya)(?: (?:later|tomorrow|soon|next week|on monday))?"
+    r"|(?:talk|speak) (?:to you )?(?:later|tomorrow|soon|next week|on monday)"
+    r"|(?:that'?s|that is|this is) (?:all|it|enough)(?: (?:for (?:today|now|tonight)|i need"
+    r"|from me|thanks?))?"
+    r"|(?:i'?m|i am|we'?re|we are) (?:done|finished|off|out)(?: (?:for (?:today|now|tonight"
+    r"|the day)|here))?"
+    r"|(?:let'?s|we can|we'?ll) (?:stop|call it a day|pick (?:it|this) up (?:tomorrow|later))"
+    r"(?: (?:here|there|for (?:today|now)))?"
+    r"|(?:have a )?(?:good|nice|great) (?:night|day|evening|weekend)"
+    r"|(?:that|this|it|you) (?:helped|was helpful|were helpful)(?: a lot| a ton)?"
+    r"|ok(?:ay)?|alright|all right|great|perfect|cool|awesome|nice|phew)"
+    r"\W*$",
+    re.IGNORECASE,
+)
+_CLOSING_CHARS = 200
+
+
+def is_closing(text: str) -> bool:
+    """Is the whole message a thanks or a goodbye ("Thanks, that's all for today.", "Ok, I'm
+    done for today. Thanks!")? It ends the exchange and brings no problem: "That's all for
+    today" was titled as one, and its "today" read as a deadline."""
+    if len(text) > _CLOSING_CHARS:
+        return False
+    parts = [part for part in re.split(r"(?<=[.!?])\s+|,\s*|\n+", text.strip()) if part.strip()]
+    return bool(parts) and all(_CLOSING_SENTENCE.match(part) for part in parts)
 
 
 def opens_new_topic(text: str) -> bool:
