@@ -49,6 +49,7 @@ from hrm.turn_preferences import (
     without_sentence,
 )
 from hrm.turn_state import (
+    CONVERSATION_ACTIONS,
     NOTES_START,
     RECENT_TURNS,
     STATE_TAIL,
@@ -1183,14 +1184,20 @@ def _move_topic(state: TurnState, topic: dict[str, Any] | None, turn: int) -> No
     before = state.last_topic.get("problem_id") if isinstance(state.last_topic, dict) else None
     after = topic.get("problem_id") if topic is not None else None
     if before and after and before != after:
-        # The last exchange about anything went to `before` (one about a preference or a
-        # fact has no topic of its own): "Where were we?" can say where it was left.
+        # The last exchange about the work went to `before` (one about a preference or a
+        # fact has no topic, and hrm's own "Switched to …" is procedure): "Where were we?"
+        # can say where it was left, in the person's own words, pastes left out.
         last = next(
-            (t["input"] for t in reversed(state.recent) if t.get("kind") is None), None
+            (
+                t["input"] for t in reversed(state.recent)
+                if t.get("kind") is None and t.get("action", "respond") in _ABOUT_THE_WORK
+            ),
+            None,
         )
+        said = " ".join(spoken(last).split()) if last else ""
         state.earlier_topic = {
             "problem_id": before, "left_at_turn": turn,
-            "last_input": None if last is None else shorten(last, _LAST_INPUT_CHARS),
+            "last_input": shorten(said, _LAST_INPUT_CHARS) if said else None,
         }
     state.last_topic = topic
 
@@ -1201,14 +1208,16 @@ def _titled(title: str) -> str:
     return f"‘{title}’" if title.endswith((".", "!", "?", "…")) else f"‘{title}’."
 
 
+_ABOUT_THE_WORK = CONVERSATION_ACTIONS | {"queue"}
+"""Exchanges whose input was about a problem: answered, or queued as one."""
 _LAST_INPUT_CHARS = 160
 """Characters of the input an earlier topic was left at, for "Where were we?"'s answer."""
 
 
 _TOPIC_WORDS = 12
+"""Keywords of the last input kept for the next turn's arbitration (`HRMContext.last_topic`)."""
 _RESUMED = "resume request: back to"
 """How arbitration names a resume request it answered with the earlier topic (D75)."""
-"""Keywords of the last input kept for the next turn's arbitration (`HRMContext.last_topic`)."""
 
 _STORED_ONCE = frozenset({"attention_state", "arbitration"})
 

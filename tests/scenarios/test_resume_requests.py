@@ -189,3 +189,20 @@ def test_a_goodbye_opens_no_problem(home: HRMHome) -> None:
         goodbye = h.turn("Ok, I'm done for today. Thanks!").decision.arbitration
         assert goodbye["candidate_match"] == "a thanks or goodbye"
         assert goodbye["disposition"] == "stay"
+
+
+def test_where_it_was_left_is_said_in_the_persons_words_without_the_paste(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm writing a CSV importer for our orders table.")
+        h.turn(
+            "The import fails with this:\n\n"
+            "Traceback (most recent call last):\n"
+            '  File "importer.py", line 12, in <module>\n'
+            "    rows = parse(path)\n"
+            "ValueError: invalid literal for int() with base 10: 'N/A'"
+        )
+        h.turn(CRASH)
+        result = h.turn("Where were we?")
+        assert result.response.endswith("The last thing you said there: “The import fails with this:”")
