@@ -171,11 +171,25 @@ _CLOSING_SENTENCE = re.compile(
 _CLOSING_CHARS = 200
 
 
+_CLOSING_TEXT = """
+ok okay alright all right great perfect cool awesome nice so well anyway thanks thank you much
+a lot again thx ty cheers bye goodbye good night goodnight see ya later tomorrow soon next week
+on monday talk to speak that's thats that is this it enough for today now tonight i need from
+me i'm im am we're we are done finished off out the day here let's lets can we'll stop call pick
+up there have evening weekend helped was were helpful ton phew
+"""
+_CLOSING_WORDS = frozenset(_CLOSING_TEXT.split())
+"""Every word a closing may say: a message with any other word is none (one set test a turn,
+before the pattern)."""
+
+
 def is_closing(text: str) -> bool:
     """Is the whole message a thanks or a goodbye ("Thanks, that's all for today.", "Ok, I'm
     done for today. Thanks!")? It ends the exchange and brings no problem: "That's all for
     today" was titled as one, and its "today" read as a deadline."""
-    if len(text) > _CLOSING_CHARS:
+    if len(text) > _CLOSING_CHARS or "?" in text:  # a question asks for more
+        return False
+    if not _CLOSING_WORDS.issuperset(_WORD.findall(text.lower())):
         return False
     parts = [part for part in re.split(r"(?<=[.!?])\s+|,\s*|\n+", text.strip()) if part.strip()]
     return bool(parts) and all(_CLOSING_SENTENCE.match(part) for part in parts)

@@ -142,20 +142,26 @@ class ForgetRequest:
     which is what the turn just before kept."""
 
 
-_FORGET_LEAD = (
-    r"(?:^|(?<=[.!?;])\s+|\n)\W*(?:(?:actually|oh|wait|hmm+|no|nah|sorry|ok(?:ay)?|also|and|so"
-    r"|on second thought)\b\W+)*(?:(?:please|(?:can|could|would|will) you(?:\s+please)?"
-    r"|you can|you may)\s+)?"
+_FORGET_LEAD = re.compile(
+    r"\W*(?:(?:actually|oh|wait|hmm+|no|nah|sorry|ok(?:ay)?|also|and|so|on second thought)\b\W+)*"
+    r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?|you can|you may)\s+)?",
+    re.IGNORECASE,
 )
+"""What may come before the verb in a sentence that asks to forget ("Actually, please …")."""
+_FORGET_VERB = re.compile(
+    r"\b(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop|delete|remove"
+    r"|stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\b",
+    re.IGNORECASE,
+)
+"""Where a request to forget can start: it is matched only there, not at every position."""
 _FORGET_THAT = re.compile(
-    _FORGET_LEAD + r"(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop)\s+"
+    r"(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop)\s+"
     r"(?:that|this|it)(?:\s+(?:one|preference|last one))?(?:\s+please)?"
     r"(?=\s*(?:[,.;:!?…—–-]|$))",
     re.IGNORECASE,
 )
 """"Forget that", "Actually, scratch that", "Never mind that": what was just kept."""
 _FORGET_NAMED = re.compile(
-    _FORGET_LEAD + r"(?:"
     r"(?:forget|disregard|ignore|never ?mind|drop)\s+(?:about\s+)?what\s+(?:i|we)\s+"
     r"(?:said|told you|mentioned|wrote|asked you to remember)\s+(?:about|regarding|on|re)\s+"
     r"(?P<about>[^.!?;\n]+)"
@@ -167,36 +173,52 @@ _FORGET_NAMED = re.compile(
     r"|forget\s+that\s+(?P<said>(?:i|we)\s+(?:prefer|like|want|hate|use|said|told you)\b"
     r"[^.!?;\n]*)"
     r"|(?:stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\s+"
-    r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+[^.!?;\n]+)"
-    r")",
+    r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+[^.!?;\n]+)",
     re.IGNORECASE,
 )
 """"Forget what I said about paragraphs", "Forget the deadline I told you", "Forget my
 preference for tabs", "Forget that I prefer tabs", "Stop remembering the API URL"."""
 _FORGET_WORDS = ("forget", "scratch", "disregard", "ignore", "undo", "mind", "cancel", "drop",
                  "delete", "remove", "remember")
-"""A word every forget form holds."""
+"""A word every request to forget holds."""
 
 
 def read_forget_request(text: str) -> ForgetRequest | None:
     """The first request in `text` to forget something hrm keeps, if any (D77).
 
-    Only a sentence that asks hrm itself: "I forgot my password", "Don't forget to call
-    Sam" (a request to remember) and "Ignore the warnings" (no "that", nothing kept named)
-    ask nothing of hrm's memory.
+    Only a sentence that asks hrm itself, opening with the request: "I forgot my password",
+    "Don't forget to call Sam" (a request to remember) and "Ignore the warnings" (no "that",
+    nothing kept named) ask nothing of hrm's memory.
     """
     head = text[:_SCAN_LIMIT]
     low = head.lower()
     if not any(word in low for word in _FORGET_WORDS):
-        return None
-    named = _FORGET_NAMED.search(head)
-    if named is not None:
-        what = next(group for group in named.groups() if group is not None)
-        return ForgetRequest(clause=named.group(0).strip(), what=what.strip(" ,"))
-    that = _FORGET_THAT.search(head)
-    if that is not None:
-        return ForgetRequest(clause=that.group(0).strip(), what=None)
+        return None  # most messages: no verb to look for at every position
+    for verb in _FORGET_VERB.finditer(head):
+        at = verb.start()
+        start = _sentence_start(head, at)
+        if _FORGET_LEAD.fullmatch(head, start, at) is None:
+            continue
+        named = _FORGET_NAMED.match(head, at)
+        if named is not None:
+            what = next(group for group in named.groups() if group is not None)
+            clause = head[start : named.end()].strip()
+            return ForgetRequest(clause=clause, what=what.strip(" ,"))
+        that = _FORGET_THAT.match(head, at)
+        if that is not None:
+            return ForgetRequest(clause=head[start : that.end()].strip(), what=None)
     return None
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding position `at` starts: after a stop and a space, or a line
+    break; 0 in the first sentence."""
+    start = text.rfind("\n", 0, at) + 1
+    for stop in ".!?;":
+        i = text.rfind(stop, start, at)
+        if i >= 0 and i + 1 < at and text[i + 1].isspace():
+            start = max(start, i + 2)
+    return start
 
 
 def kept_text(value: Any) -> str | None:
