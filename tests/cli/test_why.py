@@ -130,3 +130,19 @@ def test_a_request_to_remember_reads_as_what_was_kept(tmp_path: Path) -> None:
         "asked to remember: 'the staging DB is db2' as fact.the-staging-db"
     )
     assert _said(explain(again), "remember").startswith("already canon: ")
+
+
+def test_a_request_to_forget_reads_as_what_was_taken_back(tmp_path: Path) -> None:
+    from hrm.pipeline import HRM
+
+    with HRM.open(tmp_path / "home", "ADMIN", "offline") as h:
+        h.turn("I prefer short paragraphs.")
+        forgot = h.turn("Forget that").decision.to_dict()
+        nothing = h.turn("Forget what I said about tabs").decision.to_dict()
+    assert _said(explain(forgot), "forget") == (
+        "forgotten: 'Forget that' → preference.i-prefer-short-paragraphs"
+    )
+    assert _said(explain(forgot), "arbitration").startswith("stay: nothing in focus — ")
+    assert _said(explain(nothing), "forget") == (
+        "nothing kept matches: 'Forget what I said about tabs' → nothing kept"
+    )

@@ -59,7 +59,8 @@ def _arbitration(d: dict[str, Any]) -> list[Row]:
     # Why this problem: the rule that tied the input to it (D44, D49, D51), unless it is new.
     by = f" ({match})" if match and match != "new" else ""
     if disposition == "stay":
-        what = f"stayed on {_title(active or candidate)}"
+        focus = active or candidate
+        what = f"stayed on {_title(focus)}" if focus else "nothing in focus"
     elif disposition == "switch":
         new = " (new)" if arb.get("is_new_candidate") else by
         what = f"switched to {_title(candidate)}{new}"
