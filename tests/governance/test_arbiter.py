@@ -459,3 +459,49 @@ def test_other_follow_ups_never_ask_the_sentence_model(
         decision = arbiter.decide(turn(text), state(), registry, signals())
         assert not decision.is_new_candidate, text
     assert model.asked == []
+
+
+@pytest.mark.parametrize(
+    ("score", "follows"), [(0.27, True), (0.1, True), (0.05, False), (None, False)]
+)
+def test_a_remark_on_the_persons_own_subject_asks_the_sentence_model(
+    clock: FakeClock, registry: ProblemRegistry, score: float | None, follows: bool
+) -> None:
+    # D79: "Our budget is about 5000 euros excluding flights" while planning a trip was a
+    # problem of its own, and the questions after it went to that problem.
+    model = _Model(score)
+    arbiter = PreemptScoreArbiter(POLICY, clock=clock, relatedness=model)
+    registry.create("Plan a 10-day trip to Japan in April", status=ProblemStatus.ACTIVE)
+    text = "Our budget is about 5000 euros excluding flights."
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert model.asked == [("Plan a 10-day trip to Japan in April", text)]
+    assert decision.is_new_candidate is not follows
+    if follows:
+        assert decision.candidate_match == (
+            f"a remark on its own subject, {score:.2f} alike to the conversation"
+        )
+
+
+def test_without_a_sentence_model_a_remark_is_its_own_subject(
+    clock: FakeClock, registry: ProblemRegistry
+) -> None:
+    arbiter = PreemptScoreArbiter(POLICY, clock=clock)
+    registry.create("Plan a 10-day trip to Japan in April", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(
+        turn("Our budget is about 5000 euros excluding flights."), state(), registry, signals()
+    )
+    assert decision.is_new_candidate
+
+
+def test_trouble_and_needs_on_ones_own_subject_never_ask_the_sentence_model(
+    clock: FakeClock, registry: ProblemRegistry
+) -> None:
+    model = _Model(0.9)
+    arbiter = PreemptScoreArbiter(POLICY, clock=clock, relatedness=model)
+    registry.create("Plan a 10-day trip to Japan in April", status=ProblemStatus.ACTIVE)
+    for text in ("Our nightly backup job failed again last night.",
+                 "My passport needs renewing before the trip.",
+                 "Our team wants to move the offsite to Lisbon."):
+        decision = arbiter.decide(turn(text), state(), registry, signals())
+        assert decision.is_new_candidate, text
+    assert model.asked == []

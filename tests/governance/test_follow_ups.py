@@ -10,6 +10,7 @@ from hrm.governance.follow_ups import (
     is_closing,
     is_follow_up,
     opens_new_topic,
+    remarks_on_own_subject,
     without_announcement,
 )
 
@@ -125,6 +126,7 @@ def test_both_readings_are_total(text: str) -> None:
     assert isinstance(is_follow_up(text), bool)
     assert isinstance(opens_new_topic(text), bool)
     assert isinstance(is_closing(text), bool)
+    assert isinstance(remarks_on_own_subject(text), bool)
 
 
 @pytest.mark.parametrize(
@@ -185,3 +187,21 @@ def test_an_announcement_opens_a_topic_whatever_follows(marker: str, rest: str) 
 )
 def test_a_title_leaves_the_announcement_out(text: str, title: str) -> None:
     assert without_announcement(text) == title
+
+
+@pytest.mark.parametrize(
+    ("text", "remark"),
+    [
+        ("Our budget is about 5000 euros excluding flights.", True),
+        ("My partner is vegetarian. Which cities should we pick?", True),
+        ("Our Redis instance keeps evicting keys even though memory is at 60%", True),
+        ("Our nightly backup job failed again last night.", False),  # something wrong
+        ("My passport needs renewing before the trip.", False),  # a need
+        ("I'm building a CSV importer for our orders table.", False),  # an undertaking
+        ("My income varies a bit each month too", False),  # continues: a follow-up
+        ("Which cities should we base ourselves in?", False),  # no remark at all
+        ("Our budget is 5000 euros. Write a script that renames the branches.", False),
+    ],
+)
+def test_remarks_on_ones_own_subject(text: str, remark: bool) -> None:
+    assert remarks_on_own_subject(text) is remark

@@ -59,6 +59,7 @@ from hrm.governance.follow_ups import (
     is_follow_up,
     opens_new_topic,
     opens_on_own_subject,
+    remarks_on_own_subject,
     without_announcement,
     without_lead_in,
 )
@@ -239,6 +240,12 @@ def preempt_score(
 Relatedness = Callable[[str, str], float | None]
 """How alike two texts are in meaning (a sentence model's cosine), or None when unknown."""
 
+RELATED_AT = 0.1
+"""At or above this MiniLM cosine a remark on the person's own subject ("Our budget is about
+5000 euros" while planning a trip: 0.27) is a detail of the conversation, not a problem of its
+own (D79). Of 14 such details measured, 13 scored 0.115–0.44 (a knee problem on a hiking trip:
+0.055); of 10 remarks on unrelated subjects, 9 scored under 0.071 (a laptop battery beside a
+budget spreadsheet: 0.123)."""
 UNRELATED_BELOW = 0.03
 """Below this MiniLM cosine a follow-up on the person's own subject is a new topic (D68).
 Questions about the people around the work ("My editor thinks the pacing is slow, how do I
@@ -521,6 +528,9 @@ class PreemptScoreArbiter:
         sharing = _sharing_title(keywords, problem_registry)
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
+        remark = self._remark_on(heard, turn_input, problem_registry, active, keywords, commitment)
+        if remark is not None:
+            return remark
         if is_follow_up(said) and not self._pressing(heard):
             # A follow-up may say which of two threads it continues ("For the migration, how
             # do we handle the enum columns?" after an aside): one word only one title has.
@@ -536,6 +546,40 @@ class PreemptScoreArbiter:
             return _Candidate(last or active, False, False, "follow-up in the conversation")
         return self._fresh(turn_input, problem_registry)
 
+    def _remark_on(
+        self,
+        heard: TurnInput,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        active: Problem,
+        keywords: tuple[str, ...],
+        commitment: CommitmentView | None,
+    ) -> _Candidate | None:
+        """The problem a remark on the person's own subject details, if a sentence model finds
+        it related (D79): "Our budget is about 5000 euros excluding flights" while planning a
+        trip was a problem of its own, and the questions after it went to that problem. With
+        no model, or below `RELATED_AT`, the remark is judged as before: its own subject.
+        """
+        if self._relatedness is None or not remarks_on_own_subject(heard.text):
+            return None
+        if self._pressing(heard):
+            return None
+        problem = (
+            _last_problem(turn_input.context, registry, active, keywords, commitment) or active
+        )
+        score = self._relatedness(self._reference(turn_input, problem), heard.text)
+        if score is None or score < RELATED_AT:
+            return None
+        how = f"a remark on its own subject, {score:.2f} alike to the conversation"
+        return _Candidate(problem, False, False, how)
+
+    @staticmethod
+    def _reference(turn_input: TurnInput, problem: Problem) -> str:
+        """What an input on the person's own subject is compared with: the problem's title and
+        the last input."""
+        recent = getattr(turn_input.context, "recent_inputs", None) or []
+        return f"{problem.title} {recent[-1] if recent else ''}".strip()
+
     def _unrelated(self, turn_input: TurnInput, problem: Problem) -> str | None:
         """Why a follow-up on a subject of the person's own is not about `problem`, if it is
         not (D68): "Also, my laptop's battery drains really fast, any tips?" during a database
@@ -544,9 +588,7 @@ class PreemptScoreArbiter:
         """
         if self._relatedness is None or not opens_on_own_subject(turn_input.text):
             return None
-        recent = getattr(turn_input.context, "recent_inputs", None) or []
-        reference = f"{problem.title} {recent[-1] if recent else ''}".strip()
-        score = self._relatedness(reference, turn_input.text)
+        score = self._relatedness(self._reference(turn_input, problem), turn_input.text)
         if score is None or score >= UNRELATED_BELOW:
             return None
         return (

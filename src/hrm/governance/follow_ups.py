@@ -38,6 +38,7 @@ __all__ = [
     "is_follow_up",
     "opens_new_topic",
     "opens_on_own_subject",
+    "remarks_on_own_subject",
     "without_announcement",
     "without_lead_in",
 ]
@@ -319,6 +320,46 @@ def opens_on_own_subject(text: str) -> bool:
         if words and _own_subject(words):
             return True
     return False
+
+
+def remarks_on_own_subject(text: str) -> bool:
+    """Does `text` follow the conversation but for remarks on subjects of the person's own
+    ("Our budget is about 5000 euros excluding flights", "My partner is vegetarian")?
+
+    Such a remark names nothing wrong and no need or task: it may be a detail of the work at
+    hand or the start of something else ("Our Redis instance keeps evicting keys"), and words
+    cannot tell which, so the arbiter asks a sentence model when one is installed (D79).
+    """
+    if len(text) > _HEAD_CHARS:
+        return False
+    remarked = False
+    for sentence in _SENTENCE_BREAK.split(text.strip().lower()):
+        words = _WORD.findall(sentence)
+        if not words:
+            continue
+        if (
+            sentence.rstrip().endswith("?") or len(words) <= _REACTION_WORDS
+            or _asks(words) or _reports(words)
+        ):
+            continue
+        if _remark(words):
+            remarked = True
+        elif _introduces(words):
+            return False
+    return remarked
+
+
+def _remark(words: list[str]) -> bool:
+    """A statement about "our X" / "my X" that names nothing wrong and no need or task."""
+    start = _after_leading(words)
+    return (
+        words[start] in _OWNERS
+        and bool(_own_subject(words))
+        and not _troubled(words)
+        and _NEEDS.isdisjoint(words)
+        and _NEED_WORDS.isdisjoint(words)
+        and "wants" not in words
+    )
 
 
 def _troubled(words: list[str]) -> bool:
