@@ -528,10 +528,14 @@ class PreemptScoreArbiter:
         sharing = _sharing_title(keywords, problem_registry)
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
-        remark = self._remark_on(heard, turn_input, problem_registry, active, keywords, commitment)
-        if remark is not None:
-            return remark
-        if is_follow_up(said) and not self._pressing(heard):
+        follows = is_follow_up(said)
+        if not follows:
+            remark = self._remark_on(
+                heard, turn_input, problem_registry, active, keywords, commitment
+            )
+            if remark is not None:
+                return remark
+        if follows and not self._pressing(heard):
             # A follow-up may say which of two threads it continues ("For the migration, how
             # do we handle the enum columns?" after an aside): one word only one title has.
             mentioned = self._explicit_reference(said, problem_registry, switch=False, loose=True)

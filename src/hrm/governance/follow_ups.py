@@ -332,8 +332,11 @@ def remarks_on_own_subject(text: str) -> bool:
     """
     if len(text) > _HEAD_CHARS:
         return False
+    lower = text.lower()
+    if "our " not in lower and "my " not in lower:
+        return False  # most messages: no subject of one's own to remark on
     remarked = False
-    for sentence in _SENTENCE_BREAK.split(text.strip().lower()):
+    for sentence in _SENTENCE_BREAK.split(lower.strip()):
         words = _WORD.findall(sentence)
         if not words:
             continue
