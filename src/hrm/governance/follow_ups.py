@@ -169,9 +169,11 @@ _CLOSING_SENTENCE = re.compile(
     r"\W*$",
     re.IGNORECASE,
 )
+"""One part of a closing (`is_closing` splits at stops and commas): "thanks", "that's all for
+today", "talk to you tomorrow"."""
+_CLOSING_PARTS = re.compile(r"(?<=[.!?])\s+|,\s*|\n+")
 _CLOSING_CHARS = 200
-
-
+"""A goodbye is short; a longer message says something besides."""
 _CLOSING_TEXT = """
 ok okay alright all right great perfect cool awesome nice so well anyway thanks thank you much
 a lot again thx ty cheers bye goodbye good night goodnight see ya later tomorrow soon next week
@@ -192,7 +194,7 @@ def is_closing(text: str) -> bool:
         return False
     if not _CLOSING_WORDS.issuperset(_WORD.findall(text.lower())):
         return False
-    parts = [part for part in re.split(r"(?<=[.!?])\s+|,\s*|\n+", text.strip()) if part.strip()]
+    parts = [part for part in _CLOSING_PARTS.split(text.strip()) if part.strip()]
     return bool(parts) and all(_CLOSING_SENTENCE.match(part) for part in parts)
 
 
@@ -359,10 +361,13 @@ def _remark(words: list[str]) -> bool:
         words[start] in _OWNERS
         and bool(_own_subject(words))
         and not _troubled(words)
-        and _NEEDS.isdisjoint(words)
-        and _NEED_WORDS.isdisjoint(words)
-        and "wants" not in words
+        and _WANTING.isdisjoint(words)
     )
+
+
+_WANTING = _NEEDS | _NEED_WORDS | {"wants"}
+"""A need or a want said anywhere in a remark ("My team wants to move the offsite") makes it
+work brought, not a detail."""
 
 
 def _troubled(words: list[str]) -> bool:

@@ -1,4 +1,5 @@
-"""Requests to remember a fact: "Remember that our API base URL is https://api.internal".
+"""Requests to remember a fact ("Remember that our API base URL is https://api.internal") and
+to forget what was kept ("Forget what I said about paragraphs", D77: `read_forget_request`).
 
 001 §12.4's truth model covers what a person says about themselves; a person also tells an
 assistant what holds in their world and asks it to keep that: "Remember that staging runs on
