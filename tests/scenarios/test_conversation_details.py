@@ -1,0 +1,48 @@
+"""Details of the work said in passing stay with it (D76, D79).
+
+Found in conversations through the facade: planning a trip, "Our budget is about 5000 euros
+excluding flights" opened a problem of its own and the questions after it went there; writing a
+grant proposal, "When is the grant deadline?" was read as pressing and queued as a problem.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hrm.continuity import embeddings
+from hrm.home import HRMHome
+from hrm.pipeline import HRM
+
+TRIP = "I'm planning a 10-day trip to Japan in April with my partner."
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_a_detail_on_ones_own_subject_stays_with_the_work(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        trip = h.turn(TRIP).decision.arbitration["candidate_problem_id"]
+        h.turn("We love food markets and hiking, not big on nightlife.")
+        budget = h.turn("Our budget is about 5000 euros excluding flights.").decision
+        assert budget.arbitration["candidate_problem_id"] == trip
+        assert budget.arbitration["candidate_match"].startswith("a remark on its own subject, ")
+        cities = h.turn("Which cities should we base ourselves in?").decision
+        assert cities.arbitration["candidate_problem_id"] == trip
+        # something of one's own that is unrelated is still a problem of its own
+        bike = h.turn("My bike makes a clicking noise when I pedal hard.").decision
+        assert bike.arbitration["is_new_candidate"] is True
+        assert len(h.focus.problem_registry.list()) == 2
+
+
+def test_asking_when_something_is_due_is_a_question_about_the_work(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        grant = h.turn("I'm drafting a grant proposal for a community garden project.")
+        h.turn("Remember that the grant deadline is March 3.")
+        asked = h.turn("When is the grant deadline?")
+        arbitration = asked.decision.arbitration
+        assert arbitration["candidate_problem_id"] == (
+            grant.decision.arbitration["candidate_problem_id"]
+        )
+        assert arbitration["disposition"] == "stay"
+        assert asked.decision.escalation["signals"]["deterministic"]["deadline_markers"] == []
+        assert "March 3" in asked.response  # the fact was in the context
+        assert len(h.focus.problem_registry.list()) == 1
