@@ -34,6 +34,7 @@ from hrm.governance.follow_ups import (
         # reports on the work at hand, and short reactions (D61)
         "I restarted the upstream service but nothing changed",
         "We've already tried a bigger instance.",
+        "The tests for it are failing now.",  # names the work at hand: a report (D78)
         "I just ran it again and got the same error",
         "It listens on port 8000 and nginx points to 8080",
         "That fixed it, thanks!",

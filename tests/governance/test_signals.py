@@ -190,6 +190,8 @@ def test_urgency_markers_raise_urgency() -> None:
         ("When is it due? I need it by Friday", True),
         ("The deadline is tomorrow, what should I cut?", True),
         ("What should I do, the deadline is today?", True),
+        ("The tests for it are failing now.", False),  # a trouble as it stands (D78)
+        ("Fix the failing tests now", True),
     ],
 )
 def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) -> None:

@@ -393,12 +393,26 @@ def _reports(words: list[str]) -> bool:
         return True
     if first in _REPORTERS:
         return is_past_form(next((w for w in rest if w not in _REPORT_ADVERBS), ""))
+    if first == "the" and _refers_back(rest):
+        return True  # "The tests for it are failing now": the work at hand's, said of it
     return (
         first == "the"
         and bool(rest)
         and rest[0] in _OUTPUTS
         and any(w in _SHOWING for w in rest[1:4])
     )
+
+
+def _refers_back(words: list[str]) -> bool:
+    """Does the phrase name what was being talked about: "for it", "of this", "in them"?"""
+    return any(
+        word in _BACK_REFERENCES and words[i - 1] in _OF_PREPOSITIONS
+        for i, word in enumerate(words) if i
+    )
+
+
+_BACK_REFERENCES = frozenset(("it", "this", "that", "them"))
+_OF_PREPOSITIONS = frozenset(("for", "of", "in", "on", "with", "behind", "from", "to"))
 
 
 def _after_leading(words: list[str]) -> int:
