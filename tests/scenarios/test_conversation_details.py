@@ -46,3 +46,16 @@ def test_asking_when_something_is_due_is_a_question_about_the_work(home: HRMHome
         assert asked.decision.escalation["signals"]["deterministic"]["deadline_markers"] == []
         assert "March 3" in asked.response  # the fact was in the context
         assert len(h.focus.problem_registry.list()) == 1
+
+
+def test_a_report_that_names_the_work_stays_with_it(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        work = h.turn("I'm adding rate limiting to our FastAPI service.")
+        h.turn("How do I expose the limit headers?")
+        failing = h.turn("The tests for it are failing now.").decision.arbitration
+        worked = h.turn("ok that worked").decision.arbitration
+        problem = work.decision.arbitration["candidate_problem_id"]
+        assert failing["candidate_problem_id"] == problem
+        assert failing["disposition"] == "stay"
+        assert worked["candidate_problem_id"] == problem
+        assert len(h.focus.problem_registry.list()) == 1
