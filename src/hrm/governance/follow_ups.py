@@ -248,16 +248,20 @@ def is_follow_up(text: str) -> bool:
         words = _WORD.findall(sentence)
         if not words:
             continue
-        follows = (
-            sentence.rstrip().endswith("?")
-            or len(words) <= _REACTION_WORDS
-            or _asks(words)
-            or _reports(words)
-        )
-        if not follows and _introduces(words):
+        if not _follows(sentence, words) and _introduces(words):
             return False
         moved = True
     return moved
+
+
+def _follows(sentence: str, words: list[str]) -> bool:
+    """A question, a short reaction, a request or a report: the conversation's next move."""
+    return (
+        sentence.rstrip().endswith("?")
+        or len(words) <= _REACTION_WORDS
+        or _asks(words)
+        or _reports(words)
+    )
 
 
 def _introduces(words: list[str]) -> bool:
@@ -342,10 +346,7 @@ def remarks_on_own_subject(text: str) -> bool:
         words = _WORD.findall(sentence)
         if not words:
             continue
-        if (
-            sentence.rstrip().endswith("?") or len(words) <= _REACTION_WORDS
-            or _asks(words) or _reports(words)
-        ):
+        if _follows(sentence, words):
             continue
         if _remark(words):
             remarked = True
