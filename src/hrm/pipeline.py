@@ -612,7 +612,7 @@ class HRM:
             _move_topic(state, {
                 "problem_id": problem.id,
                 "keywords": list(extract_keywords(problem.title)[:_TOPIC_WORDS]),
-            }, record.turn)
+            })
             return f"Switched to {_titled(problem.title)}", "switch", False, None
         if (
             problem is not None
@@ -626,7 +626,7 @@ class HRM:
             _move_topic(state, {
                 "problem_id": problem.id,
                 "keywords": list(extract_keywords(last or problem.title)[:_TOPIC_WORDS]),
-            }, record.turn)
+            })
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
             where = f" The last thing you said there: “{last}”" if last else ""
@@ -647,7 +647,7 @@ class HRM:
         if (topic or arbitrated is turn_input) and not kept_words:
             _move_topic(state, None if went_to is None else {
                 "problem_id": went_to, "keywords": list(topic),
-            }, record.turn)
+            })
         if confirmation is not None and answers_only(text):
             # A bare yes or no answers hrm's "Should I remember …?", which the model never saw:
             # hrm answers it, as it answers "queue" (D50).
@@ -1178,7 +1178,7 @@ def _just_kept(state: TurnState, turn: int) -> str | None:
     return str(kept["key"]) if kept.get("key") and kept.get("turn") == turn - 1 else None
 
 
-def _move_topic(state: TurnState, topic: dict[str, Any] | None, turn: int) -> None:
+def _move_topic(state: TurnState, topic: dict[str, Any] | None) -> None:
     """Make `topic` the last one; when the conversation moved to another problem, the one it
     left is the earlier topic, where "Where were we?" goes back to (D75)."""
     before = state.last_topic.get("problem_id") if isinstance(state.last_topic, dict) else None
@@ -1196,7 +1196,7 @@ def _move_topic(state: TurnState, topic: dict[str, Any] | None, turn: int) -> No
         )
         said = " ".join(spoken(last).split()) if last else ""
         state.earlier_topic = {
-            "problem_id": before, "left_at_turn": turn,
+            "problem_id": before,
             "last_input": shorten(said, _LAST_INPUT_CHARS) if said else None,
         }
     state.last_topic = topic

@@ -147,7 +147,7 @@ class HRMContext:
     ``keywords``): a follow-up that shares their words continues that problem."""
     earlier_topic: dict[str, Any] | None = None
     """The problem the conversation was on before it moved to the last topic (``problem_id``,
-    ``left_at_turn``): where "Where were we?" goes back to (D75)."""
+    and ``last_input``, the last thing said there): where "Where were we?" goes back to (D75)."""
 
 
 @dataclass
