@@ -447,7 +447,9 @@ class HRM:
         kept = _kept(record.writes)
         if kept is not None:
             state.last_kept = {"key": kept, "turn": number}
-        exchange = recent_exchange(text, len(text), response, len(response), action, kind)
+        exchange = recent_exchange(
+            text, len(text), response, len(response), action, kind, ctx.topic_id
+        )
         state.recent = [*state.recent, exchange][-RECENT_TURNS:]
         turn_record = {
             **self.stack.ho2m_fields(
@@ -464,6 +466,9 @@ class HRM:
             "response_length": len(response),
             "action": action,
             "asked": asked,
+            # What the exchange was about, for the recent turns a new process rebuilds (D80).
+            **({"kind": kind} if kind is not None else {}),
+            **({"topic": ctx.topic_id} if ctx.topic_id is not None else {}),
             # attention_state and arbitration are stored once, as the HO2m fields (D24).
             "decision": record.fields(omit=_STORED_ONCE),
             "state": state.to_dict(),
@@ -639,6 +644,7 @@ class HRM:
             if focus.arbitration.disposition is ArbitrationDisposition.QUEUE
             else problem.id if problem is not None else None
         )
+        ctx.topic_id = went_to  # the recent turns the model sees are this problem's (D80)
         topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
         last = state.last_topic if isinstance(state.last_topic, dict) else {}
         # "Ok", "Where were we?": no words of their own, so the thread's last words still say
@@ -975,7 +981,9 @@ class HRM:
             recent_inputs=[t["input"] for t in state.recent],
             recent_outputs=[t["output"] for t in state.recent],
             recent_decisions=[
-                {"action": t.get("action", "respond"), "kind": t.get("kind")} for t in state.recent
+                {"action": t.get("action", "respond"), "kind": t.get("kind"),
+                 "problem": t.get("problem")}
+                for t in state.recent
             ],
             trace_enabled=self.config.trace_enabled,
             agent_class=self.agent_class,

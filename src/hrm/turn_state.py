@@ -28,16 +28,19 @@ __all__ = [
     "clip",
     "recent_exchange",
     "recent_from",
+    "topic_of",
 ]
 
-RECENT_TURNS = 6
-"""Turns of history kept in `HRMContext` and offered to context assembly."""
+RECENT_TURNS = 12
+"""Turns of history kept in `HRMContext` and offered to context assembly. The model is shown
+the last few on the problem at hand (D80), so the window reaches back past an interruption:
+after a few turns on an outage, the turns on the offsite before it are still there."""
 RECENT_CLIP = 1500
 """Characters of each recent input and answer kept for the context (the last exchange is shown
 this long: a follow-up is about it; `MAX_STORED_TEXT` bounds what a new process reads back)."""
 STATE_TAIL = 200
 """Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
-about a dozen, so this spans the last RECENT_TURNS turns with room to spare)."""
+about eight, twelve at most in a mixed conversation: twelve turns took 105 records at most)."""
 
 MAX_STORED_TEXT = 2000
 """Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
@@ -126,13 +129,14 @@ def recent_exchange(
     response_length: int,
     action: str = "respond",
     kind: str | None = None,
+    problem: str | None = None,
 ) -> dict[str, str]:
     """One exchange as the context shows it, from full or stored (clipped) texts alike.
 
     The answer is kept without the notes the turn added after it: they are hrm's, not the
     model's, and a model shown them as its own writes notes of its own. `kind` says what the
     exchange was about when it was not the work at hand (``"preference"``: see
-    `NOT_CONVERSATION_KINDS`).
+    `NOT_CONVERSATION_KINDS`); `problem`, which problem it was about (D80).
     """
     answer = response.partition(NOTES_START)[0]
     length = response_length if answer == response else len(answer)
@@ -143,6 +147,8 @@ def recent_exchange(
     }
     if kind is not None:
         exchange["kind"] = kind
+    if problem is not None:
+        exchange["problem"] = problem
     return exchange
 
 
@@ -157,14 +163,26 @@ def recent_from(records: list[Any]) -> list[dict[str, str]]:
     recent = []
     for data in turns:
         text, response = str(data.get("input", "")), str(data.get("response", ""))
+        kind, topic = data.get("kind"), data.get("topic")
         recent.append(
             recent_exchange(
                 text, int(data.get("input_length", len(text))),
                 response, int(data.get("response_length", len(response))),
                 str(data.get("action") or "respond"),
+                kind if isinstance(kind, str) else None,
+                # Records from before D80 name no topic: their state's last topic is the same
+                # problem for every turn that had words of its own.
+                topic if isinstance(topic, str) else topic_of(data.get("state")),
             )
         )
     return recent
+
+
+def topic_of(state: Any) -> str | None:
+    """The problem a stored turn state's last topic names, if any."""
+    topic = state.get("last_topic") if isinstance(state, dict) else None
+    problem = topic.get("problem_id") if isinstance(topic, dict) else None
+    return problem if isinstance(problem, str) and problem else None
 
 
 def clean_text(text: str) -> str:

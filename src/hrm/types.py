@@ -148,6 +148,9 @@ class HRMContext:
     earlier_topic: dict[str, Any] | None = None
     """The problem the conversation was on before it moved to the last topic (``problem_id``,
     and ``last_input``, the last thing said there): where "Where were we?" goes back to (D75)."""
+    topic_id: str | None = None
+    """The problem this input went to (the active one, or the one it was queued as), once
+    arbitration has decided: the recent turns the model is shown are that problem's (D80)."""
 
 
 @dataclass

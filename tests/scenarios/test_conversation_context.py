@@ -28,14 +28,14 @@ def test_a_follow_up_reaches_the_model_after_the_exchanges_it_follows(home: HRMH
     model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", model) as h:
         h.turn("Let's add a due date to the billing invoices")
-        h.turn("Write the migration for the invoices table")
+        h.turn("Write the migration for the billing invoices table")
         h.turn("Now make it reversible")
     calls = _respond_calls(model)
     assert len(calls) == 3
     last = calls[-1]
     assert [m.role for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert last[0].content == "Let's add a due date to the billing invoices"
-    assert last[2].content == "Write the migration for the invoices table"
+    assert last[2].content == "Write the migration for the billing invoices table"
     assert last[3].content == LONG_ANSWER[:RECENT_CLIP] + "…"  # the answer being followed up
     assert last[-1].content == "Now make it reversible"
     system = model.calls[-1].system
@@ -46,7 +46,7 @@ def test_a_new_process_sends_the_same_conversation(home: HRMHome) -> None:
     first = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", first) as h:
         h.turn("Let's add a due date to the billing invoices")
-        h.turn("Write the migration for the invoices table")
+        h.turn("Write the migration for the billing invoices table")
     second = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", second) as h:
         h.turn("Now make it reversible")
@@ -54,7 +54,7 @@ def test_a_new_process_sends_the_same_conversation(home: HRMHome) -> None:
     assert [m.content for m in call[:3]] == [
         "Let's add a due date to the billing invoices",
         "Noted: Let's add a due date to the billing invoices",
-        "Write the migration for the invoices table",
+        "Write the migration for the billing invoices table",
     ]
     assert call[3].content == LONG_ANSWER[:RECENT_CLIP] + "…"
 
@@ -62,7 +62,7 @@ def test_a_new_process_sends_the_same_conversation(home: HRMHome) -> None:
 def test_earlier_exchanges_are_shown_as_their_gist(home: HRMHome) -> None:
     model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", model) as h:
-        h.turn("Write the migration for the invoices table")
+        h.turn("Write the migration for the billing invoices table")
         h.turn("Which index does it need?")
         result = h.turn("And how long will it lock the table?")
     last = _respond_calls(model)[-1]
@@ -78,7 +78,7 @@ def test_the_model_sees_its_own_answers_not_hrms_notes_or_hrms_questions(home: H
         assert "\n\n• Noted as canon" in noted.response  # hrm's note, after the model's answer
         waited = h.turn("   ")
         assert waited.action == "wait"  # hrm's own words, no model call
-        h.turn("Write the migration for the invoices table")
+        h.turn("Write the migration for the billing invoices table")
     last = _respond_calls(model)[-1]
     assert [m.role for m in last] == ["user", "assistant", "user"]
     assert last[1].content == "Noted: I prefer concise answers. How do I rename a git branch?"
@@ -94,12 +94,12 @@ def test_a_message_that_only_stated_a_preference_is_canon_not_conversation(
     with HRM.open(home, "ADMIN", model) as h:
         h.turn("Let's add a due date to the billing invoices")
         h.turn("From now on, keep answers under 10 lines.")
-        h.turn("Write the migration for the invoices table")
+        h.turn("Write the migration for the billing invoices table")
     last = _respond_calls(model)[-1]
     assert [m.content for m in last] == [
         "Let's add a due date to the billing invoices",
         "Noted: Let's add a due date to the billing invoices",
-        "Write the migration for the invoices table",
+        "Write the migration for the billing invoices table",
     ]
     assert "From now on, keep answers under 10 lines" in model.calls[-1].system  # as canon
 
@@ -114,3 +114,69 @@ def test_an_empty_answer_is_not_sent_as_an_empty_message(home: HRMHome) -> None:
         h.turn("Now say something")
     last = _respond_calls(model)[-1]
     assert [m.content for m in last] == ["Now say something"]
+
+
+OFFSITE = [
+    "I'm planning a team offsite for 12 people in March.",
+    "Budget is around 8000 euros.",
+]
+OUTAGE = [
+    "Our production database is down and customers can't log in!",
+    "The error says too many connections on Postgres.",
+]
+
+
+def _contents(call: list[Message]) -> list[str]:
+    return [m.content for m in call]
+
+
+def test_back_on_a_problem_the_model_sees_its_turns_not_the_interruptions(home: HRMHome) -> None:
+    # D80: only the last six turns were shown, whatever they were about; after three on an
+    # outage, "What did I say the budget was?" reached the model without the budget.
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        for text in [*OFFSITE, *OUTAGE, "OK it's back up, I raised max_connections to 300."]:
+            h.turn(text)
+        back = h.turn("Where were we?")
+        asked = h.turn("What did I say the budget was?")
+    assert back.action == "switch" and back.decision.arbitration["disposition"] == "switch"
+    calls = _respond_calls(model)
+    outage_turn, last = calls[len(OFFSITE)], calls[-1]
+    # The outage was new: it is shown the exchange it came after, nothing older.
+    assert _contents(outage_turn)[0] == OFFSITE[1]
+    assert OFFSITE[0] not in _contents(outage_turn)
+    assert _contents(last)[::2] == [*OFFSITE, "What did I say the budget was?"]
+    assert not any("Postgres" in c or "max_connections" in c for c in _contents(last))
+    shown = [e for e in asked.decision.attention_state["retrieved"] if e["source"] == "recent_turn"]
+    assert len(shown) == 2
+
+
+def test_a_new_process_knows_which_problem_each_recent_turn_was_about(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        for text in [*OFFSITE, *OUTAGE]:
+            h.turn(text)
+        h.turn("Where were we?")
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("What did I say the budget was?")
+    (call,) = _respond_calls(model)
+    assert _contents(call)[::2] == [*OFFSITE, "What did I say the budget was?"]
+
+
+def test_a_message_on_a_problem_of_its_own_sees_only_the_exchange_it_follows(
+    home: HRMHome,
+) -> None:
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        for text in OFFSITE:
+            h.turn(text)
+        queued = h.turn("Unrelated: how do I rename a git branch?")
+        h.turn("And how do I delete the old one on the remote?")
+    assert queued.decision.arbitration["disposition"] == "queue"
+    *_, aside, follow_up = _respond_calls(model)
+    assert _contents(aside)[::2] == [OFFSITE[1], "Unrelated: how do I rename a git branch?"]
+    # The follow-up continues the queued question (D51), and sees that thread alone.
+    assert _contents(follow_up)[::2] == [
+        "Unrelated: how do I rename a git branch?",
+        "And how do I delete the old one on the remote?",
+    ]

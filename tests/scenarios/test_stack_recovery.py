@@ -11,7 +11,7 @@ from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.stacks.lifecycle import lifecycle_events, recover
 from hrm.storage.ledger import Ledger
-from hrm.turn_state import RECENT_CLIP
+from hrm.turn_state import RECENT_CLIP, RECENT_TURNS
 
 DPJ = "RESIDENT:DoPeJar"
 
@@ -76,12 +76,14 @@ def test_a_reopened_stack_shows_the_same_recent_exchanges_as_a_running_one(
     """The context's recent turns are rebuilt from the turn records, clipped identically."""
     long_input = "Please review this design note. " + "The closet needs shelves. " * 120
     with HRM.open(home, DPJ, "offline") as stack:
-        for text in ["Let us work on the closet design", long_input, *[f"step {i}" for i in range(6)]]:
+        steps = [f"step {i}" for i in range(RECENT_TURNS)]
+        for text in ["Let us work on the closet design", long_input, *steps]:
             stack.turn(text)
         running = [dict(t) for t in stack._state.recent]
     with HRM.open(home, DPJ, "offline") as stack:
-        assert stack._state.recent == running
-    assert len(running) == 6 and running[0]["input"] == "step 0"
+        assert stack._state.recent == running  # which problem each was about included (D80)
+    assert len(running) == RECENT_TURNS and running[0]["input"] == "step 0"
+    assert all(t.get("problem") for t in running)
     with HRM.open(home, DPJ, "offline") as stack:
         stack.turn(long_input)
         clipped = stack._state.recent[-1]["input"]

@@ -474,8 +474,9 @@ class _StageRunner:
     def _recent_turns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         limit = int(config.get("limit", 4))
         decisions = self.ctx.recent_decisions or [{}] * len(self.ctx.recent_inputs)
-        pairs = [
-            (said, answered)
+        topic = self.ctx.topic_id
+        exchanges = [
+            (said, answered, decision.get("problem"))
             for said, answered, decision in zip(
                 self.ctx.recent_inputs, self.ctx.recent_outputs, decisions, strict=False
             )
@@ -484,6 +485,17 @@ class _StageRunner:
             if decision.get("action", "respond") in CONVERSATION_ACTIONS
             and decision.get("kind") not in NOT_CONVERSATION_KINDS
             and said.strip() and answered.strip()
+        ]
+        # The turns on the problem at hand (D80): back on the offsite after an outage, the
+        # model sees the offsite's turns, not the outage's; a turn about no problem (a thanks)
+        # belongs to every one. A problem new with this input has no turns yet: it is shown
+        # the last exchange, which the input follows in time — arbitration may have taken
+        # "Write the migration for the invoices table" for a task of its own.
+        fresh = topic is not None and all(problem != topic for _, _, problem in exchanges)
+        pairs = [
+            (said, answered)
+            for i, (said, answered, problem) in enumerate(exchanges)
+            if topic is None or problem in (topic, None) or (fresh and i == len(exchanges) - 1)
         ][-limit:]
         items = []
         for i, (said, answered) in enumerate(pairs):
