@@ -505,3 +505,41 @@ def test_trouble_and_needs_on_ones_own_subject_never_ask_the_sentence_model(
         decision = arbiter.decide(turn(text), state(), registry, signals())
         assert decision.is_new_candidate, text
     assert model.asked == []
+
+
+def test_setting_the_work_aside_turns_to_what_follows(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    # D81: a new problem titled by all of it and queued behind what it set aside, before.
+    registry.create("Plan a team offsite for 12 people in March",
+                              status=ProblemStatus.ACTIVE)  # fmt: skip
+    text = "Forget the offsite for now, the payment webhook is failing in production."
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert decision.disposition is ArbitrationDisposition.SWITCH and decision.explicit_request
+    assert decision.is_new_candidate and decision.candidate is not None
+    assert decision.candidate.title == "The payment webhook is failing in production."
+    assert decision.candidate_match == "set aside for new"
+    assert "turn to" in decision.reason
+    # "Never mind, …" names nothing: it is the work in focus that is set aside
+    plain = arbiter.decide(turn("Never mind that, how do I rotate the Stripe signing secret?"),
+                           state(), registry, signals())  # fmt: skip
+    assert plain.explicit_request and plain.is_new_candidate
+    assert plain.candidate is not None and plain.candidate.title.startswith("How do I rotate")
+
+
+def test_setting_a_part_of_the_work_aside_asks_for_no_switch(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry
+) -> None:
+    offsite = registry.create("Plan a team offsite for 12 people in March",
+                              status=ProblemStatus.ACTIVE)  # fmt: skip
+    # The catering is not the offsite: what follows is weighed as usual, titled by itself.
+    text = "Skip the catering for now, the payment webhook is failing in production."
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert not decision.explicit_request
+    assert decision.candidate is not None
+    assert decision.candidate.title == "The payment webhook is failing in production."
+    # … and what continues the work stays with it
+    stays = arbiter.decide(turn("Forget the venue for now, pick a date in March"), state(),
+                           registry, signals())  # fmt: skip
+    assert stays.disposition is ArbitrationDisposition.STAY
+    assert stays.active_problem_id == offsite.id

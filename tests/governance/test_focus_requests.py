@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.focus_requests import FocusRequest, read_focus_request
+from hrm.governance.focus_requests import (
+    FocusRequest,
+    SetAside,
+    read_focus_request,
+    read_set_aside,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +86,52 @@ def test_any_text_reads_as_no_request_or_a_well_formed_one(text: str) -> None:
 def test_span_and_topic_survive_any_phrasing(topic: str, turns: int, form: str) -> None:
     request = read_focus_request(form.format(t=topic, n=turns))
     assert request == FocusRequest(turns, topic)
+
+
+@pytest.mark.parametrize(
+    ("text", "aside", "rest"),
+    [
+        ("Forget the offsite for now, the payment webhook is failing in production.",
+         "the offsite", "the payment webhook is failing in production."),
+        ("Never mind the offsite for now — our production database is down!",
+         "the offsite", "our production database is down!"),
+        ("Never mind, the webhook is failing.", "", "the webhook is failing."),
+        ("OK, let's park the launch for a bit: the CI is red.", "the launch", "the CI is red."),
+        ("Put the offsite on hold. Our DB is down.", "the offsite", "Our DB is down."),
+        ("Let's set the report aside and look at the outage", "the report",
+         "look at the outage"),
+        ("The offsite can wait, the webhook is failing.", "The offsite", "the webhook is failing."),
+        ("Enough about the offsite. How do I rotate the Stripe secret?", "the offsite",
+         "How do I rotate the Stripe secret?"),
+        ("Forget that, the webhook is failing.", "that", "the webhook is failing."),
+        ("Never mind.", "", ""),
+    ],
+)
+def test_reads_what_is_set_aside_and_what_follows(text: str, aside: str, rest: str) -> None:
+    assert read_set_aside(text) == SetAside(aside, rest)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Forget my address.",  # a request to forget (D77), not to set work aside
+        "I can wait for the results.",
+        "Put the config in the repo and commit it.",
+        "Leave the logging as it is, and add tests.",
+        "Wait, the build is failing.",
+        "Write the migration step, dropping the legacy flag, in the auth service",
+        "Can you reset the dataset for now?",
+    ],
+)
+def test_text_that_sets_nothing_aside(text: str) -> None:
+    assert read_set_aside(text) is None
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300)
+def test_any_text_sets_nothing_aside_or_says_what_follows(text: str) -> None:
+    found = read_set_aside("Never mind the offsite for now, " + text)
+    assert found is not None and found.aside == "the offsite"
+    assert found.rest == text.strip()
+    plain = read_set_aside(text)
+    assert plain is None or (plain.rest in text and plain.aside in text)

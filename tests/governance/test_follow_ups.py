@@ -38,6 +38,8 @@ from hrm.governance.follow_ups import (
         "I just ran it again and got the same error",
         "It listens on port 8000 and nginx points to 8080",
         "That fixed it, thanks!",
+        "Fixed it — the signature check used the wrong secret.",  # D81: what was done to it
+        "Tried that, and the wrong header is still sent",
         "They only need the reporting schema",
         "The logs say connect() failed (111: Connection refused)",
         "Here is my config: /var/log/app/*.log { daily rotate 7 }",

@@ -11,7 +11,10 @@ Which problem an input belongs to (`_identify_candidate`), in order:
 1. what the person asked for: a request to switch — "back to X", "return to X", "resume X",
    "switch to X" — whose X names a problem title (keyword similarity ≥ 0.5, X containing every
    title keyword, two of the title's words, or one that no other open problem's title has),
-   switched to without a score: the person is the authority over their own focus; then a focus
+   switched to without a score: the person is the authority over their own focus; a message
+   that opens by setting something aside ("Forget the offsite for now, …", D81) is about what
+   follows, and when what it set aside is the work in focus, another problem that is about is
+   switched to likewise and nothing in it continues the work it left; then a focus
    request ("let's focus on X for the next 3 turns", `focus_requests`, D54): the problem X names
    (switched to likewise), else the active problem, of which X is a part (a new problem titled
    by X only with nothing active, or in an emergency); then a mention — "about X",
@@ -53,7 +56,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
-from hrm.governance.focus_requests import FocusRequest, asks_to_resume, read_focus_request
+from hrm.governance.focus_requests import (
+    FocusRequest,
+    SetAside,
+    asks_to_resume,
+    read_focus_request,
+    read_set_aside,
+)
 from hrm.governance.follow_ups import (
     is_closing,
     is_follow_up,
@@ -113,6 +122,8 @@ _CONNECTIVE = re.compile(r"^\s*(?:and|also|then|next|now|so|ok(?:ay)?|great|cool
 _PROPOSAL = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|alright|right)\W+)*let'?s\s", re.IGNORECASE)
 """A proposal about the work ("Let's do the partitioning now"): its "now" sets the pace of the
 work at hand; it presses no problem of its own (D78)."""
+_THE_WORK = frozenset(("", "it", "that", "this", "this one", "that one"))
+"""What a set-aside ("Never mind that, …") says when it means the work in focus (D81)."""
 _FOLLOW_UP_MAX_KEYWORDS = 3
 _SHARED_WITH_LAST = 2
 """Content words an input shares with the last one to continue its topic (`_continues_last`)."""
@@ -342,6 +353,7 @@ class PreemptScoreArbiter:
             asked = (
                 "focus on" if found.how.startswith("focus request")
                 else "go back to" if found.how.startswith("resume request")
+                else "turn to" if found.how.startswith("set aside")
                 else "switch to"
             )
             reason = f"Explicit request to {asked} '{candidate.title}' (score {score:.3f})"
@@ -449,8 +461,13 @@ class PreemptScoreArbiter:
         problem_registry: ProblemRegistry,
         active: Problem | None = None,
         commitment: CommitmentView | None = None,
+        *,
+        moving_on: bool = False,
     ) -> _Candidate | None:
         """Which problem this input belongs to, or a new unsaved candidate (module docstring).
+
+        `moving_on`: the person said they are leaving the work in focus ("Never mind that,
+        …", D81), so nothing continues it, as after "Unrelated: …".
 
         The cues (a switch, a focus request, an announcement, a follow-up's form) are read in
         what the person says; the words that match a problem, in the whole message, pasted
@@ -471,6 +488,9 @@ class PreemptScoreArbiter:
             if active is None:
                 return None
             return _Candidate(active, False, False, "a thanks or goodbye")
+        aside = read_set_aside(said) if said is text else None
+        if aside is not None and extract_keywords(aside.rest):
+            return self._turning_from(aside, turn_input, problem_registry, active, commitment)
         explicit = self._explicit_reference(said, problem_registry, switch=True)
         if explicit is not None:
             return explicit
@@ -484,7 +504,7 @@ class PreemptScoreArbiter:
         words = keywords if said is text else extract_keywords(said)
         # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
         # next move, so no rule that continues the conversation applies (D59).
-        continuing = not opens_new_topic(said)
+        continuing = not moving_on and not opens_new_topic(said)
         if (
             active is not None
             and continuing
@@ -549,6 +569,32 @@ class PreemptScoreArbiter:
                 return replace(self._fresh(turn_input, problem_registry), how=unrelated)
             return _Candidate(last or active, False, False, "follow-up in the conversation")
         return self._fresh(turn_input, problem_registry)
+
+    def _turning_from(
+        self,
+        aside: SetAside,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        active: Problem | None,
+        commitment: CommitmentView | None,
+    ) -> _Candidate | None:
+        """Where "Forget the offsite for now, the payment webhook is failing" goes (D81): what
+        the rest is about, titled by it. When what was set aside is the work in focus ("the
+        offsite", "that", nothing named), nothing in the rest continues it (a question too is
+        about something else), and another problem it is about is a switch the person asked
+        for, as "switch to X" is. "Skip the tests for now, write the deploy script" sets aside
+        a part of the work; its rest is weighed by the usual rules.
+        """
+        named = active is not None and (
+            aside.aside.lower() in _THE_WORK
+            or not set(extract_keywords(aside.aside)).isdisjoint(extract_keywords(active.title))
+        )
+        found = self._identify_candidate(
+            replace(turn_input, text=aside.rest), registry, active, commitment, moving_on=named
+        )
+        if not named or found is None or active is None or found.problem.id == active.id:
+            return found
+        return replace(found, explicit_switch=True, how=f"set aside for {found.how}")
 
     def _remark_on(
         self,

@@ -22,8 +22,10 @@ from hrm._wordlists import HeadIndex
 __all__ = [
     "DEFAULT_TURNS",
     "FocusRequest",
+    "SetAside",
     "asks_to_resume",
     "read_focus_request",
+    "read_set_aside",
     "without_resume",
 ]
 
@@ -143,3 +145,70 @@ def _first_sentence(text: str) -> str:
 def _without_span(text: str) -> str:
     """`text` without its "for the next N turns", and without punctuation at either end."""
     return FOR_TURNS.sub("", text).strip(_EDGES)
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """A message that opens by setting something aside: "Forget the offsite for now, …"."""
+
+    aside: str
+    """What is set aside, as said ("the offsite"); empty for "Never mind, …"."""
+    rest: str
+    """What the message goes on to say: what the person turns to."""
+
+
+_ASIDE_LEAD = (
+    r"^\W*(?:(?:ok(?:ay)?|so|actually|hmm+|wait|sorry|oh|well|hey|right|alright|look|anyway)"
+    r"\W+)*"
+)
+_FOR_NOW = r"(?:\s+for\s+(?:now|the\s+moment|today|a\s+(?:bit|moment|sec(?:ond)?|minute|while)))"
+_ON_HOLD = r"(?:aside|on\s+hold|on\s+ice|on\s+pause|on\s+the\s+back\s*burner)"
+_WE = r"(?:(?:let'?s|let\s+us|we\s+can|can\s+we|i'?ll|we'?ll)\s+)?"
+_THING = r"(?P<aside>[^,;:.!?…—–\n]{1,80}?)"
+_THEN = (
+    r"\s*(?:[,;:.!…—–]+|\s-+|\s+(?:and|but|because|since|as|cause|'cause)\b)\s*(?P<rest>.*)"
+)
+_SET_ASIDE = tuple(
+    re.compile(_ASIDE_LEAD + clause + _THEN, re.IGNORECASE | re.DOTALL)
+    for clause in (
+        # "Forget the offsite for now", "Let's park the launch for a bit", "Drop that for now"
+        _WE + r"(?:forget(?:\s+about)?|leave|drop|park|pause|shelve|skip|put)\s+" + _THING
+        + r"(?:\s+" + _ON_HOLD + r")?" + _FOR_NOW,
+        # "Put the offsite on hold", "Let's set the report aside"
+        _WE + r"(?:put|set|leave)\s+" + _THING + r"\s+" + _ON_HOLD + _FOR_NOW + "?",
+        # "Never mind the offsite", "Never mind, …", "Forget about the report"
+        r"(?:never\s*mind|nevermind|forget\s+about)(?:\s+(?:about\s+)?" + _THING + r")?"
+        + _FOR_NOW + "?",
+        # "Forget that, …" (D77 reads it as well, when the turn before kept something)
+        r"forget\s+(?P<aside>it|that|this)" + _FOR_NOW + "?",
+        # "Enough about the offsite", "The offsite can wait"
+        r"enough\s+(?:about|of|with)\s+" + _THING + _FOR_NOW + "?",
+        _THING + r"\s+can\s+wait" + _FOR_NOW + "?",
+    )
+)
+_SET_ASIDE_WORDS = ("forget", "mind", "leave", "drop", "park", "pause", "shelve", "skip", "put",
+                    "set", "enough", "wait")
+
+
+def read_set_aside(text: str) -> SetAside | None:
+    """What a message that opens by setting something aside sets aside, and what it turns to.
+
+    "Forget the offsite for now, the payment webhook is failing in production." was a new
+    problem titled by all of it, queued behind the offsite it set aside; its title then held
+    "offsite", so "Let's get back to the offsite" no longer named one problem (D81).
+    Arbitration reads the rest as the input, and a problem other than the active one that it
+    is about is a switch the person asked for.
+    """
+    head = text[:_HEAD_CHARS]
+    return _set_aside(head) if any(w in head.lower() for w in _SET_ASIDE_WORDS) else None
+
+
+@lru_cache(maxsize=8)
+def _set_aside(head: str) -> SetAside | None:
+    for pattern in _SET_ASIDE:
+        found = pattern.match(head)
+        if found is not None:
+            aside = (found.group("aside") or "").strip(_EDGES)
+            return SetAside(aside, found.group("rest").strip())
+    return None
+

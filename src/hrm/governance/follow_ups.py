@@ -390,6 +390,8 @@ def _reports(words: list[str]) -> bool:
     rest = words[start + 1 :]
     if first in _REFERRING:
         return True
+    if rest[:1] and rest[0] in _BACK_REFERENCES and is_past_form(first):
+        return True  # "Fixed it — the signature check used the wrong secret", "Tried that"
     if first == "here's" or (first == "here" and rest[:1] in (["is"], ["are"])):
         return True
     if first in _REPORTERS:
