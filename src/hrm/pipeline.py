@@ -31,6 +31,7 @@ from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request, without_resume
 from hrm.governance.memory_requests import read_forget_request, read_memory_request
 from hrm.governance.pasted import spoken
+from hrm.governance.problem_requests import read_problem_request
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
@@ -48,6 +49,7 @@ from hrm.turn_preferences import (
     without_preference,
     without_sentence,
 )
+from hrm.turn_problems import act_on_problem
 from hrm.turn_state import (
     CONVERSATION_ACTIONS,
     NOTES_START,
@@ -564,6 +566,21 @@ class HRM:
             heard = without_sentence(turn_input, forget.clause)
             if heard is not turn_input:
                 record.notes.append("the request to forget was left out of arbitration")
+        # A request to resolve or park a problem (D82) is acted on first: the rest of the
+        # message is weighed with that problem out of focus.
+        asked_of = (
+            read_problem_request(said) if confirmation is None and decided is None else None
+        )
+        if asked_of is not None:
+            notes += act_on_problem(
+                self.focus, self.db, asked_of,
+                last_topic=state.last_topic, record=record, event=event,
+            )  # fmt: skip
+            _parked(state, record)
+            before = heard
+            heard = without_sentence(heard, asked_of.clause)
+            if heard is not before:
+                record.notes.append("the request about a problem was left out of arbitration")
         # A stated preference is about the person, not a problem: arbitration reads the rest
         # of the message (D46). It is written after arbitration, in step 2.
         reading = read_preference(self.kernel, heard) if confirmation is None else None
@@ -684,6 +701,12 @@ class HRM:
             record.commitment_after = _commitment(focus.commitment_after)
             record.notes += notes
             said_only = "preference" if memo is None and forget is None else "memory"
+            only_problem = (
+                asked_of is not None and memo is None and forget is None
+                and (reading is None or reading.statement is None)
+            )
+            if only_problem and asked_of is not None:
+                return "\n".join(notes), asked_of.kind, False, None
             return "\n".join(notes), "remember", False, said_only
 
         # 3. Altitude (001 §2.1).
@@ -1192,22 +1215,39 @@ def _move_topic(state: TurnState, topic: dict[str, Any] | None) -> None:
     before = state.last_topic.get("problem_id") if isinstance(state.last_topic, dict) else None
     after = topic.get("problem_id") if topic is not None else None
     if before and after and before != after:
-        # The last exchange about the work went to `before` (one about a preference or a
-        # fact has no topic, and hrm's own "Switched to …" is procedure): "Where were we?"
-        # can say where it was left, in the person's own words, pastes left out.
-        last = next(
-            (
-                t["input"] for t in reversed(state.recent)
-                if t.get("kind") is None and t.get("action", "respond") in _ABOUT_THE_WORK
-            ),
-            None,
-        )
-        said = " ".join(spoken(last).split()) if last else ""
-        state.earlier_topic = {
-            "problem_id": before,
-            "last_input": shorten(said, _LAST_INPUT_CHARS) if said else None,
-        }
+        _leave(state, before)
     state.last_topic = topic
+
+
+def _leave(state: TurnState, problem_id: str) -> None:
+    """Make `problem_id`, which the last exchange about the work went to, the earlier topic.
+
+    That exchange (one about a preference or a fact has no topic, and hrm's own "Switched to
+    …" is procedure) is where "Where were we?" says it was left, in the person's own words,
+    pastes left out.
+    """
+    last = next(
+        (
+            t["input"] for t in reversed(state.recent)
+            if t.get("kind") is None and t.get("action", "respond") in _ABOUT_THE_WORK
+        ),
+        None,
+    )
+    said = " ".join(spoken(last).split()) if last else ""
+    state.earlier_topic = {
+        "problem_id": problem_id,
+        "last_input": shorten(said, _LAST_INPUT_CHARS) if said else None,
+    }
+
+
+def _parked(state: TurnState, record: DecisionRecord) -> None:
+    """After "Let's park the offsite for now.", nothing follows the offsite: a question after
+    it is not its follow-up (D67 would take it there). "Where were we?" goes back to it."""
+    asked = record.problem_request or {}
+    topic = state.last_topic if isinstance(state.last_topic, dict) else {}
+    if asked.get("resolution") == "paused" and topic.get("problem_id") == asked["problem_id"]:
+        _leave(state, str(asked["problem_id"]))
+        state.last_topic = None
 
 
 def _titled(title: str) -> str:

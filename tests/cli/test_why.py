@@ -146,3 +146,19 @@ def test_a_request_to_forget_reads_as_what_was_taken_back(tmp_path: Path) -> Non
     assert _said(explain(nothing), "forget") == (
         "nothing kept matches: 'Forget what I said about tabs' → nothing kept"
     )
+
+
+def test_a_request_about_a_problem_reads_as_what_was_done_to_it(tmp_path: Path) -> None:
+    from hrm.pipeline import HRM
+
+    with HRM.open(tmp_path / "home", "ADMIN", "offline") as h:
+        h.turn("Our nightly backup job failed last night")
+        parked = h.turn("Let's put the backup job on hold for now.").decision.to_dict()
+        missed = h.turn("Mark the invoices problem as done").decision.to_dict()
+    assert _said(explain(parked), "park") == (
+        "‘Our nightly backup job failed last night’ (active → paused)"
+        " — asked: \"Let's put the backup job on hold for now.\""
+    )
+    assert _said(explain(missed), "resolve") == (
+        "nothing: no open problem matches — asked: 'Mark the invoices problem as done'"
+    )

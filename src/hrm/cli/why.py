@@ -32,8 +32,8 @@ def explain(decision: dict[str, Any], events: Sequence[dict[str, Any]] = ()) -> 
     """
     rows: list[Row] = []
     for part in (
-        _arbitration, _preference, _memory, _altitude, _input, _strategy, _action, _focus,
-        _commitment, _context, _model, _writes, _learning,
+        _arbitration, _preference, _memory, _problem_request, _altitude, _input, _strategy,
+        _action, _focus, _commitment, _context, _model, _writes, _learning,
     ):
         rows += part(decision)
     rows += _stance_changes(decision, events)
@@ -104,6 +104,18 @@ def _memory(d: dict[str, Any]) -> list[Row]:
         return [("forget", f"{memo.get('resolution', '?')}: {memo['forget']!r} → {keys}")]
     done = memo.get("resolution") or "asked to remember"
     return [("remember", f"{done}: {memo.get('fact')!r} as {memo.get('key')}")]
+
+
+def _problem_request(d: dict[str, Any]) -> list[Row]:
+    asked = d.get("problem_request") or {}
+    if not asked:
+        return []
+    label = "resolve" if asked.get("kind") == "resolve" else "park"
+    if asked.get("problem_id"):
+        what = f"‘{asked.get('title')}’ ({asked.get('was')} → {asked.get('resolution')})"
+    else:
+        what = f"nothing: {asked.get('resolution', '?')}"
+    return [(label, f"{what} — asked: {asked.get('clause')!r}")]
 
 
 def _altitude(d: dict[str, Any]) -> list[Row]:

@@ -100,6 +100,7 @@ __all__ = [
     "CommitmentView",
     "FocusState",
     "PreemptScoreArbiter",
+    "named_problem",
     "preempt_score",
 ]
 
@@ -965,6 +966,13 @@ def _within_commitment(
     if commitment is None or commitment.problem_id != active.id:
         return False
     return not _title_words(commitment.description).isdisjoint(keywords)
+
+
+def named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:
+    """The open problem `reference` names by its title's words: all of them, two of them, or
+    one no other open title has; a word the title does not hold names none ("the migration
+    step" is not "the billing migration"). What a request to close a problem means (D82)."""
+    return _named_problem(reference, registry, by_part=True)
 
 
 def _named_problem(

@@ -166,7 +166,8 @@ _ON_HOLD = r"(?:aside|on\s+hold|on\s+ice|on\s+pause|on\s+the\s+back\s*burner)"
 _WE = r"(?:(?:let'?s|let\s+us|we\s+can|can\s+we|i'?ll|we'?ll)\s+)?"
 _THING = r"(?P<aside>[^,;:.!?…—–\n]{1,80}?)"
 _THEN = (
-    r"\s*(?:[,;:.!…—–]+|\s-+|\s+(?:and|but|because|since|as|cause|'cause)\b)\s*(?P<rest>.*)"
+    r"\s*(?:[,;:.!…—–]+|\s-+|\s+(?:and|but|because|since|as|cause|'cause)\b|(?=\s*$))"
+    r"\s*(?P<rest>.*)"
 )
 _SET_ASIDE = tuple(
     re.compile(_ASIDE_LEAD + clause + _THEN, re.IGNORECASE | re.DOTALL)
@@ -183,11 +184,17 @@ _SET_ASIDE = tuple(
         r"forget\s+(?P<aside>it|that|this)" + _FOR_NOW + "?",
         # "Enough about the offsite", "The offsite can wait"
         r"enough\s+(?:about|of|with)\s+" + _THING + _FOR_NOW + "?",
-        _THING + r"\s+can\s+wait" + _FOR_NOW + "?",
+        # (not "I can wait", "we can wait": a person waiting sets nothing aside)
+        r"(?!(?:i|we|you|they|he|she|someone|everyone)\s)" + _THING + r"\s+can\s+wait"
+        + _FOR_NOW + "?",
     )
 )
 _SET_ASIDE_WORDS = ("forget", "mind", "leave", "drop", "park", "pause", "shelve", "skip", "put",
                     "set", "enough", "wait")
+"""A word every set-aside form holds, in its first `_SET_ASIDE_REACH` characters."""
+_SET_ASIDE_REACH = 160
+"""Where a set-aside's verb can be: every form opens the message (a few leading words, at
+most 80 characters of what is set aside, the verb)."""
 
 
 def read_set_aside(text: str) -> SetAside | None:
@@ -200,7 +207,8 @@ def read_set_aside(text: str) -> SetAside | None:
     is about is a switch the person asked for.
     """
     head = text[:_HEAD_CHARS]
-    return _set_aside(head) if any(w in head.lower() for w in _SET_ASIDE_WORDS) else None
+    opening = head[:_SET_ASIDE_REACH].lower()
+    return _set_aside(head) if any(w in opening for w in _SET_ASIDE_WORDS) else None
 
 
 @lru_cache(maxsize=8)

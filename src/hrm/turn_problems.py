@@ -1,0 +1,83 @@
+"""The turn's step for what the person asks of a problem itself (D82): "Mark the webhook
+problem as done" resolves it, "Let's park the offsite for now." pauses it.
+
+Acted on before arbitration, inside the turn, with the same effect as ``/resolve`` and
+`HRM.resolve_problem`: a commitment on a resolved problem completes, one on a parked problem
+is abandoned, and the change is an event in the decision ledger, ``by: person``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hrm._text import shorten
+from hrm.governance.arbiter import named_problem
+from hrm.governance.problem_requests import ProblemRequest
+from hrm.governance.problems import Problem, ProblemStatus
+from hrm.records import DecisionRecord
+
+__all__ = ["act_on_problem"]
+
+_DONE = {"resolve": ("resolved", "Resolved"), "park": ("paused", "Parked")}
+
+
+def act_on_problem(
+    focus: Any,
+    db: Any,
+    request: ProblemRequest,
+    *,
+    last_topic: Any,
+    record: DecisionRecord,
+    event: Any,
+) -> list[str]:
+    """Resolve or pause the problem `request` names; returns the notes for the answer.
+
+    "it", "this", "this one" are the active problem, or with none the one the last input went
+    to. A name that matches no open problem changes nothing and says so.
+    """
+    registry = focus.problem_registry
+    target = _target(request, registry, last_topic)
+    record.problem_request = {"kind": request.kind, "ref": request.ref, "clause": request.clause}
+    if target is None:
+        record.problem_request["resolution"] = "no open problem matches"
+        named = f"called “{request.ref}”" if request.ref else "in focus"
+        verb = "resolve" if request.kind == "resolve" else "park"
+        return [f"No open problem is {named}, so there was nothing to {verb}. "
+                "`/problems` lists the open ones."]  # fmt: skip
+    status, said = _DONE[request.kind]
+    commitment = focus.commitments.get_active()
+    on_it = commitment is not None and commitment.problem_id == target.id
+    with db.transaction():
+        if request.kind == "resolve":
+            registry.resolve(target.id)
+            ended = on_it and focus.commitments.complete()
+        else:
+            registry.pause(target.id)
+            ended = on_it and focus.commitments.abandon("the person parked its problem")
+    record.problem_request.update(
+        {"problem_id": target.id, "title": target.title, "was": target.status.value,
+         "resolution": status}
+    )  # fmt: skip
+    event(
+        f"problem_{status}",
+        id=target.id,
+        title=shorten(target.title, 200),
+        was=target.status.value,
+        commitment_ended=commitment.id if ended and commitment is not None else None,
+        by="person",
+    )
+    title = target.title.rstrip(" .")
+    return [f"{said} ‘{title}’" + ("" if title.endswith(("?", "!")) else ".")]
+
+
+def _target(request: ProblemRequest, registry: Any, last_topic: Any) -> Problem | None:
+    if request.ref is not None:
+        return named_problem(request.ref, registry)
+    active: Problem | None = registry.get_active()
+    if active is not None:
+        return active
+    problem_id = last_topic.get("problem_id") if isinstance(last_topic, dict) else None
+    last: Problem | None = registry.get(str(problem_id)) if problem_id else None
+    if last is None or last.status is ProblemStatus.RESOLVED:
+        return None
+    return last
