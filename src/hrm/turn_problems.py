@@ -58,12 +58,15 @@ def act_on_problem(
         {"problem_id": target.id, "title": target.title, "was": target.status.value,
          "resolution": status}
     )  # fmt: skip
+    # As `HRM.resolve_problem` records it, with the commitment it ended.
+    ended_id = commitment.id if ended and commitment is not None else None
+    ended_as = "commitment_completed" if request.kind == "resolve" else "commitment_abandoned"
     event(
         f"problem_{status}",
         id=target.id,
         title=shorten(target.title, 200),
         was=target.status.value,
-        commitment_ended=commitment.id if ended and commitment is not None else None,
+        **{ended_as: ended_id},
         by="person",
     )
     title = target.title.rstrip(" .")

@@ -118,3 +118,15 @@ def test_a_new_process_sees_the_problem_closed(home: HRMHome) -> None:
         assert h.focus.problem_registry.get_active() is None
         nothing = h.turn("Mark it as done.")
     assert "nothing to resolve" in nothing.response
+
+
+def test_parking_the_work_in_focus_abandons_its_commitment(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Let's focus on the billing migration script for the next 3 turns")
+        commitment = h.focus.commitments.get_active()
+        h.turn("Put this on hold.")
+        events = [r.data for r in h.stack.decision_ledger.tail(40) if r.kind == "problem_paused"]
+        history = h.focus.commitments.history()
+    assert commitment is not None
+    assert events[-1]["commitment_abandoned"] == commitment.id
+    assert history[0].id == commitment.id and history[0].status == "abandoned"
