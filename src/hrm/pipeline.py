@@ -29,7 +29,11 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request, without_resume
-from hrm.governance.memory_requests import read_forget_request, read_memory_request
+from hrm.governance.memory_requests import (
+    kept_matching,
+    read_forget_request,
+    read_memory_request,
+)
 from hrm.governance.pasted import spoken
 from hrm.governance.problem_requests import read_problem_request
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
@@ -561,6 +565,11 @@ class HRM:
         forget = read_forget_request(said) if confirmation is None else None
         if forget is not None and forget.what is None and just_kept is None:
             forget = None
+        if (
+            forget is not None and not forget.sure
+            and not kept_matching(self.stack.canon(), forget.what or "")
+        ):
+            forget = None  # "Forget that I asked, …": nothing kept says it (D83)
         heard = turn_input
         if forget is not None:
             heard = without_sentence(turn_input, forget.clause)

@@ -16,6 +16,7 @@ from hrm.governance.memory_requests import (
     fact_key,
     kept_matching,
     kept_text,
+    without_clause,
 )
 from hrm.records import DecisionRecord
 from hrm.turn_preferences import contradicted_canon
@@ -75,10 +76,24 @@ def forget_kept(
         listed = "; ".join(f"“{kept_text(canon[key])}”" for key in keys)
         return [f"More than one thing I keep matches {named}: {listed}. Say which one to forget."]
     key = keys[0]
-    statement = kept_text(canon[key])
-    decision = stack.forget(key, asked=request.clause)
-    record.writes.append(decision)
-    if decision.get("approved"):
+    statement = kept_text(canon[key]) or ""
+    # "Forget that I live in Lisbon" of "my name is Ana Costa and I live in Lisbon" keeps the
+    # name (D83): a fact said in several clauses loses only the one named.
+    rest = (
+        without_clause(statement, request.what)
+        if request.what is not None and key.startswith("fact.") else None
+    )
+    if rest is not None:
+        decision = stack.forget_part(key, rest, asked=request.clause)
+        record.writes.append(decision)
+        if decision.get("approved"):
+            record.memory_request.update({"resolution": "forgotten in part", "kept": rest})
+            event("canon_forgotten", key=key, statement=statement, kept=rest)
+            return [f"Forgotten: “{request.what}”. Still kept: “{rest}”."]
+    else:
+        decision = stack.forget(key, asked=request.clause)
+        record.writes.append(decision)
+    if rest is None and decision.get("approved"):
         record.memory_request["resolution"] = "forgotten"
         event("canon_forgotten", key=key, statement=statement)
         return [f"Forgotten: “{statement}”."]

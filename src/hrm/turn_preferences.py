@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hrm.governance.memory_requests import without_keep_lead
+from hrm.governance.memory_requests import without_discourse_lead, without_keep_lead
 from hrm.governance.pasted import spoken
 from hrm.governance.preference_scope import find_stated_preference
 from hrm.governance.preferences import (
@@ -172,7 +172,7 @@ def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | N
         return PreferenceReading(pref, not_a_preference=stated.reason)
     # "Keep in mind I prefer tabs" states "I prefer tabs", under the key saying it plainly
     # gives (D73).
-    statement = without_keep_lead(stated.sentence)
+    statement = without_discourse_lead(without_keep_lead(stated.sentence))
     sentence = stated.sentence if statement != stated.sentence else None
     return PreferenceReading(stated.classification, statement, sentence=sentence)
 

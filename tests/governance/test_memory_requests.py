@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.memory_requests import fact_key, read_memory_request, without_keep_lead
+from hrm.governance.memory_requests import (
+    fact_key,
+    read_memory_request,
+    without_discourse_lead,
+    without_keep_lead,
+)
 
 
 @pytest.mark.parametrize(
@@ -95,3 +100,19 @@ def test_every_request_form_keeps_what_follows_it(lead: str, rest: str) -> None:
 )
 def test_a_preference_said_as_a_request_is_the_preference(sentence: str, plain: str) -> None:
     assert without_keep_lead(sentence) == plain
+
+
+@pytest.mark.parametrize(
+    ("sentence", "plain"),
+    [
+        ("Actually, I prefer a formal tone.", "I prefer a formal tone."),
+        ("Oh and I prefer tabs", "I prefer tabs"),
+        ("btw, by the way: I hate trailing commas", "I hate trailing commas"),
+        ("So I prefer short answers", "I prefer short answers"),
+        ("I prefer tabs", "I prefer tabs"),
+        ("Actually.", "Actually."),  # nothing after it: as said
+        ("Also-ran tools are fine", "Also-ran tools are fine"),
+    ],
+)
+def test_a_statement_loses_the_words_that_lead_into_it(sentence: str, plain: str) -> None:
+    assert without_discourse_lead(sentence) == plain

@@ -59,3 +59,15 @@ def test_a_report_that_names_the_work_stays_with_it(home: HRMHome) -> None:
         assert failing["disposition"] == "stay"
         assert worked["candidate_problem_id"] == problem
         assert len(h.focus.problem_registry.list()) == 1
+
+
+def test_a_preference_is_kept_without_the_words_that_lead_into_it(home: HRMHome) -> None:
+    # D84: the canon kept "Actually, I prefer a formal tone in cover letters", under a key of
+    # its own, and the plain sentence later was a second preference.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        said = h.turn("Actually, I prefer a formal tone in cover letters.")
+        again = h.turn("I prefer a formal tone in cover letters.")
+        canon = h.stack.canon()
+    assert said.response == "Noted as canon: “I prefer a formal tone in cover letters”."
+    assert again.response == "Already canon: “I prefer a formal tone in cover letters”."
+    assert list(canon) == ["preference.i-prefer-a-formal-tone-in-cover-letters"]

@@ -8,11 +8,13 @@ queued as a problem of its own.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.governance.memory_requests import kept_matching, read_forget_request
+from hrm.governance.memory_requests import kept_matching, read_forget_request, without_clause
 from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
@@ -144,3 +146,58 @@ def test_reading_a_forget_request_never_fails(text: str) -> None:
     request = read_forget_request(text)
     if request is not None:
         assert request.clause and request.clause in text
+
+
+NAME_AND_CITY = "Remember that my name is Ana Costa and I live in Lisbon."
+
+
+def test_forgetting_one_clause_of_a_fact_keeps_the_rest(home: HRMHome) -> None:
+    # D83: "Forget that I live in Lisbon." went to the model, and the whole fact stayed.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(NAME_AND_CITY)
+        result = h.turn("Forget that I live in Lisbon.")
+        kept = _kept(h)
+        history = h.stack.bus.shared.history(next(iter(kept)))
+    assert result.action == "remember" and not result.decision.execution
+    assert result.response == "Forgotten: “I live in Lisbon”. Still kept: “my name is Ana Costa”."
+    assert list(kept.values()) == ["my name is Ana Costa"]
+    memo = result.decision.memory_request
+    assert memo is not None and memo["resolution"] == "forgotten in part"
+    assert len(history) == 2  # the whole statement stays in the key's history
+
+
+def test_forget_that_i_did_something_is_not_about_memory_when_nothing_kept_says_it(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(NAME_AND_CITY)
+        result = h.turn("Forget that I asked, the build is green now.")
+        kept = _kept(h)
+    assert result.decision.memory_request is None
+    assert "Forgotten" not in result.response and "Nothing I keep" not in result.response
+    assert list(kept.values()) == ["my name is Ana Costa and I live in Lisbon"]
+
+
+@pytest.mark.parametrize(
+    ("statement", "part", "rest"),
+    [
+        ("my name is Ana Costa and I live in Lisbon", "I live in Lisbon", "my name is Ana Costa"),
+        ("my name is Ana Costa and I live in Lisbon", "My name is Ana Costa.", "I live in Lisbon"),
+        ("we deploy on Fridays, the staging DB is db2, and backups run nightly",
+         "the staging DB is db2", "we deploy on Fridays, and backups run nightly"),
+        ("we deploy on Fridays; staging is db2", "we deploy on Fridays", "staging is db2"),
+        ("my favourite band is Simon and Garfunkel", "Garfunkel", None),  # no clause
+        ("my name is Ana Costa and I live in Lisbon", "Lisbon", None),
+        ("I live in Lisbon", "I live in Lisbon", None),  # nothing would be left
+    ],
+)
+def test_a_clause_comes_out_of_a_statement(statement: str, part: str, rest: str | None) -> None:
+    assert without_clause(statement, part) == rest
+
+
+@given(st.text(max_size=120), st.text(max_size=60))
+def test_what_is_left_of_a_statement_is_made_of_its_own_words(statement: str, part: str) -> None:
+    rest = without_clause(statement, part)
+    if rest is not None:
+        assert len(rest) < len(statement)
+        assert set(re.findall(r"\w+", rest.lower())) <= set(re.findall(r"\w+", statement.lower()))

@@ -37,6 +37,8 @@ __all__ = [
     "kept_text",
     "read_forget_request",
     "read_memory_request",
+    "without_clause",
+    "without_discourse_lead",
     "without_keep_lead",
 ]
 
@@ -121,6 +123,23 @@ def without_keep_lead(sentence: str) -> str:
     return rest[0].upper() + rest[1:]
 
 
+_DISCOURSE_LEAD = re.compile(
+    r"^\W*(?:(?:actually|oh|also|and|btw|by the way|fyi|ok(?:ay)?|so|well|anyway|hey"
+    r"|just so you know|for the record|honestly|to be honest)\b(?![-'’])[\s,;:.!—–-]*)+",
+    re.IGNORECASE,
+)
+"""What opens a sentence without being part of what it says ("Actually, ", "Oh and ")."""
+
+
+def without_discourse_lead(sentence: str) -> str:
+    """`sentence` without "Actually, " or "Oh and " before what it states (D84): the canon
+    keeps "I prefer a formal tone in cover letters", under the key the plain sentence has."""
+    rest = _DISCOURSE_LEAD.sub("", sentence, count=1)
+    if rest == sentence or not extract_keywords(rest):
+        return sentence
+    return rest[0].upper() + rest[1:]
+
+
 def _subject(fact: str) -> str:
     """What a fact naming one value is about ("X is Y": X); else the fact itself.
 
@@ -141,6 +160,9 @@ class ForgetRequest:
     what: str | None
     """The words that name what to forget ("the deadline", "paragraphs"); None for "that",
     which is what the turn just before kept."""
+    sure: bool = True
+    """False for "Forget that I live in Lisbon", which asks to forget only if something kept
+    says it: "Forget that I asked, the build is green" asks nothing of hrm's memory (D83)."""
 
 
 _FORGET_LEAD = re.compile(
@@ -173,6 +195,7 @@ _FORGET_NAMED = re.compile(
     r"(?:preference|fact|note)s?\s+(?:for|about|on|that|regarding)\s+(?P<kept>[^.!?;\n]+)"
     r"|forget\s+that\s+(?P<said>(?:i|we)\s+(?:prefer|like|want|hate|use|said|told you)\b"
     r"[^.!?;\n]*)"
+    r"|forget\s+that\s+(?P<guess>(?:i|we|my|our|i'm|we're|i've|we've)\s+[^.!?;,\n]+)"
     r"|(?:stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\s+"
     r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+[^.!?;\n]+)",
     re.IGNORECASE,
@@ -204,7 +227,8 @@ def read_forget_request(text: str) -> ForgetRequest | None:
         if named is not None:
             what = next(group for group in named.groups() if group is not None)
             clause = head[start : named.end()].strip()
-            return ForgetRequest(clause=clause, what=what.strip(" ,"))
+            sure = named.group("guess") is None
+            return ForgetRequest(clause=clause, what=what.strip(" ,"), sure=sure)
         that = _FORGET_THAT.match(head, at)
         if that is not None:
             return ForgetRequest(clause=head[start : that.end()].strip(), what=None)
@@ -229,6 +253,40 @@ def kept_text(value: Any) -> str | None:
     if isinstance(value, Mapping) and isinstance(value.get("value"), str):
         return str(value["value"])
     return None
+
+
+def without_clause(statement: str, part: str) -> str | None:
+    """`statement` without `part` when `part` is one of its clauses, else None (D83).
+
+    "my name is Ana Costa and I live in Lisbon" without "I live in Lisbon" is "my name is Ana
+    Costa": a clause is bounded by the statement's ends or by ", ", "; ", " and ", " but ".
+    Nothing is left, or `part` is inside a clause ("Lisbon"): None.
+    """
+    wanted = part.strip(" .,;:!?").lower()
+    if len(wanted.split()) < _CLAUSE_WORDS:
+        return None  # "Garfunkel" is no clause of "my favourite band is Simon and Garfunkel"
+    for found in _CLAUSE_PART.finditer(statement):
+        if found.group("clause").strip(" .,;:!?").lower() != wanted:
+            continue
+        before, after = statement[: found.start()], statement[found.end():]
+        # A middle clause leaves the next one's joiner; the first leaves none before it.
+        rest = before + after if before.strip() else after.lstrip(" ,;")
+        rest = _JOINER_AT_EDGES.sub("", rest).strip(" ,;")
+        return rest if extract_keywords(rest) else None
+    return None
+
+
+_CLAUSE_WORDS = 3
+"""Words a part needs to be a clause of its own ("I live in Lisbon")."""
+
+
+_CLAUSE_PART = re.compile(
+    r"(?:^|,\s*(?:and\s+|but\s+)?|;\s*|\s+(?:and|but)\s+)(?P<clause>[^,;]+?)"
+    r"(?=\s*(?:,|;|\s+(?:and|but)\s+|[.!?]*\s*$))",
+    re.IGNORECASE,
+)
+"""A clause of a kept statement and what joins it to the one before."""
+_JOINER_AT_EDGES = re.compile(r"^\s*(?:and|but)\s+|\s+(?:and|but)\s*$", re.IGNORECASE)
 
 
 def kept_matching(canon: Mapping[str, Any], what: str) -> list[str]:

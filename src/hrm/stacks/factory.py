@@ -240,6 +240,20 @@ class CognitiveStack:
         """
         return self._retract(key, {"forgotten": asked}, reason="the person asked to forget it")
 
+    def forget_part(self, key: str, kept: str, *, asked: str) -> dict[str, Any]:
+        """Keep only `kept` of the canon fact `key`: the person asked to forget the rest (D83).
+
+        A new version, trusted as a retraction is (the person said so); the key's history
+        keeps the whole, and `hrm memory shared rollback` brings it back.
+        """
+        from hrm.memory.types import WriteSignals
+
+        decision = self.bus.write_to_shared(
+            key, kept, "user", WriteSignals.trusted(),
+            reason=f"the person asked to forget part of it ({asked})",
+        )  # fmt: skip
+        return _shared_write_record(decision, key)
+
     def _retract(self, key: str, why: dict[str, Any], *, reason: str) -> dict[str, Any]:
         """A trusted write of a retracted version of `key`: the person said so."""
         from hrm.memory.types import WriteSignals
