@@ -399,6 +399,17 @@ def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
         ("Unrelated: how do I rename a git branch?", "How do I rename a git branch?"),
         ("Fix the flaky CI pipeline. It fails twice a day.", "Fix the flaky CI pipeline."),
         ("Hi!", "Hi!"),  # nothing with content: the text as it was
+        # who the person is is no problem (D85)
+        ("I manage the platform team. Our Kubernetes upgrade to 1.30 is stuck.",
+         "Our Kubernetes upgrade to 1.30 is stuck."),
+        ("I'm a data engineer at Spotify. How do I backfill an Airflow DAG?",
+         "How do I backfill an Airflow DAG?"),
+        ("We are a small startup. Our AWS bill doubled last month.",
+         "Our AWS bill doubled last month."),
+        ("I manage the platform team.", "I manage the platform team."),  # nothing else
+        ("I'm a bit stuck on the parser. It fails on nested lists.",
+         "I'm a bit stuck on the parser."),
+        ("I'm planning a team offsite for 12 people.", "I'm planning a team offsite for 12 people."),
     ],
 )
 def test_a_new_problem_is_titled_by_its_first_sentence_with_content(text: str, title: str) -> None:

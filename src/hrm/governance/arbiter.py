@@ -793,7 +793,11 @@ def title_of(text: str) -> str:
     body = without_announcement(text.strip())
     parts = [part.strip() for part in re.split(r"(?<=[.!?])\s+|\n", body) if part.strip()]
     first = next(
-        (part for part in parts if extract_keywords(part) and not _DONE_REPORT.match(part)),
+        (
+            part for part in parts
+            if extract_keywords(part) and not _DONE_REPORT.match(part)
+            and not _INTRODUCTION.match(without_lead_in(part))
+        ),
         parts[0] if parts else body,
     )
     rest = without_lead_in(first)
@@ -809,6 +813,19 @@ _DONE_REPORT = re.compile(
     re.IGNORECASE,
 )
 """A sentence that reports the last thing done ("Ok fixed.", "That worked!"): not a title."""
+
+
+_INTRODUCTION = re.compile(
+    r"^\W*(?:i\s+am|i'?m|we\s+are|we'?re)\s+(?:a|an|the)\s+(?!(?:bit|little|lot)\b)"
+    r"[\w\s-]{0,40}?\b(?:engineer|developer|manager|lead|student|designer|founder|analyst"
+    r"|scientist|consultant|admin(?:istrator)?|architect|writer|teacher|researcher|team|company"
+    r"|startup|agency|freelancer|owner|director|head|member|intern|sre|devops|cto|ceo|pm)s?\b"
+    r"|^\W*i\s+(?:work|manage|lead|run|head|own)\s+(?:at|for|on|in|as|the|a|an|our|my)\b"
+    r"|^\W*my\s+name\s+is\b",
+    re.IGNORECASE,
+)
+"""A sentence that introduces the person ("I manage the platform team.", "I'm a data engineer
+at Spotify."): who they are, not the problem; a new problem is titled by what follows (D85)."""
 
 
 def _pasted_title(text: str) -> str:
