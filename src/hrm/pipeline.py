@@ -56,14 +56,19 @@ from hrm.turn_preferences import (
 from hrm.turn_problems import act_on_problem
 from hrm.turn_state import (
     CONVERSATION_ACTIONS,
+    NOT_CONVERSATION_KINDS,
     NOTES_START,
+    RECALL_TAIL,
+    RECALLED_TURNS,
     RECENT_TURNS,
     STATE_TAIL,
     TurnState,
     clean_text,
     clip,
+    exchange_of,
     recent_exchange,
     recent_from,
+    topic_of_turn,
 )
 from hrm.turn_switch import asks_to_switch, held_question, last_queued, read_answer
 from hrm.types import AltitudeLevel, Clock, HRMContext, Stance, TurnInput, system_clock
@@ -644,6 +649,7 @@ class HRM:
                 "problem_id": problem.id,
                 "keywords": list(extract_keywords(problem.title)[:_TOPIC_WORDS]),
             })
+            ctx.topic_id = problem.id
             return f"Switched to {_titled(problem.title)}", "switch", False, None
         if (
             problem is not None
@@ -660,6 +666,7 @@ class HRM:
             })
             record.stance_after = focus.stance_after.value
             record.commitment_after = _commitment(focus.commitment_after)
+            ctx.topic_id = problem.id
             where = f" The last thing you said there: “{last}”" if last else ""
             return f"Back to {_titled(problem.title)}{where}", "switch", False, None
         # What a follow-up may continue: the problem this input went to — the active one, or
@@ -671,6 +678,12 @@ class HRM:
             else problem.id if problem is not None else None
         )
         ctx.topic_id = went_to  # the recent turns the model sees are this problem's (D80)
+        if (
+            went_to is not None
+            and not focus.arbitration.is_new_candidate
+            and not any(_shown(t) and t.get("problem") == went_to for t in state.recent)
+        ):
+            ctx.topic_history = self._topic_history(went_to)
         topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
         last = state.last_topic if isinstance(state.last_topic, dict) else {}
         # "Ok", "Where were we?": no words of their own, so the thread's last words still say
@@ -998,6 +1011,21 @@ class HRM:
 
     # ── state ──────────────────────────────────────────────────────────────
 
+    def _topic_history(self, problem_id: str) -> list[dict[str, Any]]:
+        """The last exchanges on `problem_id` in the decision ledger's last `RECALL_TAIL`
+        records, oldest first (D86): after a long detour, what was said about the problem
+        the person came back to. Read only on such turns, never on one that stays."""
+        found: list[dict[str, Any]] = []
+        for stored in reversed(self.decisions.tail(RECALL_TAIL)):
+            if stored.kind != "turn" or topic_of_turn(stored.data) != problem_id:
+                continue
+            exchange = exchange_of(stored.data)
+            if _shown(exchange):
+                found.append(exchange)
+                if len(found) >= RECALLED_TURNS:
+                    break
+        return found[::-1]
+
     def _context(self, number: int) -> HRMContext:
         commitment = self.focus.commitments.get_active()
         problem = self.focus.problem_registry.get_active()
@@ -1247,6 +1275,14 @@ def _leave(state: TurnState, problem_id: str) -> None:
         "problem_id": problem_id,
         "last_input": shorten(said, _LAST_INPUT_CHARS) if said else None,
     }
+
+
+def _shown(exchange: dict[str, Any]) -> bool:
+    """Is `exchange` one the model is shown as conversation (`CONVERSATION_ACTIONS`)?"""
+    return (
+        exchange.get("action", "respond") in CONVERSATION_ACTIONS
+        and exchange.get("kind") not in NOT_CONVERSATION_KINDS
+    )
 
 
 def _parked(state: TurnState, record: DecisionRecord) -> None:

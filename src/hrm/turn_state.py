@@ -20,15 +20,19 @@ __all__ = [
     "MAX_STORED_TEXT",
     "NOTES_START",
     "NOT_CONVERSATION_KINDS",
+    "RECALLED_TURNS",
+    "RECALL_TAIL",
     "RECENT_CLIP",
     "RECENT_TURNS",
     "STATE_TAIL",
     "TurnState",
     "clean_text",
     "clip",
+    "exchange_of",
     "recent_exchange",
     "recent_from",
     "topic_of",
+    "topic_of_turn",
 ]
 
 RECENT_TURNS = 12
@@ -41,6 +45,12 @@ this long: a follow-up is about it; `MAX_STORED_TEXT` bounds what a new process 
 STATE_TAIL = 200
 """Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
 about eight, twelve at most in a mixed conversation: twelve turns took 105 records at most)."""
+
+RECALL_TAIL = 1000
+"""Decision-ledger records read back for the exchanges on a problem the recent ones do not
+reach (D86): about 120 turns at eight records a turn."""
+RECALLED_TURNS = 4
+"""Exchanges on that problem read back: as many as the default template shows (D86)."""
 
 MAX_STORED_TEXT = 2000
 """Characters of input or output kept in a ledger record (the full length and a hash are kept)."""
@@ -159,23 +169,28 @@ def _clip_known(text: str, length: int, limit: int) -> str:
 
 def recent_from(records: list[Any]) -> list[dict[str, str]]:
     """The last exchanges, rebuilt from ``turn`` records (oldest first)."""
-    turns = [r.data for r in records if r.kind == "turn"][-RECENT_TURNS:]
-    recent = []
-    for data in turns:
-        text, response = str(data.get("input", "")), str(data.get("response", ""))
-        kind, topic = data.get("kind"), data.get("topic")
-        recent.append(
-            recent_exchange(
-                text, int(data.get("input_length", len(text))),
-                response, int(data.get("response_length", len(response))),
-                str(data.get("action") or "respond"),
-                kind if isinstance(kind, str) else None,
-                # Records from before D80 name no topic: their state's last topic is the same
-                # problem for every turn that had words of its own.
-                topic if isinstance(topic, str) else topic_of(data.get("state")),
-            )
-        )
-    return recent
+    return [exchange_of(r.data) for r in records if r.kind == "turn"][-RECENT_TURNS:]
+
+
+def exchange_of(data: dict[str, Any]) -> dict[str, str]:
+    """The exchange a stored ``turn`` record holds, as `recent_exchange` makes it."""
+    text, response = str(data.get("input", "")), str(data.get("response", ""))
+    kind = data.get("kind")
+    return recent_exchange(
+        text, int(data.get("input_length", len(text))),
+        response, int(data.get("response_length", len(response))),
+        str(data.get("action") or "respond"),
+        kind if isinstance(kind, str) else None,
+        topic_of_turn(data),
+    )
+
+
+def topic_of_turn(data: dict[str, Any]) -> str | None:
+    """The problem a stored ``turn`` record's exchange was about. Records from before D80 name
+    no topic: their state's last topic is the same problem for every turn that had words of
+    its own."""
+    topic = data.get("topic")
+    return topic if isinstance(topic, str) else topic_of(data.get("state"))
 
 
 def topic_of(state: Any) -> str | None:

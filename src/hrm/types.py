@@ -151,6 +151,10 @@ class HRMContext:
     topic_id: str | None = None
     """The problem this input went to (the active one, or the one it was queued as), once
     arbitration has decided: the recent turns the model is shown are that problem's (D80)."""
+    topic_history: list[dict[str, Any]] = field(default_factory=list)
+    """Exchanges on `topic_id` from before the recent ones, oldest first, read back from the
+    decision ledger when none of the recent ones is on it (back on a problem after a long
+    detour, D86)."""
 
 
 @dataclass

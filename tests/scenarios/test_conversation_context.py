@@ -180,3 +180,35 @@ def test_a_message_on_a_problem_of_its_own_sees_only_the_exchange_it_follows(
         "Unrelated: how do I rename a git branch?",
         "And how do I delete the old one on the remote?",
     ]
+
+
+def test_back_after_a_long_detour_the_model_still_sees_the_problems_turns(home: HRMHome) -> None:
+    # D86: twelve exchanges are kept; after fifteen turns on the outage, none was the offsite's.
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        for text in OFFSITE:
+            h.turn(text)
+        h.turn(OUTAGE[0])
+        for i in range(15):
+            h.turn(f"The error says too many connections on Postgres replica {i}.")
+        h.turn("Where were we?")
+        asked = h.turn("What did I say the budget was?")
+    last = _respond_calls(model)[-1]
+    assert _contents(last)[::2] == [*OFFSITE, "What did I say the budget was?"]
+    shown = [e for e in asked.decision.attention_state["retrieved"] if e["source"] == "recent_turn"]
+    assert len(shown) == 2
+
+
+def test_a_new_process_reads_the_detoured_problems_turns_back_too(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        for text in OFFSITE:
+            h.turn(text)
+        h.turn(OUTAGE[0])
+        for i in range(15):
+            h.turn(f"The error says too many connections on Postgres replica {i}.")
+        h.turn("Where were we?")
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("What did I say the budget was?")
+    (call,) = _respond_calls(model)
+    assert _contents(call)[::2] == [*OFFSITE, "What did I say the budget was?"]

@@ -475,11 +475,11 @@ class _StageRunner:
         limit = int(config.get("limit", 4))
         decisions = self.ctx.recent_decisions or [{}] * len(self.ctx.recent_inputs)
         topic = self.ctx.topic_id
+        window = zip(self.ctx.recent_inputs, self.ctx.recent_outputs, decisions, strict=False)
+        earlier = ((t["input"], t["output"], t) for t in self.ctx.topic_history)
         exchanges = [
             (said, answered, decision.get("problem"))
-            for said, answered, decision in zip(
-                self.ctx.recent_inputs, self.ctx.recent_outputs, decisions, strict=False
-            )
+            for said, answered, decision in (*earlier, *window)
             # hrm's own words are not the model's; an empty side is no message (a hosted API
             # refuses one)
             if decision.get("action", "respond") in CONVERSATION_ACTIONS
