@@ -15,6 +15,7 @@ work order in the execution ledger (HO1m).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import re
 import threading
@@ -58,7 +59,7 @@ from hrm.turn_state import (
     CONVERSATION_ACTIONS,
     NOT_CONVERSATION_KINDS,
     NOTES_START,
-    RECALL_TAIL,
+    RECALL_REACH,
     RECALLED_TURNS,
     RECENT_TURNS,
     STATE_TAIL,
@@ -678,12 +679,7 @@ class HRM:
             else problem.id if problem is not None else None
         )
         ctx.topic_id = went_to  # the recent turns the model sees are this problem's (D80)
-        if (
-            went_to is not None
-            and not focus.arbitration.is_new_candidate
-            and not any(_shown(t) and t.get("problem") == went_to for t in state.recent)
-        ):
-            ctx.topic_history = self._topic_history(went_to)
+        topic_is_new = focus.arbitration.is_new_candidate
         topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
         last = state.last_topic if isinstance(state.last_topic, dict) else {}
         # "Ok", "Where were we?": no words of their own, so the thread's last words still say
@@ -826,7 +822,15 @@ class HRM:
             )
         self._maybe_commit(text, action.action_type, reasoning, event, record)
 
-        # 6. Attention: assemble what the model sees (004 §6).
+        # 6. Attention: assemble what the model sees (004 §6); back on a problem after a long
+        # detour, with its earlier turns read back (D86).
+        went_to = ctx.topic_id
+        if (
+            went_to is not None
+            and not topic_is_new
+            and not any(_shown(t) and t.get("problem") == went_to for t in state.recent)
+        ):
+            ctx.topic_history = self._topic_history(went_to)
         with tracer.span("attention", "assemble", "AttentionPipeline") as span:
             assembled = self.stack.assemble_context(text, ctx, problem)
             span.add_metadata("tokens", assembled.tokens)
@@ -1012,11 +1016,13 @@ class HRM:
     # ── state ──────────────────────────────────────────────────────────────
 
     def _topic_history(self, problem_id: str) -> list[dict[str, Any]]:
-        """The last exchanges on `problem_id` in the decision ledger's last `RECALL_TAIL`
-        records, oldest first (D86): after a long detour, what was said about the problem
-        the person came back to. Read only on such turns, never on one that stays."""
+        """The last exchanges on `problem_id` in the decision ledger's last `RECALL_REACH`
+        bytes, oldest first (D86): after a long detour, what was said about the problem the
+        person came back to. Read only on such turns, and only the `turn` records that name
+        it as their topic are parsed."""
         found: list[dict[str, Any]] = []
-        for stored in reversed(self.decisions.tail(RECALL_TAIL)):
+        needles = (b'"topic":' + json.dumps(problem_id).encode(), b'"kind":"turn"')
+        for stored in self.decisions.holding_back(needles, reach=RECALL_REACH):
             if stored.kind != "turn" or topic_of_turn(stored.data) != problem_id:
                 continue
             exchange = exchange_of(stored.data)

@@ -21,7 +21,7 @@ __all__ = [
     "NOTES_START",
     "NOT_CONVERSATION_KINDS",
     "RECALLED_TURNS",
-    "RECALL_TAIL",
+    "RECALL_REACH",
     "RECENT_CLIP",
     "RECENT_TURNS",
     "STATE_TAIL",
@@ -46,9 +46,9 @@ STATE_TAIL = 200
 """Records read back to find the last ``turn`` record and the recent exchanges (a turn writes
 about eight, twelve at most in a mixed conversation: twelve turns took 105 records at most)."""
 
-RECALL_TAIL = 1000
-"""Decision-ledger records read back for the exchanges on a problem the recent ones do not
-reach (D86): about 120 turns at eight records a turn."""
+RECALL_REACH = 1 << 20
+"""Bytes of the decision ledger's end read back for the exchanges on a problem the recent ones
+do not reach (D86): a turn writes 5-15 KB there, so some 70-200 turns."""
 RECALLED_TURNS = 4
 """Exchanges on that problem read back: as many as the default template shows (D86)."""
 

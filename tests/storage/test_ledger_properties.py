@@ -140,3 +140,55 @@ def test_data_round_trips_through_the_file(items: list[tuple[str, dict[str, Any]
     assert read == appended
     for record, (_kind, data) in zip(read, items + items, strict=True):
         assert record.data == json.loads(json.dumps(scrub(data)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    marks=st.lists(st.booleans(), min_size=0, max_size=30),
+    pads=st.lists(st.integers(min_value=0, max_value=400), min_size=30, max_size=30),
+    piece=st.integers(min_value=8, max_value=600),
+    reach=st.integers(min_value=1, max_value=20_000),
+)
+def test_holding_back_finds_what_a_full_read_finds(
+    marks: list[bool], pads: list[int], piece: int, reach: int
+) -> None:
+    """D86: read backwards in pieces of any size, the records holding the needles are the
+    same as a full read's, newest first, within the same last `reach` bytes."""
+    import hrm.storage.ledger as ledger_module
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "l.jsonl"
+        with Ledger(path) as ledger:
+            for i, marked in enumerate(marks):
+                kind = "turn" if i % 3 else "event"
+                ledger.append(kind, {"i": i, "pad": "x" * pads[i],
+                                     "topic": "prob_a" if marked else "prob_b"})  # fmt: skip
+            raw = path.read_bytes() if path.exists() else b""
+            floor = max(0, len(raw) - reach)
+            expected = [
+                r.seq for r in ledger.records()
+                if r.kind == "turn" and r.data["topic"] == "prob_a" and r.offset >= floor
+            ]
+            before = ledger_module._BACK_PIECE
+            ledger_module._BACK_PIECE = piece
+            try:
+                found = list(ledger.holding_back((b'"topic":"prob_a"', b'"kind":"turn"'),
+                                                 reach=reach))  # fmt: skip
+            finally:
+                ledger_module._BACK_PIECE = before
+    # A record that starts before the reach is not whole in it: left out; one that starts
+    # exactly at its edge is in.
+    assert [r.seq for r in found] == expected[::-1]
+    assert all(r.data["topic"] == "prob_a" for r in found)
+
+
+def test_holding_back_reaches_a_record_starting_exactly_at_its_edge(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    with Ledger(path) as ledger:
+        ledger.append("turn", {"topic": "prob_b"})
+        wanted = ledger.append("turn", {"topic": "prob_a"})
+        ledger.append("turn", {"topic": "prob_b"})
+        size = len(path.read_bytes())
+        at_edge = list(ledger.holding_back((b"prob_a",), reach=size - wanted.offset))
+        beyond = list(ledger.holding_back((b"prob_a",), reach=size - wanted.offset - 1))
+    assert [r.seq for r in at_edge] == [wanted.seq] and beyond == []

@@ -402,6 +402,44 @@ class Ledger:
         seq, _digest, _prev = self._check_raw(raw, offset)
         return _parse_record(raw, line=seq, offset=offset, path=self.path)
 
+    def holding_back(self, needles: Sequence[bytes], *, reach: int) -> Iterator[LedgerRecord]:
+        """Records whose line holds every one of `needles`, newest first, among those in the
+        file's last `reach` bytes; each one's own hash checked.
+
+        The file's end is read backwards in growing pieces (what is wanted is usually near
+        the end) and searched for the first needle (give the rarest first): only the lines
+        that hold it are tested for the others, checked and parsed. For a context lookup
+        (D86), not an audit: records between two found ones are not verified (`verify` is).
+        """
+        if not needles:
+            return
+        end, _ = self._snapshot(anchor=False)
+        if end == 0:
+            return
+        floor = max(0, end - reach)
+        rarest, others = needles[0], needles[1:]
+        hi, size, carry = end, _BACK_PIECE, b""
+        with self._reader() as fh:
+            while hi > floor:
+                lo = max(floor, hi - size)
+                piece = _pread(fh, lo, hi - lo) + carry
+                # The piece's first line may begin in the piece before it: carried over,
+                # unless it starts the file or follows a line's end.
+                whole = lo == 0 or _pread(fh, lo - 1, 1) == b"\n"
+                cut = 0 if whole else piece.find(b"\n") + 1
+                carry, body = piece[:cut], piece[cut:]
+                at = body.rfind(rarest)
+                while at >= 0:
+                    begin = body.rfind(b"\n", 0, at) + 1
+                    stop = body.find(b"\n", at) + 1
+                    raw = body[begin:stop]
+                    if stop and all(needle in raw for needle in others):
+                        offset = lo + cut + begin
+                        seq, _digest, _prev = self._check_raw(raw, offset)
+                        yield _parse_record(raw, line=seq, offset=offset, path=self.path)
+                    at = body.rfind(rarest, 0, begin)
+                hi, size = lo, size * 4
+
     def tail(self, n: int = 10) -> list[LedgerRecord]:
         """The last `n` records, oldest first; each hash and the links between them verified."""
         if n <= 0:
@@ -812,6 +850,10 @@ def _count_lines(fd: int, end: int) -> int:
 
 def _pread(fh: BinaryIO, offset: int, length: int) -> bytes:
     return os.pread(fh.fileno(), length, offset)
+
+
+_BACK_PIECE = 128 << 10
+"""The first piece `holding_back` reads (then four times the last): about a dozen turns."""
 
 
 def _last_line_starts(fh: BinaryIO, end: int, n: int) -> list[int]:
