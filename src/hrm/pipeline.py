@@ -30,6 +30,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.arbiter import ArbitrationDisposition
 from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request, without_resume
+from hrm.governance.follow_ups import is_follow_up, opens_new_topic
 from hrm.governance.memory_requests import (
     kept_matching,
     read_forget_request,
@@ -577,6 +578,7 @@ class HRM:
         ):
             forget = None  # "Forget that I asked, …": nothing kept says it (D83)
         heard = turn_input
+        told_of_closed = False
         if forget is not None:
             heard = without_sentence(turn_input, forget.clause)
             if heard is not turn_input:
@@ -596,6 +598,13 @@ class HRM:
             heard = without_sentence(heard, asked_of.clause)
             if heard is not before:
                 record.notes.append("the request about a problem was left out of arbitration")
+            if _closed_in_focus(record) and heard.text and _about_the_closed(heard.text):
+                # "Done, switched to Decimal and it passes. Close this one.": the rest tells of
+                # the work just closed; it opens no problem of its own, and the model still
+                # answers all of it (D82).
+                heard = replace(heard, text="")
+                told_of_closed = True
+                record.notes.append("what the message tells of the closed problem opens none")
         # A stated preference is about the person, not a problem: arbitration reads the rest
         # of the message (D46). It is written after arbitration, in step 2.
         reading = read_preference(self.kernel, heard) if confirmation is None else None
@@ -711,7 +720,10 @@ class HRM:
             notes.append(confirmation)
         if memo is not None:
             notes += remember_fact(self.stack, memo, signals=signals, record=record, event=event)
-        if notes and confirmation is None and arbitrated is not turn_input and not arbitrated.text:
+        if (
+            notes and confirmation is None and arbitrated is not turn_input
+            and not arbitrated.text and not told_of_closed
+        ):
             # The message only stated a preference: hrm answers it, as it answers a bare yes or
             # no (D50). The canon carries it into every later prompt; a model shown it has
             # nothing to add and echoes it back (D58).
@@ -1281,6 +1293,21 @@ def _leave(state: TurnState, problem_id: str) -> None:
         "problem_id": problem_id,
         "last_input": shorten(said, _LAST_INPUT_CHARS) if said else None,
     }
+
+
+def _closed_in_focus(record: DecisionRecord) -> bool:
+    """Did this turn resolve the problem in focus (not one named elsewhere)?"""
+    asked = record.problem_request or {}
+    return asked.get("resolution") == "resolved" and (
+        asked.get("ref") is None or asked.get("was") == "active"
+    )
+
+
+def _about_the_closed(text: str) -> bool:
+    """Does what a message says beside closing the problem in focus tell of that work ("Done,
+    switched to Decimal and it passes.") rather than bring something ("How do I rename a
+    branch?", "Our CI is broken", "Unrelated: …")?"""
+    return "?" not in text and is_follow_up(text) and not opens_new_topic(text)
 
 
 def _shown(exchange: dict[str, Any]) -> bool:

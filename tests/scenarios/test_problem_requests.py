@@ -130,3 +130,25 @@ def test_parking_the_work_in_focus_abandons_its_commitment(home: HRMHome) -> Non
     assert commitment is not None
     assert events[-1]["commitment_abandoned"] == commitment.id
     assert history[0].id == commitment.id and history[0].status == "abandoned"
+
+
+def test_what_the_message_tells_of_the_closed_work_opens_no_problem(home: HRMHome) -> None:
+    model = _model()
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("My pytest run fails: the invoice total is 2.9999999 instead of 3.")
+        done = h.turn("Done, switched to Decimal and it passes. Close this one.")
+        problems = h.focus.problem_registry.list()
+    assert done.action == "respond"  # the model answers the message as said
+    assert done.response.startswith("Noted: Done, switched to Decimal and it passes.")
+    assert "Resolved ‘My pytest run fails" in done.response
+    assert [p.status for p in problems] == [ProblemStatus.RESOLVED]  # no "Done, …" problem
+    assert "what the message tells of the closed problem opens none" in done.decision.notes
+
+
+def test_a_question_beside_closing_the_work_is_a_problem_of_its_own(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("My pytest run fails: the invoice total is 2.9999999 instead of 3.")
+        h.turn("Close this one. How do I rename a git branch?")
+        statuses = _statuses(h)
+    assert statuses["How do I rename a git branch?"] is ProblemStatus.ACTIVE
+    assert ProblemStatus.RESOLVED in statuses.values()
