@@ -16,7 +16,7 @@ from hrm.governance.problem_requests import ProblemRequest
 from hrm.governance.problems import Problem, ProblemStatus
 from hrm.records import DecisionRecord
 
-__all__ = ["act_on_problem"]
+__all__ = ["act_on_problem", "open_problems"]
 
 _DONE = {"resolve": ("resolved", "Resolved"), "park": ("paused", "Parked")}
 
@@ -36,6 +36,10 @@ def act_on_problem(
     to. A name that matches no open problem changes nothing and says so.
     """
     registry = focus.problem_registry
+    if request.kind == "list":
+        record.problem_request = {"kind": "list", "ref": None, "clause": request.clause,
+                                  "resolution": "listed"}  # fmt: skip
+        return [open_problems(registry)]
     target = _target(request, registry, last_topic)
     record.problem_request = {"kind": request.kind, "ref": request.ref, "clause": request.clause}
     if target is None:
@@ -71,6 +75,31 @@ def act_on_problem(
     )
     title = target.title.rstrip(" .")
     return [f"{said} ‘{title}’" + ("" if title.endswith(("?", "!")) else ".")]
+
+
+_LISTED = 8
+"""Open problems named in hrm's answer to "What's still open?"; `/problems` lists them all."""
+
+
+def open_problems(registry: Any) -> str:
+    """What is open, for "What's still open?" (D87): the problem in focus, then the queued and
+    the paused ones, most urgent and most recently touched first."""
+    problems = [p for p in registry.list() if p.status is not ProblemStatus.RESOLVED]
+    if not problems:
+        return "Nothing is open."
+    order = {ProblemStatus.ACTIVE: 0, ProblemStatus.QUEUED: 1, ProblemStatus.PAUSED: 2}
+    problems.sort(key=lambda p: (order.get(p.status, 3), -p.priority,
+                                 -p.last_progress_at.timestamp()))  # fmt: skip
+    lines = [] if problems[0].status is ProblemStatus.ACTIVE else ["Nothing is in focus."]
+    for status, label in ((ProblemStatus.ACTIVE, "In focus"), (ProblemStatus.QUEUED, "Queued"),
+                          (ProblemStatus.PAUSED, "Paused")):  # fmt: skip
+        titles = [f"‘{p.title.rstrip(' .')}’" for p in problems[:_LISTED] if p.status is status]
+        if titles:
+            lines.append(f"{label}: {'; '.join(titles)}.")
+    more = len(problems) - _LISTED
+    if more > 0:
+        lines.append(f"And {more} more: `/problems` lists them all.")
+    return "\n".join(lines)
 
 
 def _target(request: ProblemRequest, registry: Any, last_topic: Any) -> Problem | None:

@@ -66,3 +66,22 @@ def test_any_text_makes_no_request_or_one_it_says(text: str) -> None:
         and request.clause in text
         and (request.ref is None or request.ref.strip() != "")
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What's still open?", "What is on my plate?", "what are we working on", "OK, what's open?",
+     "List my open problems.", "Show me all the tasks please", "What problems are still open?"],
+)
+def test_reads_a_question_about_what_is_open(text: str) -> None:
+    request = read_problem_request(text)
+    assert request is not None and request.kind == "list" and request.ref is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What's open in the PR?", "What is left to do on the migration?", "What's left?",
+     "What are the open questions for the launch?", "List the files in the repo"],
+)
+def test_a_question_about_the_work_asks_for_no_list(text: str) -> None:
+    assert read_problem_request(text) is None

@@ -152,3 +152,22 @@ def test_a_question_beside_closing_the_work_is_a_problem_of_its_own(home: HRMHom
         statuses = _statuses(h)
     assert statuses["How do I rename a git branch?"] is ProblemStatus.ACTIVE
     assert ProblemStatus.RESOLVED in statuses.values()
+
+
+def test_what_is_open_is_answered_from_the_registry(home: HRMHome) -> None:
+    # D87: "What's still open?" was a problem of its own, titled by the question.
+    model = _model()
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn(OFFSITE)
+        h.turn("Unrelated: how do I rename a git branch?")
+        listed = h.turn("What's still open?")
+        h.turn("Let's park the offsite for now.")
+        parked = h.turn("What's on my plate?")
+        titles = [p.title for p in h.focus.problem_registry.list()]
+    assert listed.action == "list"
+    assert listed.response == (
+        "In focus: ‘I'm planning a team offsite for 12 people in March’.\n"
+        "Queued: ‘How do I rename a git branch?’."
+    )
+    assert parked.response.startswith("Nothing is in focus.\nQueued: ")
+    assert "What's" not in " ".join(_responds(model)) and len(titles) == 2

@@ -110,7 +110,9 @@ def _problem_request(d: dict[str, Any]) -> list[Row]:
     asked = d.get("problem_request") or {}
     if not asked:
         return []
-    label = "resolve" if asked.get("kind") == "resolve" else "park"
+    label = str(asked.get("kind") or "?")
+    if label == "list":
+        return [("problems", f"listed what is open — asked: {asked.get('clause')!r}")]
     if asked.get("problem_id"):
         what = f"‘{asked.get('title')}’ ({asked.get('was')} → {asked.get('resolution')})"
     else:

@@ -80,13 +80,33 @@ _ARTICLE = re.compile(r"^(?:the|this|that|my|our)\s+", re.IGNORECASE)
 _TRAILING_NOUN = re.compile(r"\s+" + _NOUN + r"s?$", re.IGNORECASE)
 
 
+_LIST_CHARS = 120
+"""A question about what is open is short; a longer message says more and is the model's."""
+_ASKS_WHAT_IS_OPEN = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|alright|right|now|then|hey|hi)\W+)*"
+    r"(?:(?:can you|could you|please)\s+)?"
+    r"(?:what(?:'s| is| are)\s+(?:still\s+)?(?:open|pending|on my plate|on our plate"
+    r"|in (?:the|my|our) queue|queued)"
+    r"|what (?:else )?(?:are|were) (?:we|i) working on"
+    r"|what (?:problems|issues|tasks|topics|threads) (?:are|do (?:we|i) have) (?:still )?"
+    r"(?:open|left|pending|queued)"
+    r"|(?:list|show)(?: me)? (?:my|our|the|all)(?: the)? (?:open |pending |queued )?"
+    r"(?:problems|issues|tasks|topics|threads))"
+    r"(?:\s+(?:right now|now|then|today|for me|please))?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+"""A message that only asks what is open: "What's still open?", "What's on my plate?",
+"List my open problems." hrm answers it from the registry (D87)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProblemRequest:
     """A request about a problem's status, as read from one message."""
 
-    kind: Literal["resolve", "park"]
+    kind: Literal["resolve", "park", "list"]
     ref: str | None
-    """The words that name the problem ("the webhook"), or None for the work in focus."""
+    """The words that name the problem ("the webhook"), or None for the work in focus (and for
+    ``list``, which asks what is open)."""
     clause: str
     """The words that make the request, as said: what arbitration leaves out."""
 
@@ -106,6 +126,8 @@ def _read(head: str) -> ProblemRequest | None:
                 about = found.groupdict().get("about")
                 return ProblemRequest("resolve", _ref(about or found.group("ref")),
                                       found.group(0).strip())  # fmt: skip
+    if len(head) <= _LIST_CHARS and _ASKS_WHAT_IS_OPEN.match(head):
+        return ProblemRequest("list", None, head.strip())
     aside = read_set_aside(head)
     if aside is not None and not extract_keywords(aside.rest) and _PAUSING.search(head):
         # "Let's park the offsite for now." sets the work aside and turns to nothing. "Never
