@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hrm.home import HRMHome
 from hrm.llm import LLMCallConfig, Message
 from hrm.pipeline import HRM
@@ -151,11 +153,20 @@ def test_back_on_a_problem_the_model_sees_its_turns_not_the_interruptions(home: 
     assert len(shown) == 2
 
 
-def test_a_new_process_knows_which_problem_each_recent_turn_was_about(home: HRMHome) -> None:
+def _interrupt(h: HRM, detour: int) -> None:
+    """The offsite, the outage for `detour` more turns, then "Where were we?"."""
+    for text in OFFSITE:
+        h.turn(text)
+    h.turn(OUTAGE[0])
+    for i in range(detour):
+        h.turn(f"The error says too many connections on Postgres replica {i}.")
+    h.turn("Where were we?")
+
+
+@pytest.mark.parametrize("detour", [1, 15])  # within the kept exchanges (D80), beyond (D86)
+def test_a_new_process_knows_which_problem_each_turn_was_about(home: HRMHome, detour: int) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
-        for text in [*OFFSITE, *OUTAGE]:
-            h.turn(text)
-        h.turn("Where were we?")
+        _interrupt(h, detour)
     model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", model) as h:
         h.turn("What did I say the budget was?")
@@ -186,29 +197,9 @@ def test_back_after_a_long_detour_the_model_still_sees_the_problems_turns(home: 
     # D86: twelve exchanges are kept; after fifteen turns on the outage, none was the offsite's.
     model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
     with HRM.open(home, "ADMIN", model) as h:
-        for text in OFFSITE:
-            h.turn(text)
-        h.turn(OUTAGE[0])
-        for i in range(15):
-            h.turn(f"The error says too many connections on Postgres replica {i}.")
-        h.turn("Where were we?")
+        _interrupt(h, 15)
         asked = h.turn("What did I say the budget was?")
     last = _respond_calls(model)[-1]
     assert _contents(last)[::2] == [*OFFSITE, "What did I say the budget was?"]
     shown = [e for e in asked.decision.attention_state["retrieved"] if e["source"] == "recent_turn"]
     assert len(shown) == 2
-
-
-def test_a_new_process_reads_the_detoured_problems_turns_back_too(home: HRMHome) -> None:
-    with HRM.open(home, "ADMIN", "offline") as h:
-        for text in OFFSITE:
-            h.turn(text)
-        h.turn(OUTAGE[0])
-        for i in range(15):
-            h.turn(f"The error says too many connections on Postgres replica {i}.")
-        h.turn("Where were we?")
-    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
-    with HRM.open(home, "ADMIN", model) as h:
-        h.turn("What did I say the budget was?")
-    (call,) = _respond_calls(model)
-    assert _contents(call)[::2] == [*OFFSITE, "What did I say the budget was?"]
