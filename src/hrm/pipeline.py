@@ -479,9 +479,11 @@ class HRM:
             "response_length": len(response),
             "action": action,
             "asked": asked,
-            # What the exchange was about, for the recent turns a new process rebuilds (D80).
+            # What the exchange was about, for the recent turns a new process rebuilds (D80)
+            # and the turns read back after a detour (D86): only an exchange the model is
+            # shown names its topic, so that read parses no other.
             **({"kind": kind} if kind is not None else {}),
-            **({"topic": ctx.topic_id} if ctx.topic_id is not None else {}),
+            **({"topic": ctx.topic_id} if ctx.topic_id is not None and _shown(exchange) else {}),
             # attention_state and arbitration are stored once, as the HO2m fields (D24).
             "decision": record.fields(omit=_STORED_ONCE),
             "state": state.to_dict(),

@@ -186,9 +186,10 @@ def exchange_of(data: dict[str, Any]) -> dict[str, str]:
 
 
 def topic_of_turn(data: dict[str, Any]) -> str | None:
-    """The problem a stored ``turn`` record's exchange was about. Records from before D80 name
-    no topic: their state's last topic is the same problem for every turn that had words of
-    its own."""
+    """The problem a stored ``turn`` record's exchange was about. A record names its topic only
+    for an exchange the model is shown (D86); for the others, and in records from before D80,
+    the state's last topic stands in (the same problem for every turn with words of its own;
+    the others are never shown, so their topic is never read)."""
     topic = data.get("topic")
     return topic if isinstance(topic, str) else topic_of(data.get("state"))
 

@@ -422,22 +422,25 @@ class Ledger:
         with self._reader() as fh:
             while hi > floor:
                 lo = max(floor, hi - size)
-                piece = _pread(fh, lo, hi - lo) + carry
+                piece = _pread(fh, lo, hi - lo)
+                if carry:
+                    piece += carry
                 # The piece's first line may begin in the piece before it: carried over,
-                # unless it starts the file or follows a line's end.
+                # unless it starts the file or follows a line's end. Searched in place, not
+                # copied: only a found line is.
                 whole = lo == 0 or _pread(fh, lo - 1, 1) == b"\n"
                 cut = 0 if whole else piece.find(b"\n") + 1
-                carry, body = piece[:cut], piece[cut:]
-                at = body.rfind(rarest)
+                carry = piece[:cut]
+                at = piece.rfind(rarest, cut)
                 while at >= 0:
-                    begin = body.rfind(b"\n", 0, at) + 1
-                    stop = body.find(b"\n", at) + 1
-                    raw = body[begin:stop]
+                    begin = max(cut, piece.rfind(b"\n", cut, at) + 1)
+                    stop = piece.find(b"\n", at) + 1
+                    raw = piece[begin:stop]
                     if stop and all(needle in raw for needle in others):
-                        offset = lo + cut + begin
+                        offset = lo + begin
                         seq, _digest, _prev = self._check_raw(raw, offset)
                         yield _parse_record(raw, line=seq, offset=offset, path=self.path)
-                    at = body.rfind(rarest, 0, begin)
+                    at = piece.rfind(rarest, cut, begin)
                 hi, size = lo, size * 4
 
     def tail(self, n: int = 10) -> list[LedgerRecord]:
