@@ -58,7 +58,6 @@ from hrm.turn_preferences import (
 from hrm.turn_problems import act_on_problem
 from hrm.turn_state import (
     CONVERSATION_ACTIONS,
-    NOT_CONVERSATION_KINDS,
     NOTES_START,
     RECALL_REACH,
     RECALLED_TURNS,
@@ -70,6 +69,7 @@ from hrm.turn_state import (
     exchange_of,
     recent_exchange,
     recent_from,
+    shown,
     topic_of_turn,
 )
 from hrm.turn_switch import asks_to_switch, held_question, last_queued, read_answer
@@ -483,7 +483,7 @@ class HRM:
             # and the turns read back after a detour (D86): only an exchange the model is
             # shown names its topic, so that read parses no other.
             **({"kind": kind} if kind is not None else {}),
-            **({"topic": ctx.topic_id} if ctx.topic_id is not None and _shown(exchange) else {}),
+            **({"topic": ctx.topic_id} if ctx.topic_id is not None and shown(exchange) else {}),
             # attention_state and arbitration are stored once, as the HO2m fields (D24).
             "decision": record.fields(omit=_STORED_ONCE),
             "state": state.to_dict(),
@@ -842,7 +842,7 @@ class HRM:
         if (
             went_to is not None
             and not topic_is_new
-            and not any(_shown(t) and t.get("problem") == went_to for t in state.recent)
+            and not any(shown(t) and t.get("problem") == went_to for t in state.recent)
         ):
             ctx.topic_history = self._topic_history(went_to)
         with tracer.span("attention", "assemble", "AttentionPipeline") as span:
@@ -1040,7 +1040,7 @@ class HRM:
             if stored.kind != "turn" or topic_of_turn(stored.data) != problem_id:
                 continue
             exchange = exchange_of(stored.data)
-            if _shown(exchange):
+            if shown(exchange):
                 found.append(exchange)
                 if len(found) >= RECALLED_TURNS:
                     break
@@ -1310,14 +1310,6 @@ def _about_the_closed(text: str) -> bool:
     switched to Decimal and it passes.") rather than bring something ("How do I rename a
     branch?", "Our CI is broken", "Unrelated: …")?"""
     return "?" not in text and is_follow_up(text) and not opens_new_topic(text)
-
-
-def _shown(exchange: dict[str, Any]) -> bool:
-    """Is `exchange` one the model is shown as conversation (`CONVERSATION_ACTIONS`)?"""
-    return (
-        exchange.get("action", "respond") in CONVERSATION_ACTIONS
-        and exchange.get("kind") not in NOT_CONVERSATION_KINDS
-    )
 
 
 def _parked(state: TurnState, record: DecisionRecord) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "exchange_of",
     "recent_exchange",
     "recent_from",
+    "shown",
     "topic_of",
     "topic_of_turn",
 ]
@@ -130,6 +131,16 @@ NOT_CONVERSATION_KINDS = frozenset({"preference", "memory"})
 preference is canon from then on, and the canon is in every prompt (D50). Shown its own
 acknowledgement ("From now on, keep answers under 10 lines." echoed back), SmolLM2 gave that
 same line as its answer to every later question."""
+
+
+def shown(exchange: dict[str, Any]) -> bool:
+    """Is `exchange` one the model is shown as conversation: its own answer or question
+    (`CONVERSATION_ACTIONS`), not a message that only stated a preference or asked hrm to keep
+    a fact (`NOT_CONVERSATION_KINDS`)?"""
+    return (
+        exchange.get("action", "respond") in CONVERSATION_ACTIONS
+        and exchange.get("kind") not in NOT_CONVERSATION_KINDS
+    )
 
 
 def recent_exchange(

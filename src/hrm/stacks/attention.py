@@ -45,7 +45,7 @@ from hrm.errors import HRMError
 from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
-from hrm.turn_state import CONVERSATION_ACTIONS, NOT_CONVERSATION_KINDS, RECENT_CLIP
+from hrm.turn_state import RECENT_CLIP, shown
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:
@@ -482,9 +482,7 @@ class _StageRunner:
             for said, answered, decision in (*earlier, *window)
             # hrm's own words are not the model's; an empty side is no message (a hosted API
             # refuses one)
-            if decision.get("action", "respond") in CONVERSATION_ACTIONS
-            and decision.get("kind") not in NOT_CONVERSATION_KINDS
-            and said.strip() and answered.strip()
+            if shown(decision) and said.strip() and answered.strip()
         ]
         # The turns on the problem at hand (D80): back on the offsite after an outage, the
         # model sees the offsite's turns, not the outage's; a turn about no problem (a thanks)
