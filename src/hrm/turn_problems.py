@@ -1,5 +1,6 @@
 """The turn's step for what the person asks of a problem itself (D82): "Mark the webhook
-problem as done" resolves it, "Let's park the offsite for now." pauses it.
+problem as done" resolves it, "Let's park the offsite for now." pauses it, and "What's still
+open?" lists what is open (D87).
 
 Acted on before arbitration, inside the turn, with the same effect as ``/resolve`` and
 `HRM.resolve_problem`: a commitment on a resolved problem completes, one on a parked problem
@@ -30,7 +31,8 @@ def act_on_problem(
     record: DecisionRecord,
     event: Any,
 ) -> list[str]:
-    """Resolve or pause the problem `request` names; returns the notes for the answer.
+    """Resolve or pause the problem `request` names, or list what is open; returns the notes
+    for the answer.
 
     "it", "this", "this one" are the active problem, or with none the one the last input went
     to. A name that matches no open problem changes nothing and says so.
