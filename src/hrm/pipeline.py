@@ -39,6 +39,7 @@ from hrm.governance.memory_requests import (
 from hrm.governance.pasted import spoken
 from hrm.governance.problem_requests import read_problem_request
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, extract_keywords
+from hrm.governance.stated_decisions import read_stated_decision
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
 from hrm.stacks.factory import new_session_id
@@ -46,7 +47,7 @@ from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.tracing import get_tracer
-from hrm.turn_facts import forget_kept, remember_fact
+from hrm.turn_facts import forget_kept, keep_decision, remember_fact
 from hrm.turn_preferences import (
     answers_only,
     handle_preference,
@@ -722,6 +723,13 @@ class HRM:
             notes.append(confirmation)
         if memo is not None:
             notes += remember_fact(self.stack, memo, signals=signals, record=record, event=event)
+        # A decision stated about the work goes to its problem's working set (D88), which
+        # the context shows whenever that problem is at hand.
+        stated = read_stated_decision(said) if went_to is not None else None
+        if stated is not None and went_to is not None:
+            record.writes.append(
+                keep_decision(self.stack, went_to, stated, turn=record.turn, event=event)
+            )
         if (
             notes and confirmation is None and arbitrated is not turn_input
             and not arbitrated.text and not told_of_closed

@@ -1,4 +1,5 @@
-"""The turn's steps for what the person asks hrm to remember (D73) or to forget (D77).
+"""The turn's steps for what the person asks hrm to remember (D73) or to forget (D77), and for
+a decision the person states about the work (D88).
 
 "Remember that our API base URL is https://api.internal" is written to the Shared Reference
 through the write gate, like an explicit preference, and said back; said again word for word,
@@ -18,10 +19,11 @@ from hrm.governance.memory_requests import (
     kept_text,
     without_clause,
 )
+from hrm.governance.stated_decisions import StatedDecision
 from hrm.records import DecisionRecord
 from hrm.turn_preferences import contradicted_canon
 
-__all__ = ["forget_kept", "remember_fact"]
+__all__ = ["forget_kept", "keep_decision", "remember_fact"]
 
 
 def remember_fact(
@@ -99,3 +101,24 @@ def forget_kept(
         return [f"Forgotten: “{statement}”."]
     record.memory_request["resolution"] = "refused"
     return [f"I could not forget “{statement}”: {decision.get('reason')}."]
+
+
+def keep_decision(
+    stack: Any, problem_id: str, stated: StatedDecision, *, turn: int, event: Any
+) -> dict[str, Any]:
+    """Record a decision the person stated in the problem's working set (D88); returns the
+    write as the decision record keeps it. Said quietly: no note in the answer."""
+    verdict = stack.bus.record_decision(
+        problem_id, {"decision": stated.decision, "said": stated.sentence, "turn": turn}
+    )
+    event("decision_recorded", problem_id=problem_id, decision=stated.decision)
+    return {
+        "target_requested": "working_set",
+        "key": "local_decisions",
+        "approved": verdict.approved,
+        "target": getattr(verdict.target, "value", verdict.target),
+        "reason": verdict.reason,
+        "conditions": list(verdict.conditions),
+        "decision": stated.decision,
+    }
+

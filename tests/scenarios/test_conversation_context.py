@@ -203,3 +203,24 @@ def test_back_after_a_long_detour_the_model_still_sees_the_problems_turns(home: 
     assert _contents(last)[::2] == [*OFFSITE, "What did I say the budget was?"]
     shown = [e for e in asked.decision.attention_state["retrieved"] if e["source"] == "recent_turn"]
     assert len(shown) == 2
+
+
+def test_a_decision_stated_about_the_work_stays_in_its_context(home: HRMHome) -> None:
+    # D88: the problem's working set held nothing a person said; twenty turns on, "What did
+    # we decide about the invoice totals?" had only the recent exchanges to go by.
+    model = ScriptedAdapter([ScriptedReply(respond=_answering)], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("The invoice totals are off by a cent in the billing service.")
+        stated = h.turn("Let's go with Decimal for the invoice totals.")
+        h.turn("Let's go with Decimal for the invoice totals.")  # said again: kept once
+        for i in range(15):
+            h.turn(f"Now the tax line {i} in the billing service is off too.")
+    with HRM.open(home, "ADMIN", model) as h:  # a new process reads it back
+        asked = h.turn("What did we decide about the invoice totals?")
+        working = h.stack.bus.working.get(asked.decision.problem["id"])  # type: ignore[index]
+    (write,) = [w for w in stated.decision.writes if w["target"] == "working_set"]
+    assert write["decision"] == "go with Decimal for the invoice totals" and write["approved"]
+    assert working is not None and len(working.local_decisions) == 1
+    assert "decided: go with Decimal for the invoice totals" in model.calls[-1].system
+    sources = [e["source"] for e in asked.decision.attention_state["retrieved"]]
+    assert "working_set" in sources

@@ -235,6 +235,36 @@ class MemoryBus:
 
     # ── gated writes ───────────────────────────────────────────────────────
 
+    def record_decision(self, problem_id: str, decision: dict[str, Any]) -> WriteDecision:
+        """Add a decision the person stated to the problem's working set (``local_decisions``,
+        001 §6.4; D88). No gate (local scope), as `write_to_working`; the same decision said
+        again is not added twice. Logged as a ``write_completed`` episode.
+
+        Raises:
+            HRMError: ``VALIDATION_FAILED`` for a decision that is not JSON data.
+        """
+        said = str(decision.get("decision", ""))
+        with self.working.db.transaction():
+            working = self.working.get_or_create(problem_id)
+            known = {str(d.get("decision", "")).casefold() for d in working.local_decisions}
+            added = said.casefold() not in known
+            if added:
+                self.working.update(problem_id, local_decisions=[decision])
+        reason = "Working set is problem-local: no gate required" + (
+            "" if added else " (already recorded)"
+        )
+        verdict = WriteDecision(True, MemoryTarget.WORKING_SET, reason)
+        self._log_write(
+            MemoryTarget.WORKING_SET,
+            "local_decisions",
+            verdict,
+            problem_id=problem_id,
+            source="user",
+            request_reason="the person stated a decision",
+            outcome={"problem_id": problem_id, "added": added},
+        )
+        return verdict
+
     def write(self, request: WriteRequest) -> WriteDecision:
         """Evaluate `request` with the gate and carry the decision out.
 

@@ -428,9 +428,12 @@ class _StageRunner:
         return items
 
     def _working_set(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
-        if self.problem is None:
+        # The working set of the problem the input went to (the one it was queued as, too),
+        # as the recent turns are (D80).
+        problem_id = self.ctx.topic_id or (self.problem.id if self.problem is not None else None)
+        if problem_id is None:
             return []
-        ws = self.stack.bus.working.get(self.problem.id)
+        ws = self.stack.bus.working.get(problem_id)
         if ws is None:
             return []
         entries: list[tuple[str, str]] = []
@@ -441,7 +444,8 @@ class _StageRunner:
         for i, question in enumerate(ws.open_questions):
             entries.append((f"question.{i}", f"open question: {question}"))
         for i, decision in enumerate(ws.local_decisions):
-            entries.append((f"decision.{i}", f"decided: {decision}"))
+            said = decision.get("decision", decision) if isinstance(decision, dict) else decision
+            entries.append((f"decision.{i}", f"decided: {said}"))
         return score_items("working_set", text, entries, base=0.6, limit=12)
 
     def _patterns(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
