@@ -55,7 +55,8 @@ class DecisionRecord:
     memory_request: dict[str, Any] | None = None
     """A request to remember a fact (D73): its key, fact and what became of it."""
     problem_request: dict[str, Any] | None = None
-    """A request to resolve or park a problem (D82): its words, the problem, what was done."""
+    """A request to resolve or park a problem (D82), or to list what is open (D87): its words,
+    the problem, what was done."""
     altitude: dict[str, Any] = field(default_factory=dict)
     classification: dict[str, Any] = field(default_factory=dict)
     patterns: list[dict[str, Any]] = field(default_factory=list)
@@ -107,7 +108,7 @@ class TurnResult:
     response: str
     action: str
     """respond | execute | delegate | ask | wait | ask_user (arbitration asked); answered by hrm
-    itself: switch, queue, confirm, remember, resolve, park (D82)."""
+    itself: switch, queue, confirm, remember, resolve, park (D82), list (D87)."""
     decision: DecisionRecord
     asked: bool = False
     """True when the turn returned a question to the person instead of doing the work."""
