@@ -1,0 +1,272 @@
+"""What a message means: the typed result of reading it once (ARCHITECTURE §3, step 1).
+
+Every reader — the rules over tables, the nearest-exemplar classifier over sentence embeddings,
+a bounded structured call to a capable model — returns the same records, so the turn loop acts
+on a `Reading` and never re-reads the raw text with patterns of its own, and `/why` can say who
+understood what and how sure it was.
+
+A `Reading` is pure data: frozen, JSON-ready through `to_record`, cheap to build. It never holds
+a reference to a store, a model or the turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+__all__ = [
+    "ANSWERS",
+    "COMMANDS",
+    "Band",
+    "Bands",
+    "Cues",
+    "Intent",
+    "IntentKind",
+    "Reader",
+    "Reading",
+    "ReadingContext",
+    "Slots",
+]
+
+
+class IntentKind(str, Enum):
+    """What a span of a message asks of hrm, or tells it.
+
+    The first group changes memory or focus and is acted on only above the act threshold
+    (`Bands`); the answers settle a question hrm asked; the cues steer arbitration and never
+    write anything.
+    """
+
+    # Memory and focus: acted on, asked about in the middle band, never silent.
+    PREFERENCE = "preference"
+    """How the person wants things done ("I prefer metric units", "pls use 2-space indents")."""
+    FACT = "fact"
+    """A fact about the person's world to keep ("Remember that our API base URL is …")."""
+    FORGET = "forget"
+    """Take back something kept ("forget that", "delete my cat from your memory")."""
+    RESOLVE = "resolve"
+    """Mark a problem done ("This is resolved", "close the webhook one")."""
+    PARK = "park"
+    """Pause a problem ("Let's park the offsite for now")."""
+    FOCUS = "focus"
+    """Commit focus for a span ("concentrate on X for the next three messages")."""
+    RESUME = "resume"
+    """Go back to earlier work ("Where were we?", "what were we working on before?")."""
+    LIST_OPEN = "list_open"
+    """Ask what is open ("What's still open?")."""
+    DECISION = "decision"
+    """A decision stated about the work ("Decided: Netlify", "Postgres it is")."""
+    SET_ASIDE = "set_aside"
+    """Set the work in focus aside and turn to what follows ("Forget the offsite for now, …")."""
+    # Answers to a question hrm asked (the pending question in `ReadingContext`).
+    YES = "yes"
+    NO = "no"
+    SWITCH = "switch"
+    QUEUE = "queue"
+    # Conversation moves that carry no request of their own.
+    GOODBYE = "goodbye"
+    THANKS = "thanks"
+    NEGATIVE_FEEDBACK = "negative_feedback"
+    """The previous answer was wrong or unhelpful ("no, that's wrong", "that didn't work")."""
+
+
+COMMANDS: frozenset[IntentKind] = frozenset(
+    {
+        IntentKind.PREFERENCE,
+        IntentKind.FACT,
+        IntentKind.FORGET,
+        IntentKind.RESOLVE,
+        IntentKind.PARK,
+        IntentKind.FOCUS,
+        IntentKind.RESUME,
+        IntentKind.LIST_OPEN,
+        IntentKind.DECISION,
+        IntentKind.SET_ASIDE,
+    }
+)
+"""Intents that ask hrm to change what it keeps or where it is: a message made only of these
+opens no problem, and one read in the middle band is asked about, never dropped silently."""
+
+ANSWERS: frozenset[IntentKind] = frozenset(
+    {IntentKind.YES, IntentKind.NO, IntentKind.SWITCH, IntentKind.QUEUE}
+)
+
+
+class Band(str, Enum):
+    """What the turn does with an intent, from its confidence (`Bands.of`)."""
+
+    ACT = "act"
+    ASK = "ask"
+    """Ask the person one short question; the next yes/no settles it."""
+    IGNORE = "ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class Bands:
+    """Confidence thresholds: at or above `act` hrm acts; from `ask` up to `act` it asks."""
+
+    act: float = 0.75
+    ask: float = 0.45
+
+    def of(self, confidence: float) -> Band:
+        if confidence >= self.act:
+            return Band.ACT
+        if confidence >= self.ask:
+            return Band.ASK
+        return Band.IGNORE
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """What an intent names. Every field is optional; which ones an intent fills depends on its
+    kind (documented per field). Text slots are the person's words, trimmed, never rewritten."""
+
+    what: str | None = None
+    """FORGET: what to forget ("my cat", "the deadline"); None for "that" (what was just kept).
+    SET_ASIDE: what is set aside ("the offsite"), empty for "never mind"."""
+    ref: str | None = None
+    """RESOLVE / PARK: words naming the problem ("the webhook"); None for the one in focus."""
+    turns: int | None = None
+    """FOCUS: the span in turns or messages ("next two turns" → 2); None when not given."""
+    topic: str | None = None
+    """FOCUS: what to focus on; RESUME: the work named, if any."""
+    statement: str | None = None
+    """PREFERENCE: the preference as a statement ("metric units, always"); FACT: the fact;
+    DECISION: what was decided ("go with Netlify")."""
+    subject: str | None = None
+    """FACT: what the fact is about ("our API base URL"), the canon key's source."""
+    scope: str | None = None
+    """PREFERENCE: explicit | inferred | behavioural | instruction (a standing instruction)."""
+    hedged: bool = False
+    """PREFERENCE: said with a hedge ("I think I'd rather …"): asked, not kept outright."""
+    sure: bool = True
+    """FORGET: False when "forget that I …" may be a figure of speech and acts only if something
+    kept matches (D83)."""
+    rest: str | None = None
+    """SET_ASIDE: what the message goes on to say."""
+
+    def filled(self) -> dict[str, object]:
+        """The slots that carry a value, for records and tests."""
+        out: dict[str, object] = {}
+        for name in self.__slots__:
+            value = getattr(self, name)
+            if value is None or value is False or (name == "sure" and value is True):
+                continue
+            out[name] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """One thing a message asks or tells, with where it is said and who read it."""
+
+    kind: IntentKind
+    span: tuple[int, int]
+    """Character offsets in `Reading.text` of the words that carry the intent: what
+    arbitration leaves out when it weighs the rest of the message."""
+    confidence: float
+    reader: str
+    """Which reader produced it: ``rules:<table>``, ``exemplars``, ``model:<name>``."""
+    slots: Slots = field(default_factory=Slots)
+
+    def to_record(self) -> dict[str, object]:
+        return {
+            "kind": self.kind.value,
+            "span": list(self.span),
+            "confidence": round(self.confidence, 3),
+            "reader": self.reader,
+            **({"slots": self.slots.filled()} if self.slots.filled() else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Cues:
+    """What arbitration weighs besides similarity, read from the rest of the message (the text
+    outside every command's span), never from pasted material."""
+
+    follow_up: bool = False
+    """A question or request about the answer, or a remark that brings nothing of its own."""
+    report: bool = False
+    """A report on the work ("Fixed it", "the tests for it are failing now")."""
+    opens_new_topic: bool = False
+    """An opener that announces something unrelated ("Unrelated:", "Quick question,")."""
+    own_subject: bool = False
+    """A question or remark on a subject of the person's own ("Also, my laptop's battery …")."""
+    urgency: bool = False
+    """Something is on fire ("prod is down", "ASAP")."""
+
+    def to_record(self) -> dict[str, bool]:
+        return {name: True for name in self.__slots__ if getattr(self, name)}
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingContext:
+    """What the turn knows that changes how a message is read. All of it is optional."""
+
+    pending: str | None = None
+    """The question hrm asked last turn and is waiting on: ``preference`` (keep it? yes/no),
+    ``switch`` (switch or queue?), ``intent`` (a middle-band intent asked about)."""
+    just_kept: str | None = None
+    """The canon key the turn before wrote: what "forget that" refers to."""
+    kept: Mapping[str, str] = field(default_factory=dict)
+    """Canon keys and their text, for matching what a forget request names."""
+    open_problems: tuple[str, ...] = ()
+    """Titles of the open problems, for matching what resolve/park/resume name."""
+    active_problem: str | None = None
+    """The title of the problem in focus, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One message, read once: every intent found, the cues for arbitration, and what is left.
+
+    Invariants: spans lie inside `text`, are sorted by start and do not overlap; `rest` is
+    `said` with every acted-on command's span removed. An empty or unreadable message gives a
+    `Reading` with no intents, never an exception.
+    """
+
+    text: str
+    said: str
+    """The person's own words: `text` without pasted material (code, logs, tracebacks, JSON)."""
+    intents: tuple[Intent, ...] = ()
+    cues: Cues = field(default_factory=Cues)
+    rest: str = ""
+    """What arbitration weighs: the person's words outside the commands' spans."""
+    pasted_lines: int = 0
+    readers: tuple[str, ...] = ()
+    """Every reader that ran on this message, in order (also those that found nothing)."""
+
+    def __iter__(self) -> Iterator[Intent]:
+        return iter(self.intents)
+
+    def first(self, kind: IntentKind) -> Intent | None:
+        return next((i for i in self.intents if i.kind is kind), None)
+
+    def has(self, kind: IntentKind) -> bool:
+        return any(i.kind is kind for i in self.intents)
+
+    @property
+    def only_commands(self) -> bool:
+        """True when the message is nothing but commands: it opens no problem."""
+        return bool(self.intents) and not self.rest.strip()
+
+    def to_record(self) -> dict[str, object]:
+        return {
+            "intents": [i.to_record() for i in self.intents],
+            **({"cues": self.cues.to_record()} if self.cues.to_record() else {}),
+            "readers": list(self.readers),
+            **({"pasted_lines": self.pasted_lines} if self.pasted_lines else {}),
+        }
+
+
+class Reader(Protocol):
+    """One tier of reading. Readers are pure and bounded: linear in the message's length, no
+    I/O beyond a model the reader owns, and they never raise on any text (an unreadable message
+    yields no intents)."""
+
+    name: str
+
+    def read(self, text: str, said: str, context: ReadingContext) -> tuple[Intent, ...]:
+        """The intents this reader finds in `said` (offsets into `text`)."""
