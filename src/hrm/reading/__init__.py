@@ -3,6 +3,7 @@
 See `hrm.reading.types` for the records every reader returns.
 """
 
+from hrm.reading.sentences import MAX_READ_CHARS, sentence_spans
 from hrm.reading.types import (
     ANSWERS,
     COMMANDS,
@@ -15,11 +16,13 @@ from hrm.reading.types import (
     Reading,
     ReadingContext,
     Slots,
+    Span,
 )
 
 __all__ = [
     "ANSWERS",
     "COMMANDS",
+    "MAX_READ_CHARS",
     "Band",
     "Bands",
     "Cues",
@@ -29,4 +32,6 @@ __all__ = [
     "Reading",
     "ReadingContext",
     "Slots",
+    "Span",
+    "sentence_spans",
 ]

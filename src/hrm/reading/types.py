@@ -11,10 +11,13 @@ a reference to a store, a model or the turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
+
+Span = tuple[int, int]
+"""Start and end offsets of a piece of text (end exclusive)."""
 
 __all__ = [
     "ANSWERS",
@@ -28,6 +31,7 @@ __all__ = [
     "Reading",
     "ReadingContext",
     "Slots",
+    "Span",
 ]
 
 
@@ -163,8 +167,8 @@ class Intent:
     """One thing a message asks or tells, with where it is said and who read it."""
 
     kind: IntentKind
-    span: tuple[int, int]
-    """Character offsets in `Reading.text` of the words that carry the intent: what
+    span: Span
+    """Character offsets in `Reading.said` of the words that carry the intent: what
     arbitration leaves out when it weighs the rest of the message."""
     confidence: float
     reader: str
@@ -222,7 +226,7 @@ class ReadingContext:
 class Reading:
     """One message, read once: every intent found, the cues for arbitration, and what is left.
 
-    Invariants: spans lie inside `text`, are sorted by start and do not overlap; `rest` is
+    Invariants: spans lie inside `said`, are sorted by start and do not overlap; `rest` is
     `said` with every acted-on command's span removed. An empty or unreadable message gives a
     `Reading` with no intents, never an exception.
     """
@@ -268,5 +272,9 @@ class Reader(Protocol):
 
     name: str
 
-    def read(self, text: str, said: str, context: ReadingContext) -> tuple[Intent, ...]:
-        """The intents this reader finds in `said` (offsets into `text`)."""
+    def read(
+        self, said: str, spans: Sequence[Span], context: ReadingContext
+    ) -> tuple[Intent, ...]:
+        """The intents this reader finds in the given sentence spans of `said` (the composer
+        passes a later tier only the sentences no earlier tier read with confidence); every
+        returned span lies inside one of `spans`."""
