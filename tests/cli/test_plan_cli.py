@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from hrm.cli._common import EXIT_INPUT
 from hrm.cli.plan import EXIT_TTL_EXPIRED, LAST_PLAN_FILE, app
 from hrm.home import HRMHome
 from hrm.storage.ledger import Ledger
@@ -56,7 +57,7 @@ def test_show_renders_the_last_run(home: HRMHome) -> None:
 
 def test_show_before_any_run_says_how_to_start(home: HRMHome) -> None:
     result = runner.invoke(app, ["show", "--home", str(home.root)])
-    assert result.exit_code == 1
+    assert result.exit_code == EXIT_INPUT
     assert "no plan has run yet" in result.stderr
 
 

@@ -15,6 +15,8 @@ import typer
 from rich.markup import escape
 
 from hrm.cli._common import (
+    EXIT_INPUT,
+    EXIT_USAGE,
     AgentClassOption,
     HomeOption,
     JsonOption,
@@ -148,9 +150,9 @@ def run(
     """Run agents on a task and combine their outputs with a reducer."""
     if len(items) < 2:
         raise fail("give at least one agent id and then the task, e.g. "
-                   "hrm agents run researcher writer \"Summarize the design\"")
+                   "hrm agents run researcher writer \"Summarize the design\"", EXIT_USAGE)
     if reducer not in _REDUCERS:
-        raise fail(f"--reducer must be one of {', '.join(_REDUCERS)}")
+        raise fail(f"--reducer must be one of {', '.join(_REDUCERS)}", EXIT_INPUT)
     agents, task = items[:-1], items[-1]
     config: dict[str, Any] = {}
     if reducer == "merge":

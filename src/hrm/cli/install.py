@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from hrm.cli._common import EXIT_INPUT, JsonOption, console, emit_json, fail, handle_errors
+from hrm.cli._common import (
+    EXIT_INPUT,
+    EXIT_USAGE,
+    JsonOption,
+    console,
+    emit_json,
+    fail,
+    handle_errors,
+)
 
 __all__ = ["app"]
 
@@ -44,7 +52,7 @@ def claude_code(
     from hrm.continuity.install import install_claude_code, settings_path
 
     if project and global_scope:
-        raise fail("choose one of --project and --global")
+        raise fail("choose one of --project and --global", EXIT_USAGE)
     if project_dir is not None and not project_dir.is_dir():
         # A mistyped path would otherwise become a new project with hooks nobody runs.
         raise fail(f"--project-dir '{project_dir}' is not an existing directory", EXIT_INPUT)

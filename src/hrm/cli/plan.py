@@ -17,6 +17,8 @@ from rich.markup import escape
 
 from hrm._text import shorten
 from hrm.cli._common import (
+    EXIT_BUDGET,
+    EXIT_INPUT,
     AgentClassOption,
     HomeOption,
     JsonOption,
@@ -37,8 +39,8 @@ __all__ = ["EXIT_FAILED", "EXIT_TTL_EXPIRED", "LAST_PLAN_FILE", "app"]
 
 EXIT_FAILED = 1
 """The plan could not finish: a step failed for good."""
-EXIT_TTL_EXPIRED = 2
-"""The step budget ran out; the partial results are shown and saved."""
+EXIT_TTL_EXPIRED = EXIT_BUDGET
+"""The step budget ran out; the partial results are shown and saved (7: 2 is a usage error)."""
 LAST_PLAN_FILE = "last_plan.json"
 """Where `run` saves its history, inside the home's logs directory."""
 
@@ -137,7 +139,9 @@ def _load(path: Path) -> dict[str, Any]:
     from hrm.errors import HRMError
 
     if not path.is_file():
-        raise fail(f"no plan has run yet ({path} is missing); try `hrm plan run \"goal\"`")
+        raise fail(
+            f"no plan has run yet ({path} is missing); try `hrm plan run \"goal\"`", EXIT_INPUT
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
