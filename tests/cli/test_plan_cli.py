@@ -30,11 +30,19 @@ def test_run_json_converges_and_saves_the_history(home: HRMHome) -> None:
     assert units.count("plan_step") == 4
 
 
-def test_run_shows_live_steps_and_a_summary(home: HRMHome) -> None:
+def test_run_shows_live_steps_and_a_summary(home: HRMHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HRM_FORCE_TTY", "1")
     result = runner.invoke(app, ["run", "Say hello", "--home", str(home.root)])
     assert result.exit_code == 0, result.output
     assert "COMPLETE" in result.stdout and "converged" in result.stdout
     assert "hrm plan show" in result.stdout
+
+
+def test_run_in_a_pipe_draws_no_live_table(home: HRMHome) -> None:
+    result = runner.invoke(app, ["run", "Say hello", "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    assert "converged" in result.stdout and "hrm plan show" in result.stdout
+    assert "COMPLETE" not in result.stdout and "━" not in result.stdout
 
 
 def test_an_expired_budget_exits_with_its_code_and_partial_results(home: HRMHome) -> None:

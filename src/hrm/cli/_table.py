@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["Column", "print_table", "stdout_is_terminal", "tsv_cell"]
+__all__ = ["Column", "fit", "print_table", "stdout_is_terminal", "tsv_cell"]
 
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
@@ -52,6 +52,15 @@ def stdout_is_terminal() -> bool:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):  # replaced by an object without it, or closed
         return False
+
+
+def fit(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters on a terminal; whole in a pipe, where nothing is cut."""
+    if not stdout_is_terminal():
+        return text
+    from hrm._text import shorten
+
+    return shorten(text, limit)
 
 
 def tsv_cell(value: object) -> str:

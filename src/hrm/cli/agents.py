@@ -26,6 +26,7 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._table import print_table
 
 if TYPE_CHECKING:
     from hrm.config import ResolvedConfig
@@ -73,14 +74,10 @@ def list_agents(
             "errors": [e.to_dict() for e in registry.errors],
         })
         return
-    from rich.table import Table
-
-    table = Table(show_header=True, header_style="bold")
-    for column in ("id", "role", "origin", "capabilities"):
-        table.add_column(column)
-    for d in registry:
-        table.add_row(d.id, d.role, d.origin, ", ".join(d.capabilities) or "-")
-    console.print(table)
+    print_table(
+        ["id", "role", "origin", "capabilities"],
+        [(d.id, d.role, d.origin, ", ".join(d.capabilities) or "-") for d in registry],
+    )
     _report_errors(registry)
 
 

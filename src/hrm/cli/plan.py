@@ -29,6 +29,7 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._table import stdout_is_terminal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,7 +100,8 @@ def run(
                 adapter, config.llm, budget_tokens=config.stack_token_budget,
                 record=ledger.append, agent_class=agent_class,
             )
-            display = None if json_out else _LiveDisplay()
+            # The live table redraws itself: on a terminal only, never into a pipe or JSON.
+            display = _LiveDisplay() if not json_out and stdout_is_terminal() else None
             with PlanEngine.from_config(config, gateway, record=ledger.append) as engine:
                 if display is None:
                     result = engine.run(goal, ttl=ttl)
@@ -211,7 +213,7 @@ def _render_summary(saved: dict[str, Any]) -> None:
 
 
 def _render_history(saved: dict[str, Any]) -> None:
-    from rich.table import Table
+    from hrm.cli._table import print_table
 
     history = saved.get("history") or {}
     console.print(str(history.get("task_input", "")), style="bold", markup=False)
@@ -223,11 +225,7 @@ def _render_history(saved: dict[str, Any]) -> None:
         f"{config.get('global_ttl')}, model {config.get('provider')}",
         markup=False,
     )
-    from rich.text import Text
-
-    table = Table(show_header=True, header_style="bold")
-    for column in ("pass", "phase", "steps run", "refinements", "TTL left", "notes"):
-        table.add_column(column)
+    rows: list[tuple[str, ...]] = []
     for item in history.get("passes") or []:
         results = item.get("execution_results") or []
         ran = [f"{r.get('step_id')}:{r.get('status')}" for r in results]
@@ -237,13 +235,12 @@ def _render_history(saved: dict[str, Any]) -> None:
         ]
         notes = [f"TTL {a.get('from')}->{a.get('to')}" for a in item.get("ttl_adjustments") or []]
         notes += list(item.get("errors") or [])
-        cells = (
+        rows.append((
             str(item.get("pass_number")), str(item.get("phase")), ", ".join(ran) or "-",
             ", ".join(refinements) or "-", str(item.get("ttl_remaining")),
             "; ".join(notes) or "-",
-        )
-        table.add_row(*(Text(cell) for cell in cells))
-    console.print(table)
+        ))
+    print_table(["pass", "phase", "steps run", "refinements", "TTL left", "notes"], rows)
     _render_summary(saved)
 
 

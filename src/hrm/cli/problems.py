@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from hrm._text import shorten
 from hrm.cli._common import (
     HomeOption,
     JsonOption,
@@ -77,15 +76,18 @@ def list_problems(
 
 def show_problems(problems: list[dict[str, Any]]) -> None:
     """Problems (as `Problem.to_record` gives them) as a table: here and in `hrm chat`."""
-    from rich.table import Table
+    from hrm.cli._table import Column, fit, print_table, stdout_is_terminal
 
-    table = Table("id", "title", "status", "priority", "last progress")
-    for p in problems:
-        table.add_row(
-            str(p["id"]), shorten(str(p["title"]), 60), str(p["status"]), str(p["priority"]),
-            str(p["last_progress_at"])[:16].replace("T", " "),
-        )
-    console.print(table)
+    terminal = stdout_is_terminal()
+    print_table(
+        [Column("id", no_wrap=True), "title", "status", "priority", "last progress"],
+        [
+            (p["id"], fit(str(p["title"]), 60), p["status"], p["priority"],
+             str(p["last_progress_at"])[:16].replace("T", " ") if terminal
+             else p["last_progress_at"])
+            for p in problems
+        ],
+    )
 
 
 @app.command("resolve")
