@@ -45,7 +45,7 @@ def test_list_piped_is_two_tab_separated_tables() -> None:
     providers, models = result.stdout.split("\n\n")
     rows = [line.split("\t") for line in providers.splitlines()]
     assert rows[0] == ["provider", "installed", "default", "about"]
-    assert ["offline", "yes"] == next(r[:2] for r in rows if r[0] == "offline")
+    assert next(r[:2] for r in rows if r[0] == "offline") == ["offline", "yes"]
     assert [r[2] for r in rows[1:]].count("*") == 1  # the provider `auto` picks
     assert models.splitlines()[0].split("\t") == ["model", "installed", "vetted", "about"]
     assert "│" not in result.stdout and "Local models" not in result.stdout

@@ -68,7 +68,9 @@ def list_problems(
     if json_output:
         emit_json(problems)
         return
-    if not problems:
+    from hrm.cli._table import stdout_is_terminal
+
+    if not problems and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print(f"No {'' if include_resolved else 'open '}problems for {cls}.")
         return
     show_problems(problems)

@@ -6,7 +6,6 @@ are read from the installed distribution's metadata (whatever name it is publish
 
 from __future__ import annotations
 
-import platform
 from dataclasses import asdict, dataclass
 
 import typer
@@ -36,6 +35,7 @@ class VersionInfo:
 
 def version_info(*, with_extras: bool = False) -> VersionInfo:
     """The running hrm's version facts (`extras` read only when asked: it reads metadata)."""
+    import platform
     from importlib import metadata
 
     from hrm._extras import distribution_name, extras
