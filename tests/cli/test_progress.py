@@ -130,3 +130,18 @@ def test_long_commands_draw_their_bar_on_a_terminal(args: list[str], home: HRMHo
     result = CliRunner().invoke(app, [*argv, "--home", str(home.root)], env={"HRM_FORCE_TTY": "1"})
     assert result.exit_code == 0, result.output
     assert _BAR in result.stderr
+
+
+def test_meta_analysis_reports_stacks_read(tmp_path: Path) -> None:
+    from hrm.pipeline import HRM
+    from hrm.stacks.meta import MetaAgent
+
+    home = HRMHome(tmp_path / "home")
+    for stack in ("ADMIN", "RESIDENT:ana"):
+        with HRM.open(home, stack, "offline") as hrm:
+            hrm.turn("How do I rename a git branch?")
+    calls: list[tuple[int, int]] = []
+    quiet = MetaAgent(home).analyze()
+    report = MetaAgent(home).analyze(progress=lambda d, t: calls.append((d, t)))
+    assert report.records_read == quiet.records_read and len(report.stacks) == 2
+    assert calls == [(1, 2), (2, 2)]

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
+from hrm.cli._progress import progress_bar
 
 __all__ = ["app"]
 
@@ -32,7 +33,8 @@ def analyze(
 
         h = HRMHome.resolve(home)
         initialize(h)
-        report = MetaAgent(h, min_stacks=min_stacks).analyze()
+        with progress_bar("reading stacks", json_output=json_output) as bar:
+            report = MetaAgent(h, min_stacks=min_stacks).analyze(progress=bar.callback)
     if json_output:
         emit_json(report.to_record())
         return
