@@ -36,7 +36,14 @@ from hrm.cli._common import (
 )
 from hrm.errors import HRMError
 
-__all__ = ["ClickException", "LazyGroup", "RootGroup", "UsageError", "suggestions"]
+__all__ = [
+    "ClickException",
+    "LazyGroup",
+    "RootGroup",
+    "SuggestingGroup",
+    "UsageError",
+    "suggestions",
+]
 
 # Typer 0.20 and later carry their own copy of click; earlier ones use click itself. Both make
 # `typer.BadParameter` a click `UsageError`, itself a `ClickException`: found through it, the
@@ -68,15 +75,39 @@ def suggestions(typo: str, names: Sequence[str]) -> list[str]:
     return difflib.get_close_matches(typo, list(names), n=3, cutoff=0.6)
 
 
-class RootGroup(TyperGroup):
-    """The `hrm` group: loads `lazy_groups` on demand and reports every error as one line."""
+class SuggestingGroup(TyperGroup):
+    """A command group whose "No such command" names the nearest commands.
 
-    lazy_groups: ClassVar[tuple[LazyGroup, ...]] = ()
+    Typer suggests only from 0.20 on, and only among commands already loaded; every group of
+    `hrm` uses this class (``typer.Typer(cls=SuggestingGroup)``) so that suggestions are the
+    same under every typer the project supports.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Typer's own suggestions only see loaded groups ("memroy" → "demo"); ours see all.
-        self.suggest_commands = False
+        self.suggest_commands = False  # typer's own, where it has them: ours replace them
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            typo = args[0] if args else ""
+            if typo and not typo.startswith("-"):
+                near = suggestions(typo, self._visible_names(ctx))
+                if near:
+                    message = str(getattr(exc, "message", "")).rstrip(".")
+                    exc.message = f"{message}. Did you mean {' or '.join(map(repr, near))}?"  # type: ignore[attr-defined]
+            raise
+
+    def _visible_names(self, ctx: Any) -> list[str]:
+        loaded = self.commands
+        return [n for n in self.list_commands(ctx) if n not in loaded or not loaded[n].hidden]
+
+
+class RootGroup(SuggestingGroup):
+    """The `hrm` group: loads `lazy_groups` on demand and reports every error as one line."""
+
+    lazy_groups: ClassVar[tuple[LazyGroup, ...]] = ()
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
@@ -102,22 +133,6 @@ class RootGroup(TyperGroup):
         group.help = entry.help
         self.add_command(group, cmd_name)
         return group
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        try:
-            return super().resolve_command(ctx, args)
-        except UsageError as exc:
-            typo = args[0] if args else ""
-            if typo and not typo.startswith("-"):
-                near = suggestions(typo, self._visible_names(ctx))
-                if near:
-                    message = str(getattr(exc, "message", "")).rstrip(".")
-                    exc.message = f"{message}. Did you mean {' or '.join(map(repr, near))}?"  # type: ignore[attr-defined]
-            raise
-
-    def _visible_names(self, ctx: Any) -> list[str]:
-        loaded = self.commands
-        return [n for n in self.list_commands(ctx) if n not in loaded or not loaded[n].hidden]
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command; whatever it raises ends as one stderr line and an exit code."""

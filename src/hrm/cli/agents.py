@@ -26,6 +26,7 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 from hrm.cli._table import print_table
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from hrm.runtime import AgentDefinition, AgentExecutionResult, AgentRegistry
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="List, show and run agents.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

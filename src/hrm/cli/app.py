@@ -26,7 +26,7 @@ from hrm.cli._common import (
     handle_errors,
     set_debug,
 )
-from hrm.cli._root import LazyGroup, RootGroup
+from hrm.cli._root import LazyGroup, RootGroup, SuggestingGroup
 from hrm.cli._table import Column, print_table
 
 # Command groups written as separate modules: (module, attribute, name, help).
@@ -93,7 +93,10 @@ def _root(
     set_debug(debug)
 
 
-config_app = typer.Typer(help="Show the effective configuration and where each value came from.")
+config_app = typer.Typer(
+    cls=SuggestingGroup,
+    help="Show the effective configuration and where each value came from.",
+)
 app.add_typer(config_app, name="config")
 
 for _module in ("hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook"):

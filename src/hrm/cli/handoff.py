@@ -16,8 +16,10 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     name="handoff",
     help="Write and read handoffs: what one session leaves for the next.",
     no_args_is_help=True,

@@ -16,10 +16,12 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Install hrm's hooks into a coding assistant.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

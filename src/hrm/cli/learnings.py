@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
 from hrm.cli._progress import progress_bar
+from hrm.cli._root import SuggestingGroup
 from hrm.cli._table import Column, print_table
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Remember and search learnings.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

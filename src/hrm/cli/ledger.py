@@ -29,6 +29,7 @@ from hrm.cli._common import (
     handle_errors,
 )
 from hrm.cli._progress import ProgressBar, progress_bar
+from hrm.cli._root import SuggestingGroup
 from hrm.cli._table import Column, print_table
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Verify, tail, reindex and quarantine the tamper-evident ledgers.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -28,6 +28,7 @@ from hrm.cli._common import (
     emit_json,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 from hrm.cli._table import Column, print_table, stdout_is_terminal
 
 if TYPE_CHECKING:
@@ -39,25 +40,30 @@ __all__ = ["app"]
 _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Inspect and edit the memory bus compartments.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
 )
 shared_app = typer.Typer(
+    cls=SuggestingGroup,
     help="The Shared Reference: versioned, citable facts.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
 )
 working_app = typer.Typer(
+    cls=SuggestingGroup,
     help="Working sets: per-problem scratch memory with a TTL.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
 )
 episodes_app = typer.Typer(
+    cls=SuggestingGroup,
     help="The episodic trace: what happened, newest first.",
     context_settings=_SETTINGS,
 )
 synthesis_app = typer.Typer(
+    cls=SuggestingGroup,
     help="Semantic synthesis: patterns linked to their evidence.",
     no_args_is_help=True,
     context_settings=_SETTINGS,

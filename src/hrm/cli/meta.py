@@ -8,10 +8,12 @@ import typer
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
 from hrm.cli._progress import progress_bar
+from hrm.cli._root import SuggestingGroup
 
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Cross-stack analysis by the meta agent.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

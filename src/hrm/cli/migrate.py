@@ -9,8 +9,10 @@ import typer
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, err_console, handle_errors
 from hrm.cli._progress import progress_bar
+from hrm.cli._root import SuggestingGroup
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     name="migrate",
     help="Import legacy continuity data into the hrm home (the source is never modified).",
     no_args_is_help=True,

@@ -20,6 +20,7 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 from hrm.cli._table import print_table, stdout_is_terminal
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="List, install and test model providers.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -29,6 +29,7 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 from hrm.cli._table import stdout_is_terminal
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ LAST_PLAN_FILE = "last_plan.json"
 """Where `run` saves its history, inside the home's logs directory."""
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Run multi-step plans under a step budget.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -17,6 +17,7 @@ from hrm.cli._common import (
     emit_json,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 
 __all__ = ["app", "show_problems"]
 
@@ -29,6 +30,7 @@ StackOption = Annotated[
 ]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="List a stack's problems and resolve them.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
+from hrm.cli._root import SuggestingGroup
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,11 +23,13 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Create, inspect and tear down cognitive stacks.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 anchor_app = typer.Typer(
+    cls=SuggestingGroup,
     help="Salience anchors: what a resident should mention first (HO3).",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -230,7 +231,7 @@ def _chat_json_lines(hrm: Any) -> None:
 
     exit_code = 0
     try:
-        for raw in sys.stdin:
+        for raw in _lines(sys.stdin):
             line = raw.rstrip("\r\n")
             command = line.strip()
             if not command:
@@ -255,6 +256,18 @@ def _chat_json_lines(hrm: Any) -> None:
         hrm.close()
     if exit_code:
         raise typer.Exit(exit_code)
+
+
+def _lines(stream: Any) -> Iterator[str]:
+    """The lines of `stream` until its end (some test harnesses end it with EOFError)."""
+    while True:
+        try:
+            line = stream.readline()
+        except EOFError:
+            return
+        if not line:
+            return
+        yield line
 
 
 PASTE_GAP_S = 0.03
