@@ -154,7 +154,13 @@ def search(
     """Search learnings, best first (full-text, hybrid with embeddings)."""
     from hrm.continuity.learnings_types import SearchFilters, SearchQuery
 
-    with handle_errors(), _open(home, embeddings) as repo:
+    # Hybrid search loads the embedding model and embeds learnings it has not seen: a second
+    # or more the first time, shown as a pulsing bar on a terminal.
+    quiet = json_output or embeddings == "off"
+    with handle_errors(), progress_bar("searching", json_output=quiet) as bar, _open(
+        home, embeddings
+    ) as repo:
+        bar.describe("searching", indeterminate=True)
         start, end = _when(since, option="--since"), _when(until, option="--until")
         filters = SearchFilters(
             types=list(type_) if type_ else None,
