@@ -10,8 +10,10 @@ Exit codes (README, "Command-line conventions", shows the same table):
 ====  =====================================================================================
 0     success (an empty list too)
 1     internal error: a bug, or a failure no other code names
-2     usage: unknown command or option, bad option value, or an optional extra not installed
-3     bad input: a file, payload, config, argument or id that is invalid, unknown or a duplicate
+2     usage: unknown command or option, missing argument, value of the wrong type, options
+      that exclude each other; or an optional extra that is not installed (D110)
+3     bad input: a file, payload, configuration or option value, or id that is invalid,
+      unknown or a duplicate; a damaged ledger
 4     denied: a gate or policy said no
 5     provider: the model provider failed
 6     storage: the home or database could not be used (permissions, lock, disk)
@@ -78,10 +80,11 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 """Internal error (a bug, or a failure no other code names)."""
 EXIT_USAGE = 2
-"""Usage: an unknown command or option, a bad option value, or an optional extra that is not
-installed (the installation cannot do what was asked until it is; click uses 2 for the rest)."""
+"""Usage: the command line is wrong (click's own code for what it cannot parse, and options that
+exclude each other), or it asks for a feature whose optional extra is not installed."""
 EXIT_INPUT = 3
-"""Bad input: a file, payload, config, argument or id that is invalid, unknown or a duplicate."""
+"""Bad input: a file, payload, configuration or option value, or id that is invalid, unknown or a
+duplicate; a damaged ledger."""
 EXIT_DENIED = 4
 """A gate or policy denied the request."""
 EXIT_PROVIDER = 5
