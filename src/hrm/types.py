@@ -23,6 +23,7 @@ __all__ = [
     "GateType",
     "HRMContext",
     "JSONDict",
+    "ProgressCallback",
     "ReducerType",
     "Stakes",
     "Stance",
@@ -38,6 +39,11 @@ JSONDict: TypeAlias = dict[str, Any]
 
 Clock: TypeAlias = Callable[[], datetime]
 """Returns the current time as an aware UTC datetime; injected so TTLs and decay are testable."""
+
+ProgressCallback: TypeAlias = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while long work runs (records, bytes or items, as the
+function taking it says); ``done`` never decreases and ends equal to ``total``. A function that
+takes one does the same work, in the same order, whether or not it is given."""
 
 
 class AltitudeLevel(str, Enum):

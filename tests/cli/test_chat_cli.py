@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,34 @@ def test_canon_lists_what_is_kept_and_not_what_was_forgotten(tmp_path: Path) -> 
     flat = " ".join(out.split())
     assert "Nothing kept yet" in flat
     assert "Forgotten: “I prefer short paragraphs”." in flat
-    table = flat.rsplit("what I keep", 1)[-1]  # the last /canon's table
-    assert "│ fact │ the grant deadline is March 3 │" in table
+    table = out.rsplit("kind\twhat I keep\n", 1)[-1]  # the last /canon's rows, tab-separated
+    assert table.startswith("fact\tthe grant deadline is March 3\n")
     assert "short paragraphs" not in table
+
+
+def _chat_json(home: Path, lines: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(
+        app, ["chat", "--json", "--home", str(home), "--provider", "offline"], input=lines
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_chat_json_writes_one_json_line_per_turn(tmp_path: Path) -> None:
+    code, out, err = _chat_json(
+        tmp_path / "home", "I prefer short answers\n\nHow do I rename a git branch?\n"
+    )
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["decision"]["turn"] for r in records] == [1, 2]
+    assert all(r["response"] and r["decision"]["trace_id"].startswith("hrm_") for r in records)
+    assert "hrm ›" not in out and "altitude" not in err  # no banner, no status line
+
+
+def test_chat_json_keeps_going_after_a_failure_and_says_so(
+    tmp_path: Path, failing_turns: list[str]
+) -> None:
+    code, out, err = _chat_json(tmp_path / "home", "first\nboom\n/why\nthird\n/quit\nnever\n")
+    assert failing_turns == ["first", "boom", "third"]
+    assert len(out.splitlines()) == 2
+    assert "is locked by another process" in err and "/why is for the interactive chat" in err
+    assert code == EXIT_STORAGE

@@ -43,12 +43,25 @@ def test_learn_search_show_round_trip(home: HRMHome) -> None:
     assert (shown["type"], shown["tags"], shown["access_count"]) == ("ERROR_FIX", ["deps"], 1)
 
 
-def test_human_output_is_a_table(home: HRMHome) -> None:
+def test_human_output_is_a_table(home: HRMHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HRM_FORCE_TTY", "1")
     learn(home, "Use ruff for linting")
     code, out, _ = run(home, "search", "ruff", "--embeddings", "off")
     assert code == 0 and "Use ruff for linting" in out and "ERROR_FIX" in out
+    assert "│" in out and "1 of 1" in out
     code, out, _ = run(home, "search", "nothing-like-this", "--embeddings", "off")
     assert code == 0 and "No matching learnings" in out
+
+
+def test_piped_search_is_tab_separated_with_a_header(home: HRMHome) -> None:
+    learning_id = learn(home, "Use ruff\tfor linting")
+    code, out, _ = run(home, "search", "ruff", "--embeddings", "off")
+    assert code == 0
+    header, row = out.splitlines()
+    assert header.split("\t") == ["score", "id", "type", "conf", "content"]
+    assert row.split("\t")[1:] == [learning_id, "ERROR_FIX", "MEDIUM", "Use ruff\\tfor linting"]
+    code, out, _ = run(home, "search", "nothing-like-this", "--embeddings", "off")
+    assert code == 0 and out == "score\tid\ttype\tconf\tcontent\n"
 
 
 def test_duplicate_fails_naming_the_existing_id(home: HRMHome) -> None:

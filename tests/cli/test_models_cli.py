@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from hrm._extras import install_hint
+from hrm.cli._common import EXIT_INPUT
 from hrm.cli.models import app
 from hrm.llm import local as local_module
 
@@ -28,12 +30,25 @@ def test_list_json_names_every_provider_and_the_default(monkeypatch: pytest.Monk
     assert not names["local"]["installed"]
 
 
-def test_list_human_output() -> None:
+def test_list_human_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HRM_FORCE_TTY", "1")
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 0
     assert "offline" in result.stdout
-    assert "auto" in result.stdout
-    assert "hrm[anthropic]" in result.stdout.replace("\n", "")
+    assert "`auto` uses: " in result.stdout
+    assert "anthropic" in result.stdout and "Claude" in result.stdout
+
+
+def test_list_piped_is_two_tab_separated_tables() -> None:
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0
+    providers, models = result.stdout.split("\n\n")
+    rows = [line.split("\t") for line in providers.splitlines()]
+    assert rows[0] == ["provider", "installed", "default", "about"]
+    assert next(r[:2] for r in rows if r[0] == "offline") == ["offline", "yes"]
+    assert [r[2] for r in rows[1:]].count("*") == 1  # the provider `auto` picks
+    assert models.splitlines()[0].split("\t") == ["model", "installed", "vetted", "about"]
+    assert "│" not in result.stdout and "Local models" not in result.stdout
 
 
 def test_install_local_runs_the_documented_pip_commands(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,8 +92,8 @@ def test_install_dry_run_and_unknown_target(monkeypatch: pytest.MonkeyPatch) -> 
     steps = json.loads(result.stdout)["steps"]
     assert [s["returncode"] for s in steps] == [None, None]
     result = runner.invoke(app, ["install", "openai"])
-    assert result.exit_code == 1
-    assert "hrm[openai]" in result.stderr
+    assert result.exit_code == EXIT_INPUT
+    assert install_hint("openai") in result.stderr
 
 
 def test_test_with_the_offline_provider() -> None:
@@ -114,6 +129,7 @@ def test_list_json_shows_the_local_models(
         "name": "qwen2.5-coder-0.5b", "installed": False, "path": None, "vetted": False,
         "about": models["qwen2.5-coder-0.5b"]["about"]}
     assert models["smollm2-135m"]["vetted"]
+    monkeypatch.setenv("HRM_FORCE_TTY", "1")
     human = runner.invoke(app, ["list"]).stdout
     assert "qwen2.5-coder-0.5b" in human and "Local models" in human
 

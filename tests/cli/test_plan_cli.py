@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from hrm.cli._common import EXIT_INPUT
 from hrm.cli.plan import EXIT_TTL_EXPIRED, LAST_PLAN_FILE, app
 from hrm.home import HRMHome
 from hrm.storage.ledger import Ledger
@@ -29,11 +30,19 @@ def test_run_json_converges_and_saves_the_history(home: HRMHome) -> None:
     assert units.count("plan_step") == 4
 
 
-def test_run_shows_live_steps_and_a_summary(home: HRMHome) -> None:
+def test_run_shows_live_steps_and_a_summary(home: HRMHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HRM_FORCE_TTY", "1")
     result = runner.invoke(app, ["run", "Say hello", "--home", str(home.root)])
     assert result.exit_code == 0, result.output
     assert "COMPLETE" in result.stdout and "converged" in result.stdout
     assert "hrm plan show" in result.stdout
+
+
+def test_run_in_a_pipe_draws_no_live_table(home: HRMHome) -> None:
+    result = runner.invoke(app, ["run", "Say hello", "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    assert "converged" in result.stdout and "hrm plan show" in result.stdout
+    assert "COMPLETE" not in result.stdout and "━" not in result.stdout
 
 
 def test_an_expired_budget_exits_with_its_code_and_partial_results(home: HRMHome) -> None:
@@ -56,7 +65,7 @@ def test_show_renders_the_last_run(home: HRMHome) -> None:
 
 def test_show_before_any_run_says_how_to_start(home: HRMHome) -> None:
     result = runner.invoke(app, ["show", "--home", str(home.root)])
-    assert result.exit_code == 1
+    assert result.exit_code == EXIT_INPUT
     assert "no plan has run yet" in result.stderr
 
 

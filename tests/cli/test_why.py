@@ -97,7 +97,10 @@ def test_any_part_of_a_record_can_be_missing(
     assert all(isinstance(layer, str) and isinstance(text, str) for layer, text in rows)
 
 
-def test_chat_why_reads_and_why_json_is_the_record(tmp_path: Path) -> None:
+def test_chat_why_reads_and_why_json_is_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HRM_FORCE_TTY", "1")  # the layers as a person's terminal shows them
     result = CliRunner().invoke(
         app,
         ["chat", "--home", str(tmp_path / "home"), "--provider", "offline"],

@@ -96,7 +96,9 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "__import__", fake_import)
     with pytest.raises(ImportError) as caught:
         LLMAdapterFactory.create(LLMConfig(provider="anthropic", api_key="k"))
-    assert "hrm[anthropic]" in str(caught.value)
+    from hrm._extras import install_hint
+
+    assert install_hint("anthropic") in str(caught.value)  # the installed distribution's name
 
 
 def test_missing_local_model_is_a_clear_error(no_local: None) -> None:

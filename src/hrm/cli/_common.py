@@ -1,8 +1,25 @@
-"""What every command shares: the output-format and home options, JSON output, error rendering.
+"""What every command shares: exit codes, the output-format and home options, JSON output, and
+turning an error into one line on stderr.
 
 Machine output (`--json`) is written with `json.dumps` straight to stdout, never through rich, so
-it is always parseable. Library errors become one line on stderr and a non-zero exit code; the
-traceback is shown only with `--debug` (or HRM_DEBUG=1).
+it is always parseable. Errors become one line on stderr and an exit code; the traceback is
+shown only with ``hrm --debug …`` (or ``HRM_DEBUG=1``).
+
+Exit codes (README, "Command-line conventions", shows the same table):
+
+====  =====================================================================================
+0     success (an empty list too)
+1     internal error: a bug, or a failure no other code names
+2     usage: unknown command or option, missing argument, value of the wrong type, options
+      that exclude each other; or an optional extra that is not installed (D110)
+3     bad input: a file, payload, configuration or option value, or id that is invalid,
+      unknown or a duplicate; a damaged ledger
+4     denied: a gate or policy said no
+5     provider: the model provider failed
+6     storage: the home or database could not be used (permissions, lock, disk)
+7     `hrm plan run`: the step budget ran out before the plan converged
+130   interrupted (Ctrl-C)
+====  =====================================================================================
 """
 
 from __future__ import annotations
@@ -21,35 +38,63 @@ from rich.console import Console
 from hrm.errors import ErrorCode, HRMError
 
 __all__ = [
+    "ENV_DEBUG",
+    "ENV_FORCE_TTY",
+    "EXIT_BUDGET",
     "EXIT_DENIED",
     "EXIT_ERROR",
     "EXIT_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
     "EXIT_PROVIDER",
     "EXIT_STORAGE",
+    "EXIT_USAGE",
     "AgentClassOption",
     "HomeOption",
     "JsonOption",
     "ModelOption",
     "ProviderOption",
     "console",
+    "debug_enabled",
     "emit_json",
+    "emit_json_line",
     "err_console",
     "exit_code_for",
     "fail",
+    "force_tty",
     "handle_errors",
+    "missing_extra_message",
     "report_error",
+    "report_unexpected",
+    "set_debug",
 ]
 
+ENV_DEBUG = "HRM_DEBUG"
+"""Set to 1 to show tracebacks, as ``hrm --debug`` does, in every invocation."""
+ENV_FORCE_TTY = "HRM_FORCE_TTY"
+"""Set to 1 to draw tables and progress bars as on a terminal even in a pipe (like gh's
+``GH_FORCE_TTY``): for ``watch``, ``less -R`` and tests."""
+
+EXIT_OK = 0
+"""Success (an empty list too)."""
 EXIT_ERROR = 1
 """Internal error (a bug, or a failure no other code names)."""
+EXIT_USAGE = 2
+"""Usage: the command line is wrong (click's own code for what it cannot parse, and options that
+exclude each other), or it asks for a feature whose optional extra is not installed."""
 EXIT_INPUT = 3
-"""Bad input: a file, payload, config, argument or id that is invalid, unknown or a duplicate."""
+"""Bad input: a file, payload, configuration or option value, or id that is invalid, unknown or a
+duplicate; a damaged ledger."""
 EXIT_DENIED = 4
 """A gate or policy denied the request."""
 EXIT_PROVIDER = 5
 """The model provider failed."""
 EXIT_STORAGE = 6
 """The home or database could not be used (permissions, lock, disk)."""
+EXIT_BUDGET = 7
+"""`hrm plan run`: the step budget ran out before the plan converged."""
+EXIT_INTERRUPTED = 130
+"""Interrupted with Ctrl-C (128 + SIGINT, as shells report it)."""
 
 _CODE_EXIT = {
     ErrorCode.VALIDATION_FAILED: EXIT_INPUT,
@@ -87,7 +132,8 @@ _CODE_EXIT = {
 # paths), and rich would take "[urgent]" in a title for a style and drop it, or fail on "[/x]".
 # The few lines that style something say markup=True and escape what they interpolate.
 console = Console(highlight=False, soft_wrap=False, markup=False)
-err_console = Console(stderr=True, highlight=False, markup=False)
+# Notes and warnings on stderr are never wrapped: a path cut in two cannot be grepped.
+err_console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 HomeOption = Annotated[
@@ -115,6 +161,26 @@ ModelOption = Annotated[
 ]
 
 
+# Whether tracebacks are shown: `hrm --debug` sets it for one invocation; HRM_DEBUG=1 always.
+_debug = False
+
+
+def set_debug(enabled: bool) -> None:
+    """Show tracebacks (``--debug``) for the rest of this invocation, or stop showing them."""
+    global _debug
+    _debug = enabled
+
+
+def debug_enabled() -> bool:
+    """Whether errors should show their traceback: ``hrm --debug …`` or ``HRM_DEBUG=1``."""
+    return _debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
+
+
+def force_tty() -> bool:
+    """Whether ``HRM_FORCE_TTY=1`` asks for terminal output wherever output goes."""
+    return os.environ.get(ENV_FORCE_TTY, "") not in ("", "0")
+
+
 def exit_code_for(error: HRMError) -> int:
     """The exit code a command returns for a library error."""
     return _CODE_EXIT.get(error.code, EXIT_ERROR)
@@ -123,6 +189,12 @@ def exit_code_for(error: HRMError) -> int:
 def emit_json(data: Any) -> None:
     """Write `data` as JSON to stdout (never through rich)."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n")
+    sys.stdout.flush()
+
+
+def emit_json_line(data: Any) -> None:
+    """Write `data` as one line of JSON Lines to stdout (for a stream of records)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=_default) + "\n")
     sys.stdout.flush()
 
 
@@ -152,13 +224,22 @@ def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
 
 @contextlib.contextmanager
 def handle_errors() -> Iterator[None]:
-    """Turn an `HRMError` into one stderr line and its exit code (traceback with HRM_DEBUG=1)."""
+    """Turn an `HRMError` or a missing extra into one stderr line and its exit code.
+
+    With ``--debug`` the error propagates and its traceback is shown.
+    """
     try:
         yield
     except HRMError as exc:
-        if os.environ.get("HRM_DEBUG"):
+        if debug_enabled():
             raise
         raise typer.Exit(report_error(exc)) from None
+    except ImportError as exc:
+        message = missing_extra_message(exc)
+        if message is None or debug_enabled():
+            raise
+        _error_line(message)
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 def report_error(exc: HRMError) -> int:
@@ -173,3 +254,35 @@ def report_error(exc: HRMError) -> int:
             "copies one aside and cuts it back to its last good record\n"
         )
     return exit_code_for(exc)
+
+
+def missing_extra_message(exc: ImportError) -> str | None:
+    """The one-line message for an optional dependency that is not installed, else None.
+
+    `MissingExtraError` says it already; a bare ``ModuleNotFoundError`` for a module that one
+    of the distribution's extras brings is named with that extra. Any other import failure
+    is a bug, not a missing extra.
+    """
+    from hrm._extras import MissingExtraError, extra_for_module, install_hint
+
+    if isinstance(exc, MissingExtraError):
+        return str(exc)
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    extra = extra_for_module(exc.name)
+    if extra is None:
+        return None
+    return f"{exc.name} is not installed; the {extra} extra brings it: {install_hint(extra)}"
+
+
+def report_unexpected(exc: BaseException) -> int:
+    """Print an exception no one expected as one stderr line; return `EXIT_ERROR`.
+
+    The line names the exception's type and message and how to see the traceback, which a
+    bug report needs; a credential that slipped into the message is scrubbed from it.
+    """
+    from hrm.scrubbing import scrub_text
+
+    detail = f"{type(exc).__name__}: {scrub_text(str(exc))}" if str(exc) else type(exc).__name__
+    _error_line(f"internal error: {detail} (run `hrm --debug …` to see the traceback)")
+    return EXIT_ERROR

@@ -15,6 +15,8 @@ import typer
 from rich.markup import escape
 
 from hrm.cli._common import (
+    EXIT_INPUT,
+    EXIT_USAGE,
     AgentClassOption,
     HomeOption,
     JsonOption,
@@ -24,6 +26,8 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
+from hrm.cli._table import print_table
 
 if TYPE_CHECKING:
     from hrm.config import ResolvedConfig
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from hrm.runtime import AgentDefinition, AgentExecutionResult, AgentRegistry
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="List, show and run agents.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -71,14 +76,10 @@ def list_agents(
             "errors": [e.to_dict() for e in registry.errors],
         })
         return
-    from rich.table import Table
-
-    table = Table(show_header=True, header_style="bold")
-    for column in ("id", "role", "origin", "capabilities"):
-        table.add_column(column)
-    for d in registry:
-        table.add_row(d.id, d.role, d.origin, ", ".join(d.capabilities) or "-")
-    console.print(table)
+    print_table(
+        ["id", "role", "origin", "capabilities"],
+        [(d.id, d.role, d.origin, ", ".join(d.capabilities) or "-") for d in registry],
+    )
     _report_errors(registry)
 
 
@@ -148,9 +149,9 @@ def run(
     """Run agents on a task and combine their outputs with a reducer."""
     if len(items) < 2:
         raise fail("give at least one agent id and then the task, e.g. "
-                   "hrm agents run researcher writer \"Summarize the design\"")
+                   "hrm agents run researcher writer \"Summarize the design\"", EXIT_USAGE)
     if reducer not in _REDUCERS:
-        raise fail(f"--reducer must be one of {', '.join(_REDUCERS)}")
+        raise fail(f"--reducer must be one of {', '.join(_REDUCERS)}", EXIT_INPUT)
     agents, task = items[:-1], items[-1]
     config: dict[str, Any] = {}
     if reducer == "merge":

@@ -1,8 +1,9 @@
-"""The root `hrm` command: mounts one typer app per command group.
+"""The root `hrm` command: mounts one typer app per command group, and the root options.
 
-A command group's module is imported only when that group runs (or when help lists it): each
-one pulls in its own subsystems, and `hrm turn` would otherwise import all fourteen before it
-could answer.
+A command group's module is imported only when that group runs (or when help or completion
+lists it): each one pulls in its own subsystems, and `hrm turn` would otherwise import all
+fourteen before it could answer. `RootGroup` (``_root.py``) does the loading, the suggestions
+for a mistyped name and the turning of every error into one line.
 """
 
 from __future__ import annotations
@@ -15,20 +16,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
-from typer.models import TyperInfo
 
 from hrm.cli._common import (
     HomeOption,
     JsonOption,
     console,
+    debug_enabled,
     emit_json,
     handle_errors,
+    set_debug,
 )
+from hrm.cli._root import LazyGroup, RootGroup, SuggestingGroup
+from hrm.cli._table import Column, print_table
 
 # Command groups written as separate modules: (module, attribute, name, help).
 _GROUPS: list[tuple[str, str, str, str]] = [
-    ("hrm.cli.ledger", "app", "ledger", "Verify, tail and reindex the tamper-evident ledgers."),
+    ("hrm.cli.ledger", "app", "ledger", "Verify, tail, reindex and quarantine the ledgers."),
     ("hrm.cli.memory", "app", "memory", "Inspect and edit memory: compartments and learnings."),
     ("hrm.cli.handoff", "app", "handoff", "Create, read and migrate session handoffs."),
     ("hrm.cli.skills", "app", "skills", "Match prompts against skill activation rules."),
@@ -43,36 +46,10 @@ _GROUPS: list[tuple[str, str, str, str]] = [
 ]
 
 
-class _LazyGroups(TyperGroup):
-    """The root group: it builds a command group from its module the first time it is asked."""
+class _LazyGroups(RootGroup):
+    """The root group, with this CLI's command groups."""
 
-    def list_commands(self, ctx: Any) -> list[str]:
-        names = super().list_commands(ctx)
-        return names + [g[2] for g in _GROUPS if g[2] not in names]
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            return command
-        for module_name, attr, name, help_text in _GROUPS:
-            if name != cmd_name:
-                continue
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as exc:
-                if exc.name != module_name:
-                    raise
-                return None
-            # What `app.add_typer(sub, name=…, help=…)` would have built, built now.
-            command = typer.main.get_group_from_info(
-                TyperInfo(getattr(module, attr), name=name, help=help_text),
-                pretty_exceptions_short=app.pretty_exceptions_short,
-                rich_markup_mode=app.rich_markup_mode,
-                suggest_commands=app.suggest_commands,
-            )
-            self.add_command(command, name)
-            return command
-        return None
+    lazy_groups = tuple(LazyGroup(*group) for group in _GROUPS)
 
 
 app = typer.Typer(
@@ -82,13 +59,47 @@ app = typer.Typer(
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
-    add_completion=False,
+    # `hrm --install-completion` / `--show-completion [SHELL]`: the shell asks `hrm` itself
+    # for candidates, so groups loaded on demand complete like the others.
+    add_completion=True,
 )
 
-config_app = typer.Typer(help="Show the effective configuration and where each value came from.")
+
+def _print_version(value: bool) -> None:
+    if value:
+        from hrm.cli.version import version_info
+
+        console.print(f"hrm {version_info().version}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="Show the traceback when a command fails (also: HRM_DEBUG=1)."
+        ),
+    ] = False,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """hrm — a governed cognitive runtime for LLM assistants."""
+    set_debug(debug)
+
+
+config_app = typer.Typer(
+    cls=SuggestingGroup,
+    help="Show the effective configuration and where each value came from.",
+)
 app.add_typer(config_app, name="config")
 
-for _module in ("hrm.cli.turns",):
+for _module in ("hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook"):
     try:
         importlib.import_module(_module).register(app)
     except ModuleNotFoundError as _exc:
@@ -171,14 +182,10 @@ def config_show(
     if json_out:
         emit_json(rows[0] if key else {"values": rows, "files": [str(f) for f in resolved.files]})
         return
-    from rich.table import Table
-
-    table = Table(show_header=True, header_style="bold")
-    for column in ("key", "value", "source", "origin"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row["key"], repr(row["value"]), row["source"], row["origin"])
-    console.print(table)
+    print_table(
+        [Column("key", no_wrap=True), Column("value"), Column("source"), Column("origin")],
+        [(row["key"], repr(row["value"]), row["source"], row["origin"]) for row in rows],
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -189,20 +196,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-@app.command()
-def version() -> None:
-    """Print the hrm version."""
-    from importlib.metadata import version as _version
-
-    console.print(_version("hrm"))
-
-
 class _OneLine(logging.Formatter):
-    """``warning: message`` on one line; the traceback only under ``HRM_DEBUG=1``."""
+    """``warning: message`` on one line; the traceback only with ``--debug``."""
 
     def format(self, record: logging.LogRecord) -> str:
         message = f"{record.levelname.lower()}: {record.getMessage()}"
-        if record.exc_info and os.environ.get("HRM_DEBUG"):
+        if record.exc_info and debug_enabled():
             message += "\n" + self.formatException(record.exc_info)
         elif record.exc_info and record.exc_info[1] is not None:
             message += f" ({type(record.exc_info[1]).__name__}: {record.exc_info[1]})"

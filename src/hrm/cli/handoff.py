@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from hrm._text import shorten
 from hrm.cli._common import (
     EXIT_INPUT,
     HomeOption,
@@ -17,8 +16,10 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     name="handoff",
     help="Write and read handoffs: what one session leaves for the next.",
     no_args_is_help=True,
@@ -119,8 +120,7 @@ def list_handoffs(
     json_output: JsonOption = False,
 ) -> None:
     """List stored handoffs, newest first."""
-    from rich.table import Table
-
+    from hrm.cli._table import Column, fit, print_table, stdout_is_terminal
     from hrm.continuity.handoff_store import HandoffStore
     from hrm.home import HRMHome
 
@@ -131,19 +131,18 @@ def list_handoffs(
     if json_output:
         emit_json([vars(row) for row in rows])
         return
-    if not rows:
+    terminal = stdout_is_terminal()
+    if not rows and terminal:  # a pipe gets the header and no rows
         console.print("No handoffs.")
         return
-    table = Table("created", "session", "status", "description", "path")
-    for row in rows:
-        table.add_row(
-            row.created_at.strftime("%Y-%m-%d %H:%M"),
-            row.session_id,
-            row.status,
-            shorten(row.description, 60),
-            str(row.path),
-        )
-    console.print(table)
+    print_table(
+        [Column("created", no_wrap=True), "session", "status", "description", "path"],
+        [
+            (row.created_at.strftime("%Y-%m-%d %H:%M") if terminal else row.created_at.isoformat(),
+             row.session_id, row.status, fit(row.description, 60), row.path)
+            for row in rows
+        ],
+    )
 
 
 @app.command()

@@ -7,11 +7,21 @@ from typing import Annotated
 
 import typer
 
-from hrm.cli._common import EXIT_INPUT, JsonOption, console, emit_json, fail, handle_errors
+from hrm.cli._common import (
+    EXIT_INPUT,
+    EXIT_USAGE,
+    JsonOption,
+    console,
+    emit_json,
+    fail,
+    handle_errors,
+)
+from hrm.cli._root import SuggestingGroup
 
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Install hrm's hooks into a coding assistant.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -44,7 +54,7 @@ def claude_code(
     from hrm.continuity.install import install_claude_code, settings_path
 
     if project and global_scope:
-        raise fail("choose one of --project and --global")
+        raise fail("choose one of --project and --global", EXIT_USAGE)
     if project_dir is not None and not project_dir.is_dir():
         # A mistyped path would otherwise become a new project with hooks nobody runs.
         raise fail(f"--project-dir '{project_dir}' is not an existing directory", EXIT_INPUT)

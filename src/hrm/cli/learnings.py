@@ -1,4 +1,4 @@
-"""`hrm memory learn|search|show|decay|export|import|confirm`: the learnings store (003 §2).
+"""`hrm memory learn|search|show|decay|export|import|reembed|confirm`: the learnings store (003 §2).
 
 Thin: parse options, call `LearningsRepository`, render. Whether search is hybrid follows the
 ``continuity.embeddings`` setting (``auto`` by default); decay weights default to the
@@ -19,6 +19,9 @@ import typer
 from rich.markup import escape
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
+from hrm.cli._progress import progress_bar
+from hrm.cli._root import SuggestingGroup
+from hrm.cli._table import Column, print_table
 
 if TYPE_CHECKING:
     from hrm.continuity.learnings import LearningsRepository
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Remember and search learnings.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -150,7 +154,13 @@ def search(
     """Search learnings, best first (full-text, hybrid with embeddings)."""
     from hrm.continuity.learnings_types import SearchFilters, SearchQuery
 
-    with handle_errors(), _open(home, embeddings) as repo:
+    # Hybrid search loads the embedding model and embeds learnings it has not seen: a second
+    # or more the first time, shown as a pulsing bar on a terminal.
+    quiet = json_output or embeddings == "off"
+    with handle_errors(), progress_bar("searching", json_output=quiet) as bar, _open(
+        home, embeddings
+    ) as repo:
+        bar.describe("searching", indeterminate=True)
         start, end = _when(since, option="--since"), _when(until, option="--until")
         filters = SearchFilters(
             types=list(type_) if type_ else None,
@@ -170,28 +180,25 @@ def search(
 
 
 def _render_results(results: SearchResults) -> None:
-    from rich.table import Table
+    from hrm.cli._table import stdout_is_terminal
 
-    if not results.results:
+    if not results.results and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print("No matching learnings.")
         return
-    table = Table(show_lines=False)
-    for column in ("score", "id", "type", "conf", "content"):
-        table.add_column(column, overflow="fold")
-    for hit in results.results:
-        learning = hit.learning
-        table.add_row(
-            f"{hit.relevance_score:.2f}",
-            learning.id,
-            learning.type.value,
-            learning.confidence.value,
-            learning.content,
-        )
-    console.print(table)
-    console.print(
-        f"{len(results.results)} of {results.total_count} ({results.mode},"
-        f" {results.query_time_ms} ms)"
+    print_table(
+        [Column("score"), Column("id", no_wrap=True), Column("type"), Column("conf"),
+         Column("content")],
+        [
+            (f"{hit.relevance_score:.2f}", hit.learning.id, hit.learning.type.value,
+             hit.learning.confidence.value, hit.learning.content)
+            for hit in results.results
+        ],
     )
+    if stdout_is_terminal():
+        console.print(
+            f"{len(results.results)} of {results.total_count} ({results.mode},"
+            f" {results.query_time_ms} ms)"
+        )
 
 
 @app.command()
@@ -301,8 +308,10 @@ def import_(
     """Import learnings; duplicates are skipped, a bad item aborts with nothing written."""
     with handle_errors():
         items = _read_items(file)
-        with _open(home, "off") as repo:
-            imported, skipped = repo.import_(items)
+        with _open(home, "off") as repo, progress_bar(
+            "importing learnings", json_output=json_output
+        ) as bar:
+            imported, skipped = repo.import_(items, progress=bar.callback)
     if json_output:
         emit_json({"imported": imported, "skipped": skipped})
     else:
@@ -331,6 +340,23 @@ def _read_items(file: Path) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise HRMError.parse_error(f"not JSON: {exc.msg}", path=file, line=number) from exc
     return items
+
+
+@app.command()
+def reembed(
+    home: HomeOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Embed every learning that has no vector of the current model (after an import or a
+    model change); search would otherwise do it a few dozen at a time."""
+    with handle_errors(), _open(home, "on") as repo, progress_bar(
+        "embedding learnings", json_output=json_output
+    ) as bar:
+        embedded = repo.reembed(progress=bar.callback)
+    if json_output:
+        emit_json({"embedded": embedded})
+    else:
+        console.print(f"Embedded {embedded} learnings")
 
 
 @app.command()

@@ -19,6 +19,7 @@ import typer
 
 from hrm.cli._common import (
     EXIT_INPUT,
+    EXIT_USAGE,
     HomeOption,
     JsonOption,
     console,
@@ -27,16 +28,21 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._progress import ProgressBar, progress_bar
+from hrm.cli._root import SuggestingGroup
+from hrm.cli._table import Column, print_table
 
 if TYPE_CHECKING:
     from hrm.home import HRMHome
     from hrm.storage.ledger import VerifyReport
     from hrm.storage.ledger_index import LedgerIndex, ReindexReport
     from hrm.storage.ledger_quarantine import QuarantineReport
+    from hrm.types import ProgressCallback
 
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Verify, tail, reindex and quarantine the tamper-evident ledgers.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -68,18 +74,23 @@ def verify(
 
         resolved = HRMHome.resolve(home)
         if path is not None and all_ledgers:
-            raise fail("give a ledger PATH or --all, not both")
+            raise fail("give a ledger PATH or --all, not both", EXIT_USAGE)
         paths = resolved.all_ledgers() if path is None else [_ledger_path(path, resolved)]
         reports: list[VerifyReport] = []
         with contextlib.ExitStack() as stack:
             index = _open_index(resolved, stack)
-            for ledger_path in paths:
+            bar = stack.enter_context(
+                progress_bar("verifying", json_output=json_output, unit="bytes")
+            )
+            sizes = [_size(p) for p in paths] if bar.callback is not None else []
+            for number, ledger_path in enumerate(paths):
+                bar.describe(_display(ledger_path, resolved))
                 with Ledger(ledger_path, read_only=True) as ledger:
                     if ledger.repaired is not None:
                         err_console.print(
                             f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
                         )
-                    report = ledger.verify()
+                    report = ledger.verify(progress=_across(bar, sizes, number))
                     problem = index.check(ledger) if index is not None and report.ok else None
                 if problem is not None:
                     report = dataclasses.replace(report, ok=False, first_error=problem)
@@ -122,17 +133,12 @@ def tail(
     if json_output:
         emit_json([record.to_dict() for record in records])
         return
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for column in ("seq", "ts", "kind", "data"):
-        table.add_column(column, overflow="ellipsis", no_wrap=True)
-    for record in records:
-        data = canonical_json(record.data)
-        if len(data) > _DATA_WIDTH:
-            data = data[: _DATA_WIDTH - 1] + "…"
-        table.add_row(str(record.seq), record.ts, record.kind, data)
-    console.print(table)
+    print_table(
+        [Column(c, no_wrap=True, overflow="ellipsis") for c in ("seq", "ts", "kind")]
+        + [Column("data", no_wrap=True, overflow="ellipsis", max_width=_DATA_WIDTH)],
+        [(record.seq, record.ts, record.kind, canonical_json(record.data)) for record in records],
+        boxed=False,
+    )
 
 
 @app.command()
@@ -142,7 +148,8 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
         from hrm.home import HRMHome
 
         resolved = HRMHome.resolve(home)
-        report = _rebuild_indexes(resolved)
+        with progress_bar("indexing ledgers", json_output=json_output, unit="bytes") as bar:
+            report = _rebuild_indexes(resolved, bar)
     for name, error in sorted(report.errors.items()):
         err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
     if json_output:
@@ -188,7 +195,10 @@ def quarantine(
                 reports.append(quarantine_damage(ledger_path, also=beyond, dry_run=dry_run))
         changed = [r for r in reports if r.quarantined and not r.dry_run]
         inside = [r for r in changed if r.path.is_relative_to(resolved.root)]
-        reindexed = _rebuild_indexes(resolved) if inside and resolved.memory_db.is_file() else None
+        reindexed = None
+        if inside and resolved.memory_db.is_file():
+            with progress_bar("indexing ledgers", json_output=json_output, unit="bytes") as bar:
+                reindexed = _rebuild_indexes(resolved, bar)
     if json_output:
         emit_json({
             "ledgers": [r.to_dict() for r in reports],
@@ -229,15 +239,17 @@ def _print_quarantine(
         console.print(f"Rebuilt the ledger index: {reindexed.total} records.")
 
 
-def _rebuild_indexes(home: HRMHome) -> ReindexReport:
+def _rebuild_indexes(home: HRMHome, bar: ProgressBar | None = None) -> ReindexReport:
     """Re-derive the ledger index and, if that worked, each stack's episodic index."""
     from hrm.memory.episodic import EpisodicTraceStore
     from hrm.storage import Database, LedgerIndex
 
+    bar = bar or ProgressBar()
     with Database(home.memory_db) as db:
-        report = LedgerIndex(db, home=home).rebuild()
+        report = LedgerIndex(db, home=home).rebuild(progress=bar.callback)
         if report.ok:
             # The episodic trace's query index is derived from the same ledgers.
+            bar.describe("indexing episodes", indeterminate=True)
             for agent_class in home.stack_classes():
                 if home.episodic_ledger(agent_class).exists():
                     store = EpisodicTraceStore(db, home, agent_class)
@@ -245,6 +257,25 @@ def _rebuild_indexes(home: HRMHome) -> ReindexReport:
                         store.rebuild_index()
                     finally:
                         store.close()
+    return report
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _across(bar: ProgressBar, sizes: list[int], number: int) -> ProgressCallback | None:
+    """The callback for ledger `number` of several, counting the bytes of those before it."""
+    if bar.callback is None:
+        return None
+    base, total = sum(sizes[:number]), sum(sizes)
+
+    def report(done: int, _size: int) -> None:
+        bar.update(min(base + done, total), total)
+
     return report
 
 

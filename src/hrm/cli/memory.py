@@ -7,7 +7,10 @@ import importlib
 
 import typer
 
+from hrm.cli._root import SuggestingGroup
+
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Inspect and edit memory: compartments and learnings.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -28,6 +28,8 @@ from hrm.cli._common import (
     emit_json,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
+from hrm.cli._table import Column, print_table, stdout_is_terminal
 
 if TYPE_CHECKING:
     from hrm.memory.bus import MemoryBus
@@ -38,25 +40,30 @@ __all__ = ["app"]
 _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Inspect and edit the memory bus compartments.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
 )
 shared_app = typer.Typer(
+    cls=SuggestingGroup,
     help="The Shared Reference: versioned, citable facts.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
 )
 working_app = typer.Typer(
+    cls=SuggestingGroup,
     help="Working sets: per-problem scratch memory with a TTL.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
 )
 episodes_app = typer.Typer(
+    cls=SuggestingGroup,
     help="The episodic trace: what happened, newest first.",
     context_settings=_SETTINGS,
 )
 synthesis_app = typer.Typer(
+    cls=SuggestingGroup,
     help="Semantic synthesis: patterns linked to their evidence.",
     no_args_is_help=True,
     context_settings=_SETTINGS,
@@ -126,12 +133,18 @@ def _parse_value(text: str, as_string: bool) -> Any:
 
 
 def _short(value: Any, limit: int = 80) -> str:
+    """A value as text, cut to `limit` on a terminal; whole in a pipe (a script wants it all)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit or not stdout_is_terminal():
+        return text
+    return text[: limit - 1] + "…"
 
 
 def _when(moment: datetime | None) -> str:
-    return "" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S")
+    """A time to read on a terminal; ISO 8601 with its offset in a pipe, as gh writes it."""
+    if moment is None:
+        return ""
+    return moment.strftime("%Y-%m-%d %H:%M:%S") if stdout_is_terminal() else moment.isoformat()
 
 
 def _report_decision(
@@ -223,20 +236,15 @@ def shared_history(
     if as_json:
         emit_json([v.to_dict() for v in versions])
         return
-    from rich.table import Table
-
-    table = Table(title=f"shared reference {key}")
-    for column in ("version", "updated", "source", "value", "restores"):
-        table.add_column(column)
-    for ref in versions:
-        table.add_row(
-            str(ref.version),
-            _when(ref.updated_at),
-            ref.source,
-            _short(ref.value),
-            "" if ref.rollback_of is None else f"v{ref.rollback_of}",
-        )
-    console.print(table)
+    print_table(
+        ["version", "updated", "source", "value", "restores"],
+        [
+            (ref.version, _when(ref.updated_at), ref.source, _short(ref.value),
+             "" if ref.rollback_of is None else f"v{ref.rollback_of}")
+            for ref in versions
+        ],
+        title=f"shared reference {key}",
+    )
 
 
 @shared_app.command("rollback")
@@ -287,19 +295,17 @@ def shared_list(
     if as_json:
         emit_json([r.to_dict() for r in refs])
         return
-    if not refs:
+    if not refs and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print("No shared references.", markup=False)
         return
-    from rich.table import Table
-
-    table = Table(title=f"shared references of {agent_class}")
-    for column in ("key", "version", "updated", "source", "value"):
-        table.add_column(column)
-    for ref in refs:
-        table.add_row(
-            ref.key, str(ref.version), _when(ref.updated_at), ref.source, _short(ref.value)
-        )
-    console.print(table)
+    print_table(
+        ["key", "version", "updated", "source", "value"],
+        [
+            (ref.key, ref.version, _when(ref.updated_at), ref.source, _short(ref.value))
+            for ref in refs
+        ],
+        title=f"shared references of {agent_class}",
+    )
 
 
 # ── working ───────────────────────────────────────────────────────────────
@@ -359,23 +365,18 @@ def working_list(
     if as_json:
         emit_json([w.to_dict() for w in sets])
         return
-    if not sets:
+    if not sets and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print("No live working sets.", markup=False)
         return
-    from rich.table import Table
-
-    table = Table(title=f"working sets of {agent_class}")
-    for column in ("problem", "created", "expires", "artifacts", "open questions"):
-        table.add_column(column)
-    for w in sets:
-        table.add_row(
-            w.problem_id,
-            _when(w.created_at),
-            _when(w.expires_at),
-            str(len(w.partial_artifacts)),
-            str(len(w.open_questions)),
-        )
-    console.print(table)
+    print_table(
+        ["problem", "created", "expires", "artifacts", "open questions"],
+        [
+            (w.problem_id, _when(w.created_at), _when(w.expires_at), len(w.partial_artifacts),
+             len(w.open_questions))
+            for w in sets
+        ],
+        title=f"working sets of {agent_class}",
+    )
 
 
 @working_app.command("expire")
@@ -429,27 +430,19 @@ def _list_episodes(
 
 
 def _render_episodes(entries: list[EpisodeEntry], title: str) -> None:
-    if not entries:
+    if not entries and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print("No matching episodes.", markup=False)
         return
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in ("id", "time", "type"):
-        table.add_column(column, no_wrap=True)
-    for column in ("problem", "tags", "content"):
-        table.add_column(column, overflow="fold")
-    for e in entries:
-        note = f" → {e.superseded_by}" if e.superseded_by else ""
-        table.add_row(
-            e.id + note,
-            _when(e.timestamp),
-            e.entry_type,
-            e.problem_id or "",
-            ", ".join(e.tags),
-            _short(e.content, 60),
-        )
-    console.print(table)
+    print_table(
+        [Column("id", no_wrap=True), Column("time", no_wrap=True), Column("type", no_wrap=True),
+         Column("problem"), Column("tags"), Column("content")],
+        [
+            (e.id + (f" → {e.superseded_by}" if e.superseded_by else ""), _when(e.timestamp),
+             e.entry_type, e.problem_id or "", ", ".join(e.tags), _short(e.content, 60))
+            for e in entries
+        ],
+        title=title,
+    )
 
 
 @episodes_app.callback(invoke_without_command=True)
@@ -528,23 +521,18 @@ def episodes_show(
 
 
 def _render_patterns(patterns: list[SynthesizedPattern], title: str) -> None:
-    if not patterns:
+    if not patterns and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print("No synthesized patterns.", markup=False)
         return
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in ("id", "type", "confidence", "evidence", "description"):
-        table.add_column(column)
-    for p in patterns:
-        table.add_row(
-            p.id,
-            p.pattern_type,
-            f"{p.confidence:.2f}",
-            str(len(p.evidence_ids)),
-            _short(p.description),
-        )
-    console.print(table)
+    print_table(
+        ["id", "type", "confidence", "evidence", "description"],
+        [
+            (p.id, p.pattern_type, f"{p.confidence:.2f}", len(p.evidence_ids),
+             _short(p.description))
+            for p in patterns
+        ],
+        title=title,
+    )
 
 
 @synthesis_app.command("list")

@@ -7,10 +7,13 @@ from typing import Annotated
 import typer
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
+from hrm.cli._progress import progress_bar
+from hrm.cli._root import SuggestingGroup
 
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Cross-stack analysis by the meta agent.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -32,7 +35,8 @@ def analyze(
 
         h = HRMHome.resolve(home)
         initialize(h)
-        report = MetaAgent(h, min_stacks=min_stacks).analyze()
+        with progress_bar("reading stacks", json_output=json_output) as bar:
+            report = MetaAgent(h, min_stacks=min_stacks).analyze(progress=bar.callback)
     if json_output:
         emit_json(report.to_record())
         return

@@ -8,8 +8,11 @@ from typing import Annotated
 import typer
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, err_console, handle_errors
+from hrm.cli._progress import progress_bar
+from hrm.cli._root import SuggestingGroup
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     name="migrate",
     help="Import legacy continuity data into the hrm home (the source is never modified).",
     no_args_is_help=True,
@@ -23,8 +26,6 @@ OnlyOption = Annotated[
 
 
 def _run(layout: str, path: Path, only: list[str] | None, home: Path | None, as_json: bool) -> None:
-    from rich.progress import Progress, TaskID
-
     from hrm.continuity.migration import DataType, detect_layout, migrate_legacy_data
     from hrm.home import HRMHome, initialize
 
@@ -39,15 +40,11 @@ def _run(layout: str, path: Path, only: list[str] | None, home: Path | None, as_
         target = HRMHome.resolve(home)
         initialize(target)
         results = []
-        with Progress(console=err_console, disable=as_json, transient=True) as bar:
+        with progress_bar("migrating", json_output=as_json) as bar:
             for kind in kinds:
-                task = bar.add_task(f"{kind.value}", total=None)
-
-                def advance(done: int, total: int, task_id: TaskID = task) -> None:
-                    bar.update(task_id, completed=done, total=total)
-
+                bar.describe(f"migrating {kind.value}", indeterminate=True)
                 results.append(
-                    migrate_legacy_data(path, kind, target, progress=advance, layout=layout)
+                    migrate_legacy_data(path, kind, target, progress=bar.callback, layout=layout)
                 )
     summary = {
         "layout": layout,

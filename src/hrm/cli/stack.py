@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
+from hrm.cli._root import SuggestingGroup
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,11 +23,13 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    cls=SuggestingGroup,
     help="Create, inspect and tear down cognitive stacks.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 anchor_app = typer.Typer(
+    cls=SuggestingGroup,
     help="Salience anchors: what a resident should mention first (HO3).",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -69,18 +72,20 @@ def list_stacks(home: HomeOption = None, json_output: JsonOption = False) -> Non
     if json_output:
         emit_json(rows)
         return
-    if not rows:
+    from hrm.cli._table import print_table, stdout_is_terminal
+
+    if not rows and stdout_is_terminal():  # a pipe gets the header and no rows
         console.print("No stacks yet — `hrm stack create ADMIN` creates one.")
         return
-    from rich.table import Table
-
-    table = Table("stack", "HO2m records", "HO1m records", "last event")
-    for row in rows:
-        ledgers = row["ledgers"]
-        table.add_row(row["agent_class"], str(ledgers["ho2m"]["records"]),
-                      str(ledgers["ho1m"]["records"]),
-                      f"{row['last_event'] or '-'} {row['last_event_at'] or ''}".strip())
-    console.print(table)
+    print_table(
+        ["stack", "HO2m records", "HO1m records", "last event"],
+        [
+            (row["agent_class"], row["ledgers"]["ho2m"]["records"],
+             row["ledgers"]["ho1m"]["records"],
+             f"{row['last_event'] or '-'} {row['last_event_at'] or ''}".strip())
+            for row in rows
+        ],
+    )
 
 
 @app.command()

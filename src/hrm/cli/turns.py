@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,11 +19,14 @@ from hrm.cli._common import (
     ModelOption,
     ProviderOption,
     console,
+    debug_enabled,
     emit_json,
+    emit_json_line,
     err_console,
     handle_errors,
     report_error,
 )
+from hrm.cli._table import Column, fit, print_table
 
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
@@ -142,12 +145,21 @@ def chat(
     home: HomeOption = None,
     provider: ProviderOption = None,
     model: ModelOption = None,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Read a message a line; write each turn's record as a JSON line."
+        ),
+    ] = False,
 ) -> None:
     """Talk to a stack interactively; a status line shows altitude, stance, commitment, problem."""
     from hrm.errors import HRMError
 
     with handle_errors():
         hrm = _open(home, agent_class, provider, model)
+    if json_out:
+        _chat_json_lines(hrm)
+        return
     _line_editing()
     exit_code = 0
     try:
@@ -193,7 +205,7 @@ def chat(
                         console.file.write("\n")
                     raise
             except HRMError as exc:
-                if os.environ.get("HRM_DEBUG"):
+                if debug_enabled():
                     raise
                 exit_code = report_error(exc)
                 continue
@@ -205,6 +217,57 @@ def chat(
         hrm.close()
     if exit_code:
         raise typer.Exit(exit_code)
+
+
+def _chat_json_lines(hrm: Any) -> None:
+    """`hrm chat --json`: each line of stdin is a message; each turn's record is a JSON line.
+
+    The conversation is the same as the interactive one (the same stack, session and state),
+    with nothing else on stdout: no banner, no status line, no streamed text. The slash
+    commands other than /quit belong to the interactive chat; the records carry what they
+    show. A failed turn is one error line on stderr, the exit code names the last failure.
+    """
+    from hrm.errors import HRMError
+
+    exit_code = 0
+    try:
+        for raw in _lines(sys.stdin):
+            line = raw.rstrip("\r\n")
+            command = line.strip()
+            if not command:
+                continue
+            if command in ("/quit", "/exit", "/q"):
+                break
+            if command.startswith("/"):
+                err_console.print(
+                    f"note: {command.split()[0]} is for the interactive chat; with --json each "
+                    "turn's record holds its decision (`hrm why` explains one)"
+                )
+                continue
+            try:
+                result = hrm.turn(line)
+            except HRMError as exc:
+                if debug_enabled():
+                    raise
+                exit_code = report_error(exc)
+                continue
+            emit_json_line(result.to_dict())
+    finally:
+        hrm.close()
+    if exit_code:
+        raise typer.Exit(exit_code)
+
+
+def _lines(stream: Any) -> Iterator[str]:
+    """The lines of `stream` until its end (some test harnesses end it with EOFError)."""
+    while True:
+        try:
+            line = stream.readline()
+        except EOFError:
+            return
+        if not line:
+            return
+        yield line
 
 
 PASTE_GAP_S = 0.03
@@ -281,8 +344,6 @@ def _queued_aside(arbitration: dict[str, Any]) -> str | None:
 
 
 def _chat_command(hrm: Any, command: str) -> None:
-    from rich.table import Table
-
     if command == "/why" or command.startswith("/why "):
         decision = hrm.last_decision()
         if decision is None:
@@ -293,24 +354,21 @@ def _chat_command(hrm: Any, command: str) -> None:
             return
         from hrm.cli.why import explain
 
-        table = Table(show_header=False, box=None, padding=(0, 1))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column(overflow="fold")
-        for layer, sentence in explain(decision, hrm.last_events()):
-            table.add_row(layer, sentence)
         console.print(f"turn {decision.get('turn')}: why", style="bold", highlight=False)
-        console.print(table, highlight=False)
+        print_table(
+            [Column("layer", no_wrap=True, style="bold"), Column("why")],
+            explain(decision, hrm.last_events()), show_header=False, boxed=False,
+        )
         console.print("(/why json prints the whole record)", style="dim", highlight=False)
     elif command == "/history":
-        table = Table("turn", "you", "hrm", "action")
-        for item in hrm.history(20):
-            table.add_row(
-                str(item["turn"]),
-                shorten(str(item["input"]), 60),
-                shorten(str(item["response"]), 60),
-                str(item["action"]),
-            )
-        console.print(table)
+        print_table(
+            ["turn", "you", "hrm", "action"],
+            [
+                (item["turn"], fit(str(item["input"]), 60), fit(str(item["response"]), 60),
+                 item["action"])
+                for item in hrm.history(20)
+            ],
+        )
     elif command == "/problems":
         from hrm.cli.problems import show_problems
 
@@ -332,8 +390,6 @@ def _chat_command(hrm: Any, command: str) -> None:
 
 def _show_canon(canon: Any) -> None:
     """The preferences and facts hrm keeps now (not the ones replaced or forgotten)."""
-    from rich.table import Table
-
     from hrm.governance.memory_requests import kept_text
 
     kept = [
@@ -347,10 +403,7 @@ def _show_canon(canon: Any) -> None:
             "remember (“Remember that …”) is kept here.", highlight=False,
         )
         return
-    table = Table("kind", "what I keep", title="canon")
-    for kind, text in kept:
-        table.add_row(kind, text)
-    console.print(table, highlight=False)
+    print_table(["kind", "what I keep"], kept, title="canon")
     console.print("(“Forget what I said about …” takes one back)", style="dim", highlight=False)
 
 

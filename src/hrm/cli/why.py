@@ -1,20 +1,28 @@
-"""`/why` in `hrm chat`: the last decision record, read as sentences, one layer a line.
+"""Why a turn went as it did: its decision record, read as sentences, one layer a line.
 
 The record is JSON of some 150 lines; a person asking "why did it do that?" wants the answer
 in the order the turn decided it — which problem, what kind of input, which strategy and
 action, what Focus allowed, what the model saw, what was written and learned — and the
-numbers that decided each. `/why json` still prints the whole record.
+numbers that decided each. `/why` in `hrm chat` shows the last turn's; `hrm why [TURN]` any
+turn of a stack, read from its decision ledger without opening the stack (no session starts,
+no lock is taken). `/why json` and `hrm why --json` print the whole record.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
 
 from hrm._text import shorten
+from hrm.cli._common import HomeOption, JsonOption, console, emit_json, handle_errors
+from hrm.cli._table import Column, print_table, stdout_is_terminal
 
-__all__ = ["explain"]
+__all__ = ["TurnDecision", "explain", "read_turn", "register", "why"]
 
 Row = tuple[str, str]
 
@@ -271,3 +279,116 @@ def _learning(d: dict[str, Any]) -> list[Row]:
         )
         rows.append(("learning", f"{kind}{pattern}{confidence}"))
     return rows
+
+
+# ── `hrm why` ──────────────────────────────────────────────────────────────────
+
+_RECENT_RECORDS = 200
+"""Records read from the ledger's end for the last turn (a turn appends a few dozen)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnDecision:
+    """One turn's decision record and the events it appended before it."""
+
+    agent_class: str
+    turn: int
+    ts: str
+    """When the turn's record was written (the ledger's timestamp)."""
+    decision: dict[str, Any]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """Each event's payload with its ``kind`` added, oldest first."""
+
+
+def read_turn(ledger_path: Path, agent_class: str, turn: int | None = None) -> TurnDecision:
+    """Turn `turn` (the last one when None) of the decision ledger at `ledger_path`.
+
+    Reads the ledger read-only. Turn numbers grow across sessions; if a number occurs twice
+    (a stack whose state was reset), the later turn is the one returned.
+
+    Raises:
+        HRMError: ``NOT_FOUND`` when the stack has no such turn (or no turns).
+    """
+    from hrm.errors import HRMError
+    from hrm.pipeline import decision_of
+    from hrm.storage.ledger import Ledger
+
+    if not ledger_path.is_file():
+        raise HRMError.not_found(
+            "turn", "last" if turn is None else str(turn),
+            f"stack {agent_class} has none yet; `hrm turn TEXT --as {agent_class}` runs one",
+        )
+    with Ledger(ledger_path, read_only=True) as ledger:
+        records = ledger.tail(_RECENT_RECORDS) if turn is None else ledger.records()
+        found: tuple[Any, list[Any]] | None = None
+        pending: list[Any] = []
+        last = 0
+        for record in records:
+            if record.kind != "turn":
+                pending.append(record)
+                continue
+            last = int(record.data.get("turn") or last)
+            if turn is None or record.data.get("turn") == turn:
+                found = (record, pending)
+            pending = []
+    decision = decision_of(found[0].data) if found is not None else None
+    if found is None or decision is None:
+        if not last:
+            hint = f"stack {agent_class} has none yet; `hrm turn TEXT --as {agent_class}` runs one"
+        else:
+            hint = f"the last turn of stack {agent_class} is {last}"
+        raise HRMError.not_found("turn", "last" if turn is None else str(turn), hint)
+    record, before = found
+    number = int(record.data.get("turn") or 0)
+    events = [{**r.data, "kind": r.kind} for r in before if r.data.get("turn") == number]
+    return TurnDecision(
+        agent_class=agent_class, turn=number, ts=record.ts, decision=decision, events=events
+    )
+
+
+def why(
+    turn: Annotated[
+        int | None,
+        typer.Argument(help="The turn number (default: the stack's last turn).", min=1,
+                       show_default=False),
+    ] = None,
+    agent_class: Annotated[
+        str | None,
+        typer.Option("--as", help="The stack: ADMIN or RESIDENT:<name> (default: configuration)."),
+    ] = None,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Explain a turn: the problem, input, strategy, action, what Focus allowed, what was kept."""
+    with handle_errors():
+        from hrm.config import load_config
+        from hrm.home import HRMHome, parse_agent_class
+
+        resolved = HRMHome.resolve(home)
+        stack = agent_class or load_config(resolved).config.default_agent_class
+        parse_agent_class(stack)
+        found = read_turn(resolved.decision_ledger(stack), stack, turn)
+    rows = explain(found.decision, found.events)
+    if json_out:
+        emit_json({
+            "agent_class": found.agent_class,
+            "turn": found.turn,
+            "ts": found.ts,
+            "explanation": [{"layer": layer, "text": text} for layer, text in rows],
+            "decision": found.decision,
+            "events": found.events,
+        })
+        return
+    if stdout_is_terminal():  # a pipe gets the rows alone, headed by their column names
+        console.print(
+            f"turn {found.turn} of {found.agent_class} ({found.ts}): why", highlight=False
+        )
+    print_table(
+        [Column("layer", no_wrap=True, style="bold"), Column("why")], rows,
+        show_header=False, boxed=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `why` to the root app."""
+    app.command("why")(why)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hrm.continuity.learnings import LearningsRepository
+    from hrm.types import ProgressCallback
 
 __all__ = ["import_learnings", "store_learning"]
 
@@ -206,7 +207,11 @@ def _insert_many(repo: LearningsRepository, records: list[dict[str, Any]]) -> No
 # ── import ──────────────────────────────────────────────────────────────────
 
 
-def import_learnings(repo: LearningsRepository, items: Sequence[dict[str, Any]]) -> tuple[int, int]:
+def import_learnings(
+    repo: LearningsRepository,
+    items: Sequence[dict[str, Any]],
+    progress: ProgressCallback | None = None,
+) -> tuple[int, int]:
     """`LearningsRepository.import_`: validate every item, then insert the new ones in bulk."""
     records = [_record_from_item(repo, i, item) for i, item in enumerate(items)]
     imported = skipped = 0
@@ -228,6 +233,8 @@ def import_learnings(repo: LearningsRepository, items: Sequence[dict[str, Any]])
                 fresh.append(record)
             _insert_many(repo, fresh)
             imported += len(fresh)
+        if progress is not None:
+            progress(start + len(chunk), len(records))
     return imported, skipped
 
 

@@ -78,8 +78,11 @@ def _model_file() -> Path:
     spec = importlib.util.find_spec(_MODEL_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec else []
     if not locations:
-        raise ImportError(
-            f"The embedding model package {_MODEL_PACKAGE} is missing; {EMBEDDINGS_INSTALL_HINT}"
+        from hrm._extras import MissingExtraError
+
+        raise MissingExtraError(
+            "Semantic search", f"the embedding model package {_MODEL_PACKAGE}",
+            extra="embeddings", module=_MODEL_PACKAGE,
         )
     return Path(locations[0]) / "model.onnx"
 
@@ -146,8 +149,10 @@ class Embedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ImportError(
-                f"Semantic search needs the embeddings extra: {EMBEDDINGS_INSTALL_HINT}"
+            from hrm._extras import MissingExtraError
+
+            raise MissingExtraError(
+                "Semantic search", "the embeddings extra", extra="embeddings", module=exc.name
             ) from exc
         model = _model_file()
         _verify(model)

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from hrm.continuity.embeddings import EmbeddingModel
     from hrm.continuity.learnings_types import LearningId, LearningInput, LearningType
     from hrm.home import HRMHome
-    from hrm.types import Clock
+    from hrm.types import Clock, ProgressCallback
 
     _Hit: TypeAlias = tuple[int, float, sqlite3.Row, list[str]]
     """A search hit before decoding: row number, relevance, the row, highlights. Only the hits
@@ -526,16 +526,38 @@ class LearningsRepository:
             (seq, self._embedder.model_id, int(vector.shape[0]), pack_vector(vector)),
         )
 
-    def reembed(self, *, batch_size: int = 256, max_rows: int | None = None) -> int:
+    def reembed(
+        self,
+        *,
+        batch_size: int = 256,
+        max_rows: int | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> int:
         """Embed learnings with no vector of the current model (new, or another model's).
 
         Search does this lazily in small batches; call it to catch up at once after a model
         change or a bulk import. Returns how many learnings were embedded.
+
+        Args:
+            batch_size: Learnings encoded per model call (and per transaction).
+            max_rows: Stop after this many.
+            progress: Called as ``progress(embedded, to_embed)`` after each batch; counting
+                what is to embed costs one query, made only when this is given.
         """
         embedder = self._embedder
         if embedder is None:
             return 0
         done = 0
+        todo = 0
+        if progress is not None:
+            row = self._db.one(
+                "SELECT COUNT(*) FROM learnings l LEFT JOIN learning_vectors v"
+                " ON v.seq = l.seq AND v.model_id = ? WHERE v.seq IS NULL"
+                " AND l.status != 'pruned'",
+                (embedder.model_id,),
+            )
+            todo = int(row[0]) if row is not None else 0
+            todo = todo if max_rows is None else min(todo, max_rows)
         while max_rows is None or done < max_rows:
             take = batch_size if max_rows is None else min(batch_size, max_rows - done)
             rows = self._db.execute(
@@ -551,6 +573,8 @@ class LearningsRepository:
                 for row, vector in zip(rows, vectors, strict=True):
                     self._insert_vector(int(row["seq"]), vector)
             done += len(rows)
+            if progress is not None:
+                progress(done, max(todo, done))
         return done
 
     def _vector_index(self) -> VectorIndex:
@@ -725,13 +749,20 @@ class LearningsRepository:
         rows = self._db.execute(f"SELECT {LEARNING_COLUMNS} FROM learnings l ORDER BY l.seq")
         return [row_to_learning(r).to_dict() for r in rows]
 
-    def import_(self, items: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    def import_(
+        self, items: Sequence[dict[str, Any]], *, progress: ProgressCallback | None = None
+    ) -> tuple[int, int]:
         """Import exported learnings (or minimal ``{"content", "type"}`` dicts).
 
         Every item is validated before anything is written, so a bad file changes nothing.
         Ids, timestamps, counts and statuses are kept when present. An item whose id or
         normalised content is already stored (or earlier in `items`) is skipped. Large
         imports are written in bulk transactions.
+
+        Args:
+            items: The learnings to import.
+            progress: Called as ``progress(items_written_or_skipped, len(items))`` after each
+                bulk transaction.
 
         Returns:
             ``(imported, skipped_duplicates)``.
@@ -741,7 +772,7 @@ class LearningsRepository:
         """
         from hrm.continuity._learnings_writes import import_learnings
 
-        return import_learnings(self, items)
+        return import_learnings(self, items, progress)
 
     # ── artifacts (003 Integration 5) ──────────────────────────────────────
 

@@ -37,8 +37,10 @@ from hrm.scrubbing import scrub_text
 try:
     import anthropic
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "The anthropic provider needs the anthropic SDK: pip install 'hrm[anthropic]'"
+    from hrm._extras import MissingExtraError
+
+    raise MissingExtraError(
+        "The anthropic provider", "the anthropic SDK", extra="anthropic", module="anthropic"
     ) from exc
 
 if TYPE_CHECKING:

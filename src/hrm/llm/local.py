@@ -158,9 +158,11 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
         try:
             import xllamacpp
         except ImportError as exc:
-            raise ImportError(
-                "The local provider needs xllamacpp: run `hrm models install local` "
-                "(or pip install 'hrm[local]')"
+            from hrm._extras import MissingExtraError
+
+            raise MissingExtraError(
+                "The local provider", "xllamacpp (`hrm models install local` installs it)",
+                extra="local", module="xllamacpp",
             ) from exc
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
@@ -207,9 +209,11 @@ class LocalAdapter:
                 key="llm.model_path",
             )
         if importlib.util.find_spec("xllamacpp") is None:
-            raise ImportError(
-                "The local provider needs xllamacpp: run `hrm models install local` "
-                "(or pip install 'hrm[local]')"
+            from hrm._extras import MissingExtraError
+
+            raise MissingExtraError(
+                "The local provider", "xllamacpp (`hrm models install local` installs it)",
+                extra="local", module="xllamacpp",
             )
         self.model_path = path
         self._model = path.name.removesuffix(".gguf")

@@ -35,8 +35,10 @@ from hrm.scrubbing import scrub_text
 try:
     import openai
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "The openai provider needs the openai SDK: pip install 'hrm[openai]'"
+    from hrm._extras import MissingExtraError
+
+    raise MissingExtraError(
+        "The openai provider", "the openai SDK", extra="openai", module="openai"
     ) from exc
 
 if TYPE_CHECKING:

@@ -34,13 +34,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hrm.home import HRMHome
 from hrm.learning.patterns import MIN_SIMILARITY, signature_key, signature_similarity
 from hrm.reasoning.types import PatternMatch
 from hrm.stacks.visibility import ROLE_META, CrossStackReader
 from hrm.storage.ledger import Ledger, LedgerRecord
+
+if TYPE_CHECKING:
+    from hrm.types import ProgressCallback
 
 __all__ = [
     "META_PATTERN_KIND",
@@ -203,11 +206,15 @@ class MetaAgent:
         self.home = home
         self.min_stacks = max(2, min_stacks)
 
-    def analyze(self) -> MetaReport:
-        """Read, find and write; idempotent (an unchanged pattern is not written again)."""
+    def analyze(self, *, progress: ProgressCallback | None = None) -> MetaReport:
+        """Read, find and write; idempotent (an unchanged pattern is not written again).
+
+        Args:
+            progress: Called as ``progress(stacks_read, stacks_total)`` after each stack.
+        """
         reader = CrossStackReader(self.home, ROLE_META, purpose="meta analysis")
         stacks = reader.stacks()
-        observations = self.observe(reader, stacks)
+        observations = self.observe(reader, stacks, progress=progress)
         patterns = self.find_patterns(observations)
         existing = {p.pattern_id: p.fingerprint for p in read_meta_patterns(self.home)}
         fresh = [p for p in patterns if existing.get(p.pattern_id) != p.fingerprint]
@@ -223,10 +230,17 @@ class MetaAgent:
 
     # ── reading ────────────────────────────────────────────────────────────
 
-    def observe(self, reader: CrossStackReader, stacks: Iterable[str]) -> _Observations:
+    def observe(
+        self,
+        reader: CrossStackReader,
+        stacks: Iterable[str],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> _Observations:
         """Read every stack's ledgers once, keeping only what patterns are made of."""
         obs = _Observations()
-        for stack in stacks:
+        names = list(stacks)
+        for done, stack in enumerate(names, start=1):
             for rec in reader.records(stack, "episodic"):
                 obs.records_read += 1
                 self._episode(obs, stack, rec)
@@ -237,6 +251,8 @@ class MetaAgent:
             for rec in reader.records(stack, "ho1m"):
                 obs.records_read += 1
                 self._work_order(obs, stack, rec)
+            if progress is not None:
+                progress(done, len(names))
         return obs
 
     @staticmethod

@@ -68,7 +68,7 @@ from hrm.storage._ledger_format import (
     record_hash,
 )
 from hrm.storage._lock import exclusive, lock_exclusive, unlock
-from hrm.types import Clock, system_clock
+from hrm.types import Clock, ProgressCallback, system_clock
 
 __all__ = [
     "GENESIS_HASH",
@@ -89,6 +89,8 @@ _ANCHOR_SIZE = 256
 QUARANTINE_KIND = "ledger_quarantine"
 """Kind of the record `hrm ledger quarantine` appends after cutting damage away."""
 _READ_CHUNK = 1 << 16
+PROGRESS_BYTES = 1 << 20
+"""How often `Ledger.verify` reports progress: about once a MiB (a few ms of hashing)."""
 _OPEN_FLAGS = os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 _sync_data = getattr(os, "fdatasync", os.fsync)
 
@@ -490,18 +492,29 @@ class Ledger:
         """Where this handle's last append ended: the file's size just after it (0 before)."""
         return self._end
 
-    def verify(self) -> VerifyReport:
-        """Check every record and the anchor. Never raises for what it finds in the file."""
+    def verify(self, *, progress: ProgressCallback | None = None) -> VerifyReport:
+        """Check every record and the anchor. Never raises for what it finds in the file.
+
+        Args:
+            progress: Called as ``progress(bytes_checked, bytes_total)`` every
+                `PROGRESS_BYTES` or so and once at the end (not after a bad record).
+        """
         end, anchor = self._snapshot()
         count, last_hash = 0, GENESIS_HASH.encode()
         try:
             if end > 0:
+                report_at = PROGRESS_BYTES
                 with self._reader() as fh:
-                    for _offset, _raw, seq, digest in _scan(fh, 0, end, 1, last_hash):
+                    for offset, _raw, seq, digest in _scan(fh, 0, end, 1, last_hash):
                         count, last_hash = seq, digest
+                        if progress is not None and offset >= report_at:
+                            progress(offset, end)
+                            report_at = offset + PROGRESS_BYTES
             _check_anchor_after_scan(anchor, count, last_hash, self._hash_at)
         except _Corrupt as bad:
             return self._report(count, last_hash.decode(), bad.error, anchor)
+        if progress is not None:
+            progress(end, end)
         return self._report(count, last_hash.decode(), None, anchor)
 
     # ── internals ──────────────────────────────────────────────────────────

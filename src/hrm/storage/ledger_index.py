@@ -25,6 +25,7 @@ from hrm.storage.ledger import Ledger, LedgerRecord, VerifyError
 if TYPE_CHECKING:
     from hrm.home import HRMHome
     from hrm.storage.sqlite import Database
+    from hrm.types import ProgressCallback
 
 __all__ = ["MIGRATIONS", "IndexEntry", "LedgerIndex", "ReindexReport"]
 
@@ -115,8 +116,13 @@ class LedgerIndex:
                 pass
         return resolved.as_posix()
 
-    def index_new(self, ledger: Ledger) -> int:
+    def index_new(self, ledger: Ledger, *, progress: ProgressCallback | None = None) -> int:
         """Index the records appended since the last indexed one; return how many.
+
+        Args:
+            ledger: The ledger to catch up with.
+            progress: Called as ``progress(byte_offset, ledger_size)`` after each batch of
+                rows committed, and once at the end.
 
         Raises:
             HRMError: ``LEDGER_CORRUPT`` if the ledger no longer holds the last indexed record
@@ -124,8 +130,9 @@ class LedgerIndex:
         """
         key = self.key(ledger.path)
         last = self._last(key)
+        size = ledger.size() if progress is not None else 0
         if last is None:
-            return self._insert(key, ledger.records())
+            return self._insert(key, ledger.records(), progress, size)
         try:
             anchor = ledger.read_at(last.offset)
         except HRMError as exc:
@@ -139,7 +146,7 @@ class LedgerIndex:
                 ledger.path, last.seq, last.seq,
                 f"record {last.seq} does not match its index entry: the ledger was rewritten",
             )
-        return self._insert(key, ledger.records_after(anchor))
+        return self._insert(key, ledger.records_after(anchor), progress, size)
 
     def check(self, ledger: Ledger) -> VerifyError | None:
         """Whether `ledger` still holds the last record indexed from it (a second anchor).
@@ -166,11 +173,17 @@ class LedgerIndex:
             offset=last.offset,
         )
 
-    def rebuild(self, home: HRMHome | None = None) -> ReindexReport:
+    def rebuild(
+        self, home: HRMHome | None = None, *, progress: ProgressCallback | None = None
+    ) -> ReindexReport:
         """Drop the index and re-derive it from every ledger in `home` (default: the bound one).
 
         A damaged ledger is indexed up to its first bad record and named in the report; the
         others are indexed completely.
+
+        Args:
+            home: The home whose ledgers are indexed.
+            progress: Called as ``progress(bytes_read, bytes_total)`` over all the ledgers.
         """
         target = home if home is not None else self._home_or_fail()
         if home is not None:
@@ -180,14 +193,21 @@ class LedgerIndex:
             self._db.execute("DELETE FROM schema_migrations WHERE component = ?", (COMPONENT,))
         self._db.migrate(COMPONENT, MIGRATIONS)
         report = ReindexReport()
-        for path in target.all_ledgers():
+        paths = target.all_ledgers()
+        sizes = [_size(path) for path in paths] if progress is not None else [0] * len(paths)
+        total, base = sum(sizes), 0
+        for path, size in zip(paths, sizes, strict=True):
             key = self.key(path)
+            step = None if progress is None else _shifted(progress, base, total)
             with Ledger(path) as ledger:
                 try:
-                    self.index_new(ledger)
+                    self.index_new(ledger, progress=step)
                 except HRMError as exc:
                     report.errors[key] = str(exc)
             report.counts[key] = self.count(key)
+            base += size
+            if progress is not None:
+                progress(base, total)
         return report
 
     def query(
@@ -255,7 +275,9 @@ class LedgerIndex:
         )
         return IndexEntry(*tuple(row)) if row is not None else None
 
-    def _insert(self, key: str, records: Any) -> int:
+    def _insert(
+        self, key: str, records: Any, progress: ProgressCallback | None = None, size: int = 0
+    ) -> int:
         total = 0
         batch: list[tuple[str, int, str, str, str, int]] = []
         sql = (
@@ -270,6 +292,8 @@ class LedgerIndex:
                     with self._db.transaction():
                         self._db.executemany(sql, batch)
                     total += len(batch)
+                    if progress is not None:
+                        progress(min(record.offset, size), size)
                     batch = []
         finally:
             # Records before a bad one are still true: keep them indexed.
@@ -277,6 +301,8 @@ class LedgerIndex:
                 with self._db.transaction():
                     self._db.executemany(sql, batch)
                 total += len(batch)
+        if progress is not None:
+            progress(size, size)
         return total
 
     def _home_or_fail(self) -> HRMHome:
@@ -287,6 +313,22 @@ class LedgerIndex:
         from hrm.home import HRMHome
 
         return HRMHome(self._root)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _shifted(progress: ProgressCallback, base: int, total: int) -> ProgressCallback:
+    """`progress` for one ledger of several: its bytes counted after those of the ones before."""
+
+    def report(done: int, _size: int) -> None:
+        progress(min(base + done, total), total)
+
+    return report
 
 
 def _ts_bound(value: datetime | str) -> str:
