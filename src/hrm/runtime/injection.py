@@ -62,7 +62,9 @@ send, a setting to change or a forged conversation turn is harmful when followed
 still puts it in front of the model; what it would cost the reader is a line of stored text."""
 CONCEALED_BONUS = 0.5
 """Added once when a finding was concealed: nobody hides an instruction they mean as data."""
-_CACHE_SIZE = 512
+_CACHE_SIZE = 4096
+"""Screenings kept by text: a canon and a registry come back every turn, unchanged."""
+_CACHE_TEXT_CHARS = 16 * 1024
 _EXCERPT = 80
 
 
@@ -150,9 +152,10 @@ def screen(text: str) -> Screening:
     if cached is not None:
         return cached
     result = _screen(text)
-    if len(_SCREENED) >= _CACHE_SIZE:
-        _SCREENED.clear()
-    _SCREENED[text] = result
+    if len(text) <= _CACHE_TEXT_CHARS:
+        if len(_SCREENED) >= _CACHE_SIZE:
+            del _SCREENED[next(iter(_SCREENED))]  # the oldest: a canon of thousands cycles
+        _SCREENED[text] = result
     return result
 
 
