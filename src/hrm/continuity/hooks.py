@@ -527,22 +527,29 @@ class HookOrchestrator:
         preferences = list(found.get("preferences") or [])
         shown = {p.id for p in preferences}
         learnings = [x for x in found.get("learnings") or [] if x.id not in shown]
+        # Everything below is stored text about to become the assistant's context: each line
+        # passes the injection screening first (D141).
+        firewall: list[dict[str, Any]] = []
         sections = [
-            _render_handoff_section(*latest) if latest else "",
-            _render_ledger_section(*ledger) if ledger else "",
-            _render_learnings_section("Your standing preferences", preferences),
-            _render_learnings_section("Learnings relevant to this project", learnings),
+            _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall),
+            _screened(_render_ledger_section(*ledger) if ledger else "", "ledger", firewall),
+            _screened(_render_learnings_section("Your standing preferences", preferences),
+                      "preference", firewall),
+            _screened(_render_learnings_section("Learnings relevant to this project", learnings),
+                      "learning", firewall),
         ]
         text = _compose_context(
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
-        metadata = {
+        metadata: dict[str, Any] = {
             "memories_loaded": len(learnings) + len(preferences),
             "preferences_loaded": len(preferences),
             "ledger_loaded": ledger is not None,
             "handoff_loaded": latest is not None,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
+        if firewall:
+            metadata["firewall"] = firewall
         has_content = any(sections)
         return HookResponse(
             action=HookAction.SUGGEST if has_content else HookAction.CONTINUE,
@@ -602,7 +609,11 @@ class HookOrchestrator:
             "matching_ready": outcome is not None,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
-        decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit)
+        firewall: list[dict[str, Any]] = []
+        decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit,
+                                  firewall=firewall)
+        if firewall:
+            metadata["firewall"] = firewall
         return HookResponse(
             action=decision.action,
             additional_context=decision.context,
@@ -684,12 +695,16 @@ class HookOrchestrator:
         else:
             job = _Budgeted("handoff", write)
             path = self._collect("write handoff", job, started + budget_ms / 1000)
-        return HookResponse(
-            metadata={
-                "handoff_path": str(path) if path else None,
-                "elapsed_ms": round((time.monotonic() - started) * 1000),
-            }
-        )
+        metadata: dict[str, Any] = {
+            "handoff_path": str(path) if path else None,
+            "elapsed_ms": round((time.monotonic() - started) * 1000),
+        }
+        # The handoff repeats what the transcript said; what reads as a planted instruction is
+        # recorded now, where it came in, and quoted or left out when a session injects it.
+        flagged = self._guard("screen handoff", lambda: _flagged_handoff(path), None)
+        if flagged is not None:
+            metadata["firewall"] = [flagged]
+        return HookResponse(metadata=metadata)
 
 
 # -- helpers: pure where they can be ---------------------------------------------------------
@@ -774,6 +789,53 @@ def _render_learnings_section(title: str, learnings: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def _screened(section: str, source: str, firewall: list[dict[str, Any]]) -> str:
+    """``section`` with each flagged line quoted as untrusted data or left out (D141).
+
+    Sections are rendered a line per item (a next step, a blocker, a learning), so a line is
+    the unit that is kept, quoted or dropped; the section as a whole is screened too, for an
+    instruction spread over lines. Each decision is appended to ``firewall`` for the hook log.
+    """
+    if not section:
+        return section
+    from hrm.runtime.injection import guard, screen
+
+    head, *lines = section.split("\n")
+    out = [head]
+    before = len(firewall)
+    for number, line in enumerate(lines, 1):
+        bullet = line[: len(line) - len(line.lstrip("- "))]
+        guarded = guard(line[len(bullet):], source=source)
+        if guarded.action == "pass":
+            out.append(line)
+            continue
+        firewall.append(guarded.record(source=source, line=number))
+        families = ", ".join(guarded.screening.families)
+        shown = guarded.text or f"[left out: stored {source} text flagged as {families}]"
+        out.append(bullet + shown)
+    joined = " ".join(line.lstrip("- ") for line in lines)
+    if len(firewall) == before and screen(joined).flagged:
+        guarded = guard(joined, source=source)
+        firewall.append(guarded.record(source=source, line=0))
+        families = ", ".join(guarded.screening.families)
+        out = [head, guarded.text or f"[left out: stored {source} text flagged as {families}]"]
+    return "\n".join(out)
+
+
+def _flagged_handoff(path: Path | None) -> dict[str, Any] | None:
+    """The screening of a handoff just written, when it flags (bounded read)."""
+    if path is None:
+        return None
+    from hrm.runtime.injection import screen
+
+    with Path(path).open("rb") as fh:
+        text = fh.read(1 << 20).decode("utf-8", errors="replace")
+    found = screen(text)
+    if not found.flagged:
+        return None
+    return {"source": "handoff", "path": str(path), "action": "recorded", **found.record()}
+
+
 def _compose_context(header: str, sections: list[str], limit: int) -> str:
     """Join sections in order of importance, cutting the first that overflows `limit`."""
     marker = "\n… (truncated)"
@@ -791,7 +853,11 @@ def _compose_context(header: str, sections: list[str], limit: int) -> str:
 
 
 def _decide_prompt(
-    outcome: tuple[Any, list[Any]] | None, learnings: list[Any], *, limit: int
+    outcome: tuple[Any, list[Any]] | None,
+    learnings: list[Any],
+    *,
+    limit: int,
+    firewall: list[dict[str, Any]] | None = None,
 ) -> _PromptDecision:
     """Turn (EnforcementAction, matches) — None when matching did not finish — into a decision."""
     action, matches = outcome if outcome is not None else (None, [])
@@ -811,7 +877,8 @@ def _decide_prompt(
         lines = [f"## {heading} (from the project's skill rules)"]
         lines.extend(_render_match(m) for m in matches[:8])
         sections.append("\n".join(lines))
-    sections.append(_render_learnings_section("Learnings related to this prompt", learnings))
+    recalled = _render_learnings_section("Learnings related to this prompt", learnings)
+    sections.append(_screened(recalled, "learning", [] if firewall is None else firewall))
     body = "\n\n".join(s for s in sections if s)
     if not body:
         return _PromptDecision(HookAction.CONTINUE)
