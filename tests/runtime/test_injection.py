@@ -206,6 +206,7 @@ def test_a_megabyte_is_screened_in_linear_time(shape: str) -> None:
 
 def test_every_rule_names_defined_concepts_and_every_file_loads() -> None:
     phrasings = _phrasings.load()
+    _phrasings.check(phrasings)  # every pattern compiles (a process compiles on demand)
     assert phrasings.rules and phrasings.patterns
     assert {rule.family for rule in phrasings.rules} >= {"override", "role", "exfil"}
 
@@ -216,7 +217,6 @@ def test_every_rule_names_defined_concepts_and_every_file_loads() -> None:
         pytest.param("ignore\n", "before any [section]", id="no-section"),
         pytest.param("[ignore]\nignore (all\n", "unbalanced '('", id="unbalanced"),
         pytest.param("[patterns]\nexec 0.5: curl\n", "family weight {gates}: regex", id="no-gates"),
-        pytest.param("[patterns]\nexec 0.5 {x}: (\n", "does not compile", id="bad-regex"),
     ],
 )
 def test_a_malformed_phrasing_file_names_file_and_line(
@@ -227,6 +227,13 @@ def test_a_malformed_phrasing_file_names_file_and_line(
     with pytest.raises(ValueError, match=r"xx\.txt") as info:
         _phrasings.load(tmp_path, ("xx",))
     assert problem in str(info.value)
+
+
+def test_a_pattern_that_does_not_compile_is_named(tmp_path: Path) -> None:
+    (tmp_path / "xx.txt").write_text("[patterns]\nexec 0.5 {x}: (\n", encoding="utf-8")
+    (tmp_path / "rules.txt").write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match="does not compile"):
+        _phrasings.check(_phrasings.load(tmp_path, ("xx",)))
 
 
 def test_a_rule_naming_an_unknown_concept_is_refused(tmp_path: Path) -> None:

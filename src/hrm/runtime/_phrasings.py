@@ -32,7 +32,7 @@ TYPE_CHECKING = False  # hook processes import this module: no typing at run tim
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Hit", "Phrasings", "load", "tokens"]
+__all__ = ["Hit", "Phrasings", "check", "load", "tokens"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "injection"
 FILES = ("en", "es", "fr", "de", "pt", "it", "ru", "zh", "ja", "commands", "markup")
@@ -90,16 +90,20 @@ class _Rule(Value):
 
 
 class _Pattern(Value):
-    _fields = ("family", "weight", "gates", "regex")
+    _fields = ("family", "weight", "gates", "source")
     __slots__ = _fields
     family: str
     weight: float
     gates: tuple[str, ...]
-    regex: re.Pattern[str]
+    source: str
+    """The regular expression, compiled on the first text that opens a gate (most never do:
+    compiling all of them would cost every hook process a few milliseconds)."""
 
-    def __init__(self, family: str, weight: float, gates: tuple[str, ...],
-                 regex: re.Pattern[str]) -> None:
-        self._init(family=family, weight=weight, gates=gates, regex=regex)
+    def __init__(self, family: str, weight: float, gates: tuple[str, ...], source: str) -> None:
+        self._init(family=family, weight=weight, gates=gates, source=source)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return re.search(self.source, text, re.MULTILINE)  # `re` caches the compiled form
 
 
 class Phrasings:
@@ -133,7 +137,7 @@ class Phrasings:
         for pattern in self.patterns if present else ():
             if present.isdisjoint(pattern.gates):
                 continue
-            match = pattern.regex.search(text)
+            match = pattern.search(text)
             if match is not None:
                 yield Hit(pattern.family, f"{pattern.family}:pattern", pattern.weight,
                           match.group())
@@ -346,11 +350,22 @@ def _parse_pattern(name: str, line: str) -> _Pattern:
     if match is None or not match.group(3).split():
         raise ValueError(f"{name}: pattern {line!r} is not 'family weight {{gates}}: regex'")
     family, weight, gates, regex = match.groups()
-    try:
-        compiled = re.compile(regex.strip(), re.MULTILINE)
-    except re.error as exc:
-        raise ValueError(f"{name}: pattern {line!r} does not compile: {exc}") from exc
-    return _Pattern(family, float(weight), tuple(gates.split()), compiled)
+    return _Pattern(family, float(weight), tuple(gates.split()), regex.strip())
+
+
+def check(phrasings: Phrasings) -> None:
+    """Compile every pattern once (tests call this; processes compile on demand).
+
+    Raises:
+        ValueError: A pattern that does not compile, with its family and text.
+    """
+    for pattern in phrasings.patterns:
+        try:
+            re.compile(pattern.source, re.MULTILINE)
+        except re.error as exc:
+            raise ValueError(
+                f"pattern of family {pattern.family} does not compile: {exc}: {pattern.source!r}"
+            ) from exc
 
 
 def _parse_rule(line: str) -> _Rule:
