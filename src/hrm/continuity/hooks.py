@@ -434,6 +434,7 @@ class HookOrchestrator:
         """Workers still running after their budget; the process may exit without them."""
         self.failures: list[tuple[str, BaseException]] = []
         """(what failed, the exception) for the caller's log; hooks never raise."""
+        self._verdicts: Any = None
 
     # -- collaborators -----------------------------------------------------------------------
 
@@ -461,6 +462,18 @@ class HookOrchestrator:
             if self._learnings is None:
                 self._learnings = self._learnings_factory()
             return self._learnings
+
+    def verdicts(self) -> Any:
+        """The home's cache of screening verdicts (`hrm.runtime._verdicts`), opened once."""
+        if self._verdicts is None:
+            from hrm.runtime._verdicts import VerdictCache
+
+            self._verdicts = VerdictCache(self.home.cache_dir / "injection-verdicts.json")
+        return self._verdicts
+
+    def _save_verdicts(self) -> None:
+        if self._verdicts is not None:
+            self._guard("save screening verdicts", self._verdicts.save, None)
 
     def _guard(self, what: str, fn: Callable[[], T], default: T) -> T:
         try:
@@ -530,14 +543,16 @@ class HookOrchestrator:
         # Everything below is stored text about to become the assistant's context: each line
         # passes the injection screening first (D141).
         firewall: list[dict[str, Any]] = []
+        verdicts = self._guard("screening verdicts", self.verdicts, None)
         sections = [
             _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall),
             _screened(_render_ledger_section(*ledger) if ledger else "", "ledger", firewall),
             _screened(_render_learnings_section("Your standing preferences", preferences),
-                      "preference", firewall),
+                      "preference", firewall, verdicts),
             _screened(_render_learnings_section("Learnings relevant to this project", learnings),
-                      "learning", firewall),
+                      "learning", firewall, verdicts),
         ]
+        self._save_verdicts()
         text = _compose_context(
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
@@ -610,8 +625,10 @@ class HookOrchestrator:
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
         firewall: list[dict[str, Any]] = []
+        verdicts = self._guard("screening verdicts", self.verdicts, None) if learnings else None
         decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit,
-                                  firewall=firewall)
+                                  firewall=firewall, verdicts=verdicts)
+        self._save_verdicts()
         if firewall:
             metadata["firewall"] = firewall
         return HookResponse(
@@ -789,32 +806,44 @@ def _render_learnings_section(title: str, learnings: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _screened(section: str, source: str, firewall: list[dict[str, Any]]) -> str:
+def _screened(
+    section: str, source: str, firewall: list[dict[str, Any]], verdicts: Any = None
+) -> str:
     """``section`` with each flagged line quoted as untrusted data or left out (D141).
 
     Sections are rendered a line per item (a next step, a blocker, a learning), so a line is
     the unit that is kept, quoted or dropped; the section as a whole is screened too, for an
     instruction spread over lines. Each decision is appended to ``firewall`` for the hook log.
+    With a `VerdictCache`, a section whose every line was judged clean before is kept without
+    loading the screening (D142).
     """
     if not section:
         return section
+    head, *lines = section.split("\n")
+    bodies = [line.lstrip("- ") for line in lines]
+    joined = " ".join(bodies)
+    if verdicts is not None and all(verdicts.get(b) is False for b in (*bodies, joined)):
+        return section
     from hrm.runtime.injection import guard, screen
 
-    head, *lines = section.split("\n")
     out = [head]
     before = len(firewall)
-    for number, line in enumerate(lines, 1):
-        bullet = line[: len(line) - len(line.lstrip("- "))]
-        guarded = guard(line[len(bullet):], source=source)
+    for number, (line, body) in enumerate(zip(lines, bodies, strict=True), 1):
+        guarded = guard(body, source=source)
+        if verdicts is not None:
+            verdicts.put(body, guarded.action != "pass")
         if guarded.action == "pass":
             out.append(line)
             continue
+        bullet = line[: len(line) - len(body)]
         firewall.append(guarded.record(source=source, line=number))
         families = ", ".join(guarded.screening.families)
         shown = guarded.text or f"[left out: stored {source} text flagged as {families}]"
         out.append(bullet + shown)
-    joined = " ".join(line.lstrip("- ") for line in lines)
-    if len(firewall) == before and screen(joined).flagged:
+    whole = screen(joined).flagged
+    if verdicts is not None:
+        verdicts.put(joined, whole)
+    if len(firewall) == before and whole:
         guarded = guard(joined, source=source)
         firewall.append(guarded.record(source=source, line=0))
         families = ", ".join(guarded.screening.families)
@@ -858,6 +887,7 @@ def _decide_prompt(
     *,
     limit: int,
     firewall: list[dict[str, Any]] | None = None,
+    verdicts: Any = None,
 ) -> _PromptDecision:
     """Turn (EnforcementAction, matches) — None when matching did not finish — into a decision."""
     action, matches = outcome if outcome is not None else (None, [])
@@ -878,7 +908,9 @@ def _decide_prompt(
         lines.extend(_render_match(m) for m in matches[:8])
         sections.append("\n".join(lines))
     recalled = _render_learnings_section("Learnings related to this prompt", learnings)
-    sections.append(_screened(recalled, "learning", [] if firewall is None else firewall))
+    sections.append(
+        _screened(recalled, "learning", [] if firewall is None else firewall, verdicts)
+    )
     body = "\n\n".join(s for s in sections if s)
     if not body:
         return _PromptDecision(HookAction.CONTINUE)
