@@ -56,7 +56,7 @@ FLAG_AT = 1.0
 """A text scoring this much or more is flagged."""
 LEAVE_OUT_AT = 2.0
 """A flagged text scoring this much or more is left out rather than quoted."""
-LEAVE_OUT_FAMILIES = frozenset({"exec", "exfil", "persistence", "role_token"})
+LEAVE_OUT_FAMILIES = frozenset({"exec", "exfil", "persistence", "settings", "role_token"})
 """Families whose flagged text is left out, never quoted (D141): a command to run, a secret to
 send, a setting to change or a forged conversation turn is harmful when followed, and quoting
 still puts it in front of the model; what it would cost the reader is a line of stored text."""
