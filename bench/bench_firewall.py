@@ -61,7 +61,7 @@ from hrm.runtime.injection import screen  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "bench_firewall.json"
 FIXTURES = ROOT / "tests" / "fixtures" / "injection"
-ABOUT_INJECTION = ("injection", "firewall", "_phrasings", "test_normalise", "test_orchestrator",
+ABOUT_INJECTION = ("injection", "firewall", "_phrasings", "normalise", "test_orchestrator",
                    "test_verdicts")
 """Files whose paragraphs quote attacks on purpose (the detector, its data, its tests)."""
 

@@ -544,13 +544,15 @@ class HookOrchestrator:
         # passes the injection screening first (D141).
         firewall: list[dict[str, Any]] = []
         verdicts = self._guard("screening verdicts", self.verdicts, None)
+        originals = _originals(latest, preferences + learnings)
         sections = [
-            _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall),
+            _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall,
+                      None, originals),
             _screened(_render_ledger_section(*ledger) if ledger else "", "ledger", firewall),
             _screened(_render_learnings_section("Your standing preferences", preferences),
-                      "preference", firewall, verdicts),
+                      "preference", firewall, verdicts, originals),
             _screened(_render_learnings_section("Learnings relevant to this project", learnings),
-                      "learning", firewall, verdicts),
+                      "learning", firewall, verdicts, originals),
         ]
         self._save_verdicts()
         text = _compose_context(
@@ -806,8 +808,39 @@ def _render_learnings_section(title: str, learnings: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def _originals(latest: tuple[Path, Any] | None, learnings: list[Any]) -> dict[str, str]:
+    """Rendered line (without its bullet) -> the stored text it shows.
+
+    Rendering flattens a text to one line and cuts it; the screening reads the text as stored,
+    so a forged turn ("\n\nHuman: …") or letters spaced apart keep the shape that gives
+    them away.
+    """
+    found: dict[str, str] = {}
+    for learning in learnings:
+        raw = str(getattr(learning, "content", "") or "")
+        kind = _name(getattr(learning, "type", "LEARNING"))
+        ident = getattr(learning, "id", "")
+        shown = f"[{kind}] {_one_line(raw, _LEARNING_CHARS)}" + (f" (id {ident})" if ident else "")
+        found[shown] = raw
+    if latest is not None:
+        data = latest[1]
+        task = getattr(data, "task", None)
+        resume = getattr(data, "resume", None)
+        description = str(getattr(task, "description", "") or "")
+        found[f"Task: {_one_line(description or '(none)', 500)}"] = description
+        for raw in [*(getattr(resume, "next_steps", None) or []),
+                    *(getattr(data, "blockers", None) or []),
+                    *(getattr(resume, "warnings", None) or [])]:
+            found[_one_line(raw, 300)] = str(raw)
+    return found
+
+
 def _screened(
-    section: str, source: str, firewall: list[dict[str, Any]], verdicts: Any = None
+    section: str,
+    source: str,
+    firewall: list[dict[str, Any]],
+    verdicts: Any = None,
+    originals: dict[str, str] | None = None,
 ) -> str:
     """``section`` with each flagged line quoted as untrusted data or left out (D141).
 
@@ -820,7 +853,8 @@ def _screened(
     if not section:
         return section
     head, *lines = section.split("\n")
-    bodies = [line.lstrip("- ") for line in lines]
+    rendered = [line.lstrip("- ") for line in lines]
+    bodies = [(originals or {}).get(body, body) for body in rendered]
     joined = " ".join(bodies)
     if verdicts is not None and all(verdicts.get(b) is False for b in (*bodies, joined)):
         return section
@@ -835,7 +869,7 @@ def _screened(
         if guarded.action == "pass":
             out.append(line)
             continue
-        bullet = line[: len(line) - len(body)]
+        bullet = line[: len(line) - len(line.lstrip("- "))]
         firewall.append(guarded.record(source=source, line=number))
         families = ", ".join(guarded.screening.families)
         shown = guarded.text or f"[left out: stored {source} text flagged as {families}]"
@@ -908,9 +942,8 @@ def _decide_prompt(
         lines.extend(_render_match(m) for m in matches[:8])
         sections.append("\n".join(lines))
     recalled = _render_learnings_section("Learnings related to this prompt", learnings)
-    sections.append(
-        _screened(recalled, "learning", [] if firewall is None else firewall, verdicts)
-    )
+    sections.append(_screened(recalled, "learning", [] if firewall is None else firewall,
+                              verdicts, _originals(None, learnings)))
     body = "\n\n".join(s for s in sections if s)
     if not body:
         return _PromptDecision(HookAction.CONTINUE)

@@ -45,6 +45,9 @@ absence does not change what a phrase says (``précédentes``, ``instruções``)
 _TAG_TEXT = re.compile("[\U000e0020-\U000e007e]{4,}")
 _SEPARATORS = re.compile(r"[ \t\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 _SPACED = re.compile(r"(?<!\w)[^\W\d_]([ .\-_*/])(?:[^\W\d_]\1){1,}[^\W\d_](?!\w)")
+_SPACED_WORDS = re.compile(
+    r"(ignore|disregard|forget|previous|prior|instructions|system|prompt|rules|reveal)"
+)
 _LEET_WORD = re.compile(r"\b(?=\w*[a-z])(?=\w*[0134578@$])[a-z0-9@$]{3,15}\b(?![a-z0-9])")
 _LEET = str.maketrans("0134578@$", "oieastbas")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
@@ -252,7 +255,10 @@ def _disguised(folded: str, plain: str) -> list[TextView]:
         out.append(TextView("leet", folded.translate(_LEET)))
     spaced = _fold_chars(plain)
     if _SPACED.search(spaced):
-        out.append(TextView("spaced", fold(_SPACED.sub(_join_spaced, spaced))))
+        joined = _SPACED.sub(_join_spaced, spaced)
+        # Runs whose word gaps were lost ("i g n o r e p r e v i o u s") are split again
+        # around the words instructions are made of.
+        out.append(TextView("spaced", fold(_SPACED_WORDS.sub(r" \1 ", joined)).strip()))
     return out
 
 
