@@ -21,6 +21,10 @@ from pathlib import Path
 
 from hrm._values import Value
 
+TYPE_CHECKING = False  # hook processes import this module: no typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 __all__ = [
     "HIDDEN_CHARS",
     "TextView",
@@ -212,9 +216,9 @@ def _decodings(plain: str, folded: str) -> list[tuple[str, bytes | str]]:
     return found
 
 
-def _limited(matches: object) -> list[str]:
+def _limited(matches: Iterator[re.Match[str]]) -> list[str]:
     out: list[str] = []
-    for match in matches:  # type: ignore[attr-defined]
+    for match in matches:
         out.append(match.group()[:_MAX_BLOB_CHARS])
         if len(out) >= _MAX_BLOBS:
             break
