@@ -14,6 +14,7 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e . \
 	  pytest pytest-xdist hypothesis ruff mypy types-PyYAML types-jsonschema dirty-equals \
+	  confusable-homoglyphs \
 	  'anthropic>=0.40' 'openai>=1.50'
 	touch $(STAMP)
 

@@ -10,16 +10,23 @@ the ``attention_state`` of the stack's decision ledger (004 §4, §6).
 Attention templates (004 §6) drive the same machinery: each pipeline stage of a template maps to
 a source here, so a template changes *what* is retrieved without changing *how* it is bounded and
 recorded.
+
+Everything a source offers is stored text — canon, learnings, the working set, episodes,
+registry rows — and passes the injection screening before the budget sees it (D141): a flagged
+item is quoted as untrusted data or left out, and the decision is part of the audit record. The
+conversation's own exchanges (what the person said and what the assistant answered) are not
+screened: they reach the model as the messages they were.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hrm._text import shorten
+from hrm.runtime.injection import guard, screen
 
 __all__ = [
     "AssembledContext",
@@ -128,6 +135,9 @@ class ContextItem:
     """What the person said and what the assistant answered: such an item reaches the model
     as those two messages before the input (`AssembledContext.conversation`), as a chat model
     is trained to read a conversation, not as a line of the system prompt."""
+    untrusted: bool = False
+    """The injection screening flagged it: `text` is its quotation as data (D141), never
+    restated as the person's words (`preference_reminder`)."""
 
 
 @dataclass
@@ -145,6 +155,9 @@ class AssembledContext:
     """What the caller adds to the audit record (bound templates, stages, tiers)."""
     conversation: list[tuple[str, str]] = field(default_factory=list)
     """The kept exchanges (person, assistant), oldest first: the messages before the input."""
+    firewall: list[dict[str, Any]] = field(default_factory=list)
+    """The injection screening's decisions on flagged items (quoted or left out), each with
+    source, key, action, score, families and findings (D141)."""
 
     def transcript(self) -> str:
         """The system prompt with the conversation appended, for a reader of one text (an
@@ -156,13 +169,16 @@ class AssembledContext:
 
     def attention_state(self) -> dict[str, Any]:
         """The audit record of this assembly (004 §4 ``attention_state``)."""
-        return {
+        state = {
             "budget_tokens": self.budget,
             "used_tokens": self.tokens,
             "retrieved": self.included,
             "excluded": self.excluded,
             **self.extra,
         }
+        if self.firewall:
+            state["firewall"] = self.firewall
+        return state
 
 
 REMINDER_PREFERENCES = 5
@@ -182,7 +198,7 @@ def preference_reminder(items: Iterable[ContextItem]) -> tuple[str, int]:
     kept = [
         shorten(item.text, _REMINDER_CHARS).rstrip(" .;")
         for item in items
-        if item.source == "canon" and item.text.strip()
+        if item.source == "canon" and item.text.strip() and not item.untrusted
     ][:REMINDER_PREFERENCES]
     if not kept:
         return "", 0
@@ -254,6 +270,8 @@ class ContextAssembler:
                 excluded.append({"source": name, "key": None, "reason": f"source failed: {exc}"})
                 if failures is not None:
                     failures.append(f"{name}: {exc}")
+        firewall: list[dict[str, Any]] = []
+        candidates = _screened(candidates, excluded, firewall)
         role_tokens = estimate_tokens(self.role)
         remaining = self.budget_tokens - role_tokens
         kept: list[ContextItem] = []
@@ -275,7 +293,7 @@ class ContextAssembler:
                 included.append(_entry(item, cost))
             elif item.always and remaining > 16:
                 clipped = item.text[: remaining * 4 - 4] + "…"
-                trimmed = ContextItem(item.source, item.key, clipped, item.priority, True)
+                trimmed = replace(item, text=clipped)
                 kept.append(trimmed)
                 included.append({**_entry(trimmed, remaining), "truncated": True})
                 remaining = 0
@@ -305,6 +323,7 @@ class ContextAssembler:
             included=included,
             excluded=excluded,
             conversation=[item.exchange for item in exchanges if item.exchange is not None],
+            firewall=firewall,
         )
 
     def _render(self, items: list[ContextItem]) -> str:
@@ -320,6 +339,30 @@ class ContextAssembler:
             lines.append(f"## {_SECTION_TITLES.get(source, source.replace('_', ' ').title())}")
             lines.extend(f"- {item.text}" for item in group)
         return "\n".join(lines)
+
+
+def _screened(
+    candidates: list[ContextItem], excluded: list[dict[str, Any]], firewall: list[dict[str, Any]]
+) -> list[ContextItem]:
+    """The candidates as the model may see them: flagged stored text quoted or left out (D141).
+
+    Screening is cached by text, so canon and registry rows that come back every turn cost a
+    lookup. Left-out items are excluded with the reason ``firewall``.
+    """
+    kept: list[ContextItem] = []
+    for item in candidates:
+        if item.exchange is not None or not screen(item.text).flagged:
+            kept.append(item)
+            continue
+        guarded = guard(item.text, source=item.source.replace("_", " "))
+        firewall.append(guarded.record(source=item.source, key=item.key))
+        if guarded.text is None:
+            families = ", ".join(guarded.screening.families)
+            excluded.append({"source": item.source, "key": item.key,
+                             "reason": f"firewall: left out ({families})"})
+            continue
+        kept.append(replace(item, text=guarded.text, untrusted=True))
+    return kept
 
 
 def _sequence(item: ContextItem) -> int:

@@ -434,6 +434,7 @@ class HookOrchestrator:
         """Workers still running after their budget; the process may exit without them."""
         self.failures: list[tuple[str, BaseException]] = []
         """(what failed, the exception) for the caller's log; hooks never raise."""
+        self._verdicts: Any = None
 
     # -- collaborators -----------------------------------------------------------------------
 
@@ -461,6 +462,18 @@ class HookOrchestrator:
             if self._learnings is None:
                 self._learnings = self._learnings_factory()
             return self._learnings
+
+    def verdicts(self) -> Any:
+        """The home's cache of screening verdicts (`hrm.runtime._verdicts`), opened once."""
+        if self._verdicts is None:
+            from hrm.runtime._verdicts import VerdictCache
+
+            self._verdicts = VerdictCache(self.home.cache_dir / "injection-verdicts.json")
+        return self._verdicts
+
+    def _save_verdicts(self) -> None:
+        if self._verdicts is not None:
+            self._guard("save screening verdicts", self._verdicts.save, None)
 
     def _guard(self, what: str, fn: Callable[[], T], default: T) -> T:
         try:
@@ -527,22 +540,33 @@ class HookOrchestrator:
         preferences = list(found.get("preferences") or [])
         shown = {p.id for p in preferences}
         learnings = [x for x in found.get("learnings") or [] if x.id not in shown]
+        # Everything below is stored text about to become the assistant's context: each line
+        # passes the injection screening first (D141).
+        firewall: list[dict[str, Any]] = []
+        verdicts = self._guard("screening verdicts", self.verdicts, None)
+        originals = _originals(latest, preferences + learnings)
         sections = [
-            _render_handoff_section(*latest) if latest else "",
-            _render_ledger_section(*ledger) if ledger else "",
-            _render_learnings_section("Your standing preferences", preferences),
-            _render_learnings_section("Learnings relevant to this project", learnings),
+            _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall,
+                      None, originals),
+            _screened(_render_ledger_section(*ledger) if ledger else "", "ledger", firewall),
+            _screened(_render_learnings_section("Your standing preferences", preferences),
+                      "preference", firewall, verdicts, originals),
+            _screened(_render_learnings_section("Learnings relevant to this project", learnings),
+                      "learning", firewall, verdicts, originals),
         ]
+        self._save_verdicts()
         text = _compose_context(
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
-        metadata = {
+        metadata: dict[str, Any] = {
             "memories_loaded": len(learnings) + len(preferences),
             "preferences_loaded": len(preferences),
             "ledger_loaded": ledger is not None,
             "handoff_loaded": latest is not None,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
+        if firewall:
+            metadata["firewall"] = firewall
         has_content = any(sections)
         return HookResponse(
             action=HookAction.SUGGEST if has_content else HookAction.CONTINUE,
@@ -602,7 +626,13 @@ class HookOrchestrator:
             "matching_ready": outcome is not None,
             "elapsed_ms": round((time.monotonic() - started) * 1000),
         }
-        decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit)
+        firewall: list[dict[str, Any]] = []
+        verdicts = self._guard("screening verdicts", self.verdicts, None) if learnings else None
+        decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit,
+                                  firewall=firewall, verdicts=verdicts)
+        self._save_verdicts()
+        if firewall:
+            metadata["firewall"] = firewall
         return HookResponse(
             action=decision.action,
             additional_context=decision.context,
@@ -684,12 +714,16 @@ class HookOrchestrator:
         else:
             job = _Budgeted("handoff", write)
             path = self._collect("write handoff", job, started + budget_ms / 1000)
-        return HookResponse(
-            metadata={
-                "handoff_path": str(path) if path else None,
-                "elapsed_ms": round((time.monotonic() - started) * 1000),
-            }
-        )
+        metadata: dict[str, Any] = {
+            "handoff_path": str(path) if path else None,
+            "elapsed_ms": round((time.monotonic() - started) * 1000),
+        }
+        # The handoff repeats what the transcript said; what reads as a planted instruction is
+        # recorded now, where it came in, and quoted or left out when a session injects it.
+        flagged = self._guard("screen handoff", lambda: _flagged_handoff(path), None)
+        if flagged is not None:
+            metadata["firewall"] = [flagged]
+        return HookResponse(metadata=metadata)
 
 
 # -- helpers: pure where they can be ---------------------------------------------------------
@@ -774,6 +808,97 @@ def _render_learnings_section(title: str, learnings: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def _originals(latest: tuple[Path, Any] | None, learnings: list[Any]) -> dict[str, str]:
+    """Rendered line (without its bullet) -> the stored text it shows.
+
+    Rendering flattens a text to one line and cuts it; the screening reads the text as stored,
+    so a forged turn ("\n\nHuman: …") or letters spaced apart keep the shape that gives
+    them away.
+    """
+    found: dict[str, str] = {}
+    for learning in learnings:
+        raw = str(getattr(learning, "content", "") or "")
+        kind = _name(getattr(learning, "type", "LEARNING"))
+        ident = getattr(learning, "id", "")
+        shown = f"[{kind}] {_one_line(raw, _LEARNING_CHARS)}" + (f" (id {ident})" if ident else "")
+        found[shown] = raw
+    if latest is not None:
+        data = latest[1]
+        task = getattr(data, "task", None)
+        resume = getattr(data, "resume", None)
+        description = str(getattr(task, "description", "") or "")
+        found[f"Task: {_one_line(description or '(none)', 500)}"] = description
+        for raw in [*(getattr(resume, "next_steps", None) or []),
+                    *(getattr(data, "blockers", None) or []),
+                    *(getattr(resume, "warnings", None) or [])]:
+            found[_one_line(raw, 300)] = str(raw)
+    return found
+
+
+def _screened(
+    section: str,
+    source: str,
+    firewall: list[dict[str, Any]],
+    verdicts: Any = None,
+    originals: dict[str, str] | None = None,
+) -> str:
+    """``section`` with each flagged line quoted as untrusted data or left out (D141).
+
+    Sections are rendered a line per item (a next step, a blocker, a learning), so a line is
+    the unit that is kept, quoted or dropped; the section as a whole is screened too, for an
+    instruction spread over lines. Each decision is appended to ``firewall`` for the hook log.
+    With a `VerdictCache`, a section whose every line was judged clean before is kept without
+    loading the screening (D142).
+    """
+    if not section:
+        return section
+    head, *lines = section.split("\n")
+    rendered = [line.lstrip("- ") for line in lines]
+    bodies = [(originals or {}).get(body, body) for body in rendered]
+    joined = " ".join(bodies)
+    if verdicts is not None and all(verdicts.get(b) is False for b in (*bodies, joined)):
+        return section
+    from hrm.runtime.injection import guard, screen
+
+    out = [head]
+    before = len(firewall)
+    for number, (line, body) in enumerate(zip(lines, bodies, strict=True), 1):
+        guarded = guard(body, source=source)
+        if verdicts is not None:
+            verdicts.put(body, guarded.action != "pass")
+        if guarded.action == "pass":
+            out.append(line)
+            continue
+        bullet = line[: len(line) - len(line.lstrip("- "))]
+        firewall.append(guarded.record(source=source, line=number))
+        families = ", ".join(guarded.screening.families)
+        shown = guarded.text or f"[left out: stored {source} text flagged as {families}]"
+        out.append(bullet + shown)
+    whole = screen(joined).flagged
+    if verdicts is not None:
+        verdicts.put(joined, whole)
+    if len(firewall) == before and whole:
+        guarded = guard(joined, source=source)
+        firewall.append(guarded.record(source=source, line=0))
+        families = ", ".join(guarded.screening.families)
+        out = [head, guarded.text or f"[left out: stored {source} text flagged as {families}]"]
+    return "\n".join(out)
+
+
+def _flagged_handoff(path: Path | None) -> dict[str, Any] | None:
+    """The screening of a handoff just written, when it flags (bounded read)."""
+    if path is None:
+        return None
+    from hrm.runtime.injection import screen
+
+    with Path(path).open("rb") as fh:
+        text = fh.read(1 << 20).decode("utf-8", errors="replace")
+    found = screen(text)
+    if not found.flagged:
+        return None
+    return {"source": "handoff", "path": str(path), "action": "recorded", **found.record()}
+
+
 def _compose_context(header: str, sections: list[str], limit: int) -> str:
     """Join sections in order of importance, cutting the first that overflows `limit`."""
     marker = "\n… (truncated)"
@@ -791,7 +916,12 @@ def _compose_context(header: str, sections: list[str], limit: int) -> str:
 
 
 def _decide_prompt(
-    outcome: tuple[Any, list[Any]] | None, learnings: list[Any], *, limit: int
+    outcome: tuple[Any, list[Any]] | None,
+    learnings: list[Any],
+    *,
+    limit: int,
+    firewall: list[dict[str, Any]] | None = None,
+    verdicts: Any = None,
 ) -> _PromptDecision:
     """Turn (EnforcementAction, matches) — None when matching did not finish — into a decision."""
     action, matches = outcome if outcome is not None else (None, [])
@@ -811,7 +941,9 @@ def _decide_prompt(
         lines = [f"## {heading} (from the project's skill rules)"]
         lines.extend(_render_match(m) for m in matches[:8])
         sections.append("\n".join(lines))
-    sections.append(_render_learnings_section("Learnings related to this prompt", learnings))
+    recalled = _render_learnings_section("Learnings related to this prompt", learnings)
+    sections.append(_screened(recalled, "learning", [] if firewall is None else firewall,
+                              verdicts, _originals(None, learnings)))
     body = "\n\n".join(s for s in sections if s)
     if not body:
         return _PromptDecision(HookAction.CONTINUE)

@@ -14,7 +14,9 @@ The rules are a small table, checked in order; the first that fails names the vi
     previous instructions"), role switches ("you are now"), chat-template role tokens, lines
     addressed to the system, a gate or another agent with an order in them; and hidden or
     encoded ones — zero-width, bidi-control and tag characters, HTML comments carrying
-    instructions, base64 blobs that decode to instructions.
+    instructions, base64 blobs that decode to instructions; and whatever the stored-text
+    screening (`hrm.runtime.injection`) flags: look-alike letters, eight more languages,
+    paraphrases, other encodings, commands to run, secrets to send.
 
 `check_output` returns a `DroppedOutput` (a decision as a value); `validate_output` raises
 ``AGENT_VIOLATION`` for callers that want the spec's raising form.
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
+from hrm.runtime.injection import screen
 from hrm.runtime.types import DECISION_MARKERS, OUTPUT_TYPES, AgentOutput, DroppedOutput
 
 if TYPE_CHECKING:
@@ -177,6 +180,13 @@ def _prompt_injection(
         decoded = _decode(blob)
         if decoded and (_instruction(decoded, others, own) or _LEADING_CUE.search(decoded)):
             return f"a base64 blob decodes to an instruction: {_quote(decoded)}"
+    # The stored-text screening reads what these rules cannot: look-alike letters, other
+    # languages, paraphrases, other encodings (D140).
+    screening = screen(text)
+    if screening.flagged:
+        first = screening.findings[0]
+        families = ", ".join(screening.families)
+        return f"injection screening ({families}; score {screening.score}): {first.excerpt!r}"
     return None
 
 
