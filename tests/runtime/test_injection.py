@@ -179,18 +179,20 @@ SHAPES = {
 
 
 def _seconds(text: str) -> float:
+    # CPU time of this process, best of three: other processes on a busy machine slow the
+    # wall clock far more than they slow the work itself.
     best = float("inf")
-    for _ in range(2):
-        started = time.perf_counter()
+    for _ in range(3):
+        started = time.process_time()
         screen(text + str(time.perf_counter()))  # a fresh text each time: no cache hit
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     return best
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("shape", list(SHAPES), ids=list(SHAPES))
 def test_a_megabyte_is_screened_in_linear_time(shape: str) -> None:
-    """1 MB costs about eight times 128 KB (linear), never a quadratic blow-up.
+    """1 MB costs about eight times 128 KB (linear), never a quadratic blow-up (64 times).
 
     Machine speed cancels out: both sizes are timed in the same run, on the same shape.
     """
@@ -198,7 +200,7 @@ def test_a_megabyte_is_screened_in_linear_time(shape: str) -> None:
     small = (unit * (131_072 // len(unit) + 1))[:131_072]
     large = (unit * (1_048_576 // len(unit) + 1))[:1_048_576]
     ratio = _seconds(large) / max(_seconds(small), 1e-6)
-    assert ratio < 24, f"{shape}: 1 MB took {ratio:.1f}x 128 KB"
+    assert ratio < 32, f"{shape}: 1 MB took {ratio:.1f}x 128 KB"
 
 
 # -- the data files --------------------------------------------------------------------------
