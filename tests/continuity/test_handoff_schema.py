@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -11,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.continuity.test_handoffs_roundtrip import handoffs
 
-from hrm.continuity._handoff_schema import handoff_schema
+from hrm.continuity._handoff_schema import handoff_schema, plainly_valid
 from hrm.continuity.confidence import VerificationStatus
 from hrm.continuity.handoffs import (
     LEARNING_TYPES,
@@ -135,3 +139,62 @@ def test_a_damaged_handoff_is_reported_never_raised_and_never_written(
     with pytest.raises(HRMError) as info:
         serialize(damaged)
     assert info.value.code is ErrorCode.VALIDATION_FAILED
+
+
+def _schema_errors(handoff: HandoffData) -> list[str]:
+    from hrm.continuity._handoff_schema import _document
+
+    validator = jsonschema.Draft202012Validator(handoff_schema())
+    return [error.message for error in validator.iter_errors(_document(handoff))]
+
+
+@settings(max_examples=150, deadline=None)
+@given(handoffs())
+def test_what_hrm_builds_is_valid_on_sight_without_jsonschema(handoff: HandoffData) -> None:
+    assert plainly_valid(handoff)
+    assert _schema_errors(handoff) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(handoffs(), st.sampled_from(["id", "description", "status", "project_path", "key_files",
+                                    "started_at", "duration_seconds", "notes"]), _ANY)  # fmt: skip
+def test_the_hooks_shortcut_never_accepts_what_the_schema_refuses(
+    handoff: HandoffData, where: str, value: object
+) -> None:
+    if where in ("id", "started_at", "duration_seconds"):
+        damaged = replace(handoff, session=replace(handoff.session, **{where: value}))
+    elif where in ("description", "status"):
+        damaged = replace(handoff, task=replace(handoff.task, **{where: value}))
+    elif where == "notes":
+        damaged = replace(handoff, notes=value)  # type: ignore[arg-type]
+    else:
+        damaged = replace(handoff, context=replace(handoff.context, **{where: value}))
+    if plainly_valid(damaged):
+        assert _schema_errors(damaged) == []
+        assert validate_schema(damaged).valid
+
+
+_WRITE_PROBE = """
+import sys
+from hrm.continuity.hook_entry import run_hook
+run_hook(["pre-compact"])
+sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+def test_the_hook_that_writes_a_handoff_imports_neither_jsonschema_nor_markdown_it(
+    tmp_path: Path,
+) -> None:
+    from tests.continuity.test_hooks import transcript
+
+    home = tmp_path / "home"
+    # PreCompact writes the handoff SessionEnd writes, without SessionEnd's 1.5 s budget.
+    payload = {"hook_event_name": "PreCompact", "session_id": "sess-1", "trigger": "manual",
+               "transcript_path": str(transcript(tmp_path / "t.jsonl")), "cwd": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _WRITE_PROBE], input=json.dumps(payload).encode(),
+        capture_output=True, env={"HRM_HOME": str(home), "PATH": "/bin"}, check=True,
+    )
+    modules = set(proc.stderr.decode().split("MODULES ", 1)[1].split())
+    assert "jsonschema" not in modules and "markdown_it" not in modules
+    assert len(list((home / "handoffs").glob("*/*.yaml"))) == 1

@@ -20,18 +20,31 @@ from datetime import datetime
 from enum import Enum
 from importlib import resources
 
-from hrm.continuity.handoff_types import HandoffData, ValidationError
+from hrm.continuity.confidence import VerificationStatus
+from hrm.continuity.handoffs import (
+    LEARNING_TYPES,
+    MAX_KEY_FILES,
+    Blocker,
+    BlockerSeverity,
+    BlockerType,
+    Decision,
+    HandoffData,
+    HandoffLearning,
+    TaskStatus,
+    ValidationError,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
-__all__ = ["handoff_schema", "violations"]
+__all__ = ["handoff_schema", "plainly_valid", "violations"]
 
 _CONSTRAINTS = {"pattern": "required", "maxItems": "max_items", "minimum": "minimum"}
 """The rule a failing keyword breaks, unless its subschema names one in ``x-constraints``."""
 _KINDS = {"string": "a string", "array": "a list", "object": "a mapping", "integer": "an integer"}
+
 
 
 @functools.cache
@@ -51,6 +64,8 @@ def _validator() -> Any:
 
 def violations(handoff: HandoffData) -> list[ValidationError]:
     """Every way `handoff` breaks the schema, in document order; empty when it is valid."""
+    if plainly_valid(handoff):
+        return []
     found = [_violation(error) for error in _validator().iter_errors(_document(handoff))]
     session = handoff.session
     started, ended = session.started_at, session.ended_at
@@ -59,6 +74,76 @@ def violations(handoff: HandoffData) -> list[ValidationError]:
         message = "session.ended_at is before session.started_at"
         found.append(ValidationError("session.ended_at", "order", message))
     return found
+
+
+def plainly_valid(handoff: HandoffData) -> bool:
+    """Whether `handoff` is valid on sight: exactly typed and within every rule of the schema.
+
+    Kept by hand for the hooks that write a handoff (PreCompact, SessionEnd): importing
+    jsonschema made that hook process 60 % slower (bench/RESULTS.md, issue 34), and a handoff hrm
+    builds itself is always of the exact types this accepts. It only accepts; whatever it does
+    not is left to the schema, which reports it, and a property test holds it to the schema.
+    """
+    session, task, context, resume = handoff.session, handoff.task, handoff.context, handoff.resume
+    started, ended, duration = session.started_at, session.ended_at, session.duration_seconds
+    return (
+        _text(session.id)
+        and _aware(started)
+        and (ended is None or (_aware(ended) and ended >= started))  # type: ignore[operator]
+        and (duration is None or (type(duration) is int and duration >= 0))
+        and _text(task.description)
+        and type(task.status) is TaskStatus
+        and _texts(task.skills_used)
+        and _text(context.project_path)
+        and type(context.git_commit) is str
+        and type(context.git_branch) is str
+        and _texts(context.key_files)
+        and len(context.key_files) <= MAX_KEY_FILES
+        and _each(handoff.decisions, _plain_decision)
+        and all(_texts(getattr(handoff.artifacts, n)) for n in ("created", "modified", "deleted"))
+        and _each(handoff.learnings, _plain_learning)
+        and _each(handoff.blockers, _plain_blocker)
+        and all(_texts(getattr(resume, n)) for n in ("next_steps", "context_needed", "warnings"))
+        and type(handoff.notes) is str
+        and type(handoff.extra) is dict
+    )
+
+
+def _aware(moment: object) -> bool:
+    return type(moment) is datetime and moment.tzinfo is not None
+
+
+def _text(value: object) -> bool:
+    return type(value) is str and value != "" and not value.isspace()
+
+
+def _texts(values: object) -> bool:
+    return _each(values, _text)
+
+
+def _each(values: object, plain: Callable[[Any], bool]) -> bool:
+    return type(values) is list and all(plain(value) for value in values)
+
+
+def _plain_decision(item: object) -> bool:
+    return (
+        isinstance(item, Decision) and _text(item.decision) and type(item.rationale) is str
+        and _texts(item.alternatives)
+    )  # fmt: skip
+
+
+def _plain_learning(item: object) -> bool:
+    return (
+        isinstance(item, HandoffLearning) and item.type in LEARNING_TYPES
+        and _text(item.content) and type(item.confidence) is VerificationStatus
+    )  # fmt: skip
+
+
+def _plain_blocker(item: object) -> bool:
+    return (
+        isinstance(item, Blocker) and type(item.type) is BlockerType
+        and _text(item.description) and type(item.severity) is BlockerSeverity
+    )  # fmt: skip
 
 
 def _document(handoff: HandoffData) -> dict[str, Any]:
