@@ -198,22 +198,16 @@ def add_session_history(home: HRMHome, project: Path, *, handoffs: int = 20) -> 
     (ledgers / "CONTINUITY-parser-hardening.md").write_text(LEDGER, encoding="utf-8")
 
 
-def write_transcript(path: Path) -> Path:
-    """A Claude Code transcript of one short exchange that wrote a file."""
-    entries = [
-        {"type": "user", "message": {"role": "user", "content": "Port the CLI to typer"}},
-        {
-            "type": "assistant",
-            "message": {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "name": "Write", "input": {"file_path": "/p/cli.py"}},
-                    {"type": "text", "text": "Next:\n- wire the install command"},
-                ],
-            },
-        },
-    ]
-    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n", encoding="utf-8")
+def write_transcript(path: Path, exchanges: int = 3) -> Path:
+    """A Claude Code transcript: `exchanges` prompts, each answered with a file write and a plan."""
+    entries: list[dict[str, object]] = []
+    for i in range(exchanges):
+        prompt = {"role": "user", "content": f"Step {i} of the port"}
+        write = {"type": "tool_use", "name": "Write", "input": {"file_path": f"/p/part{i}.py"}}
+        plan = {"type": "text", "text": f"Done {i}. Next:\n- review part {i}"}
+        answer = {"role": "assistant", "content": [write, plan]}
+        entries += [{"type": "user", "message": prompt}, {"type": "assistant", "message": answer}]
+    path.write_text("".join(f"{json.dumps(entry)}\n" for entry in entries), encoding="utf-8")
     return path
 
 

@@ -120,9 +120,9 @@ def already_valid(hint: Any, value: Any) -> bool:
 
     Kept by hand for the hook: most values people set are numbers, flags, names, choices and
     lists of names, which this accepts as they are, so the first prompt after a config change
-    loads the config without importing pydantic (~50 ms of CPU before the first check; the hook
-    process is ~20 ms without it: bench/RESULTS.md, issue 34). It only accepts; whatever it does
-    not is pydantic's to convert or refuse.
+    loads the config without importing pydantic, whose import and first validator cost ~430 M
+    instructions, more than the rest of that hook process (~350 M; bench/RESULTS.md, issue 34).
+    It only accepts; whatever it does not is pydantic's to convert or refuse (D121).
     """
     if hint in _PLAIN:
         return type(value) is hint

@@ -2,11 +2,12 @@
 
 SessionStart reads the active continuity ledger on every session start. Reading it through
 markdown-it-py, as `hrm.continuity._commonmark` reads legacy handoffs, costs that hook process
-~100 M more instructions (the parser's import, +19 %: bench/RESULTS.md, issue 34) for the
-subset of Markdown a ledger is written in: ATX headings, bullet lists, ``Key: value`` lines and
-code fences. This reader covers that subset in one pass over the lines, and
-``tests/continuity/test_markdown_lines.py`` holds it to CommonMark's reading of it. It also
-splits ``---`` front matter, which hrm's own Markdown handoffs start with.
+~85 M more instructions than this reader (the parser's import; ~18 % of the process:
+bench/RESULTS.md, issue 34, D120) for the subset of Markdown a ledger is written in: ATX
+headings, bullet lists, ``Key: value`` lines and code fences. This reader covers that subset
+in one pass over the lines, and ``tests/continuity/test_markdown_lines.py`` holds it to
+CommonMark's reading of it. It also splits ``---`` front matter, which hrm's own Markdown
+handoffs start with.
 
 Two traps from the real files shape it: front matter is delimited only by lines that are exactly
 ``---`` at column 0 (a literal block may contain indented ``---``), and fenced code blocks hold
