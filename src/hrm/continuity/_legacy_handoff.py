@@ -6,29 +6,27 @@ or without front matter) name the same things differently. `legacy_document` tur
 every field it does not map stays in ``extra`` under its original name. The Markdown is read as
 CommonMark through `hrm.continuity._commonmark`.
 
-The small readers at the top (times, file names, project layouts, statuses) are also used on
-the hook path when hrm's own handoffs are read, so this module imports nothing heavy: the
-Markdown parser is loaded only when a body is mapped.
+The Markdown parser is loaded only when a body is mapped; reading hrm's own handoffs (as the
+hooks do) never imports this module.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from hrm.continuity import _commonmark as cm
 from hrm.continuity._commonmark import Block, Section
+from hrm.continuity._timestamps import as_datetime, timestamp_from_name
 
 __all__ = [
-    "as_datetime",
     "is_legacy_mapping",
     "legacy_document",
     "map_status",
     "project_from_path",
-    "timestamp_from_name",
 ]
 
 _LEGACY_KEYS = frozenset(
@@ -39,9 +37,6 @@ _LEGACY_KEYS = frozenset(
         "test", "event_type", "topic", "git_commit", "branch",
     }
 )  # fmt: skip
-_NAME_STAMP = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[_T](\d{2})-(\d{2})(?:-(\d{2}))?(?:[.-](\d{1,6}))?"
-)
 _STATUS_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("paused", ("incomplete", "not complete", "in progress", "in_progress", "partial", "paused")),
     ("blocked", ("block",)),
@@ -53,36 +48,6 @@ _MAX_KEY_FILES = 10
 _NEXT_SECTIONS = ("action items", "next steps", "resume instructions", "now", "next")
 _FILE_SECTIONS = ("files modified", "recent changes", "artifacts", "files created")
 _PLACEHOLDER_DECISION = ("Decision", "Reasoning")  # a table header migrated as data (fork file)
-
-
-def as_datetime(raw: Any) -> datetime | None:
-    """An aware datetime from YAML's datetime/date or an ISO-8601 string; naive means UTC."""
-    if isinstance(raw, datetime):
-        return raw if raw.tzinfo is not None else raw.replace(tzinfo=UTC)
-    if isinstance(raw, date):
-        return datetime(raw.year, raw.month, raw.day, tzinfo=UTC)
-    if isinstance(raw, str) and raw.strip():
-        try:
-            parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-    return None
-
-
-def timestamp_from_name(name: str) -> datetime | None:
-    """The UTC time in a legacy file name (``2026-01-14_21-24-35_slug.md``), if any."""
-    match = _NAME_STAMP.search(name)
-    if not match:
-        return None
-    year, month, day, hour, minute, second, fraction = match.groups()
-    try:
-        return datetime(
-            int(year), int(month), int(day), int(hour), int(minute), int(second or 0),
-            int((fraction or "0").ljust(6, "0")), tzinfo=UTC,
-        )  # fmt: skip
-    except ValueError:
-        return None
 
 
 def project_from_path(path: Path | None) -> str | None:

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hrm.continuity import _markdown
-from hrm.continuity._legacy_handoff import as_datetime
+from hrm.continuity._timestamps import as_datetime
 from hrm.errors import HRMError
 
 __all__ = [

@@ -27,9 +27,8 @@ import yaml
 
 from hrm import _yaml
 from hrm._atomic import atomic_write
-from hrm.continuity import _legacy_handoff as legacy
-from hrm.continuity._commonmark import looks_like_markdown
 from hrm.continuity._markdown import split_front_matter
+from hrm.continuity._timestamps import as_datetime, timestamp_from_name
 from hrm.continuity.confidence import VerificationStatus
 from hrm.continuity.handoff_types import (
     ArtifactReferences,
@@ -224,7 +223,7 @@ def _mapping(raw: Any, where: str, path: str | None) -> dict[str, Any]:
 
 
 def _datetime(raw: Any, where: str, path: str | None) -> datetime | None:
-    parsed = legacy.as_datetime(raw)
+    parsed = as_datetime(raw)
     if raw not in (None, "") and parsed is None:
         raise _mismatch(f"'{where}' is not an ISO-8601 timestamp: {raw!r}", path, field=where)
     return parsed
@@ -458,7 +457,7 @@ def deserialize(
             for key, value in body_doc.items():
                 merged[key if key not in merged else f"body.{key}"] = value
             return _from_legacy(merged, None, path, HandoffFormat.YAML)
-        if not front.body.strip() and legacy.is_legacy_mapping(meta):
+        if not front.body.strip() and _is_legacy(meta):
             return _from_legacy(meta, None, path, HandoffFormat.YAML)
         return _from_legacy(meta, front.body, path, HandoffFormat.MARKDOWN)
     return _without_front_matter(content, format, path)
@@ -473,19 +472,19 @@ def _without_front_matter(
         try:
             doc = _load_yaml(content, path, first_line=1)
         except HRMError:
-            if format is HandoffFormat.YAML or not looks_like_markdown(content):
+            if format is HandoffFormat.YAML or not _looks_like_markdown(content):
                 raise
             doc = None
         if isinstance(doc, dict):
             if _is_native(doc):
                 return handoff_from_dict(doc, path=path, source_format=HandoffFormat.YAML)
-            if legacy.is_legacy_mapping(doc):
+            if _is_legacy(doc):
                 return _from_legacy(doc, None, path, HandoffFormat.YAML)
-            if not looks_like_markdown(content):
+            if not _looks_like_markdown(content):
                 raise _mismatch("YAML mapping has no handoff fields (session, task, goal)", path)
         elif format is HandoffFormat.YAML:
             raise _mismatch("a YAML handoff must be a mapping", path)
-    if looks_like_markdown(content):
+    if _looks_like_markdown(content):
         return _from_legacy({}, content, path, HandoffFormat.MARKDOWN)
     raise HRMError(
         ErrorCode.UNKNOWN_FORMAT,
@@ -494,6 +493,22 @@ def _without_front_matter(
         recoverable=False,
         context={"path": path},
     )
+
+
+# The legacy mapping and the Markdown parser load only for legacy files: hrm's own handoffs,
+# which the hooks read, are native YAML (or front matter naming our schema).
+
+
+def _is_legacy(doc: dict[str, Any]) -> bool:
+    from hrm.continuity._legacy_handoff import is_legacy_mapping
+
+    return is_legacy_mapping(doc)
+
+
+def _looks_like_markdown(text: str) -> bool:
+    from hrm.continuity._commonmark import looks_like_markdown
+
+    return looks_like_markdown(text)
 
 
 def _is_native(doc: dict[str, Any]) -> bool:
@@ -522,7 +537,7 @@ def _body_mapping(
             raise
         return None
     if isinstance(doc, dict) and (
-        legacy.is_legacy_mapping(doc) or strict or not looks_like_markdown(body)
+        _is_legacy(doc) or strict or not _looks_like_markdown(body)
     ):
         return doc
     return None
@@ -531,7 +546,9 @@ def _body_mapping(
 def _from_legacy(
     meta: dict[str, Any], body: str | None, path: str | None, fmt: HandoffFormat
 ) -> HandoffData:
-    doc = legacy.legacy_document(meta, body, path)
+    from hrm.continuity._legacy_handoff import legacy_document
+
+    doc = legacy_document(meta, body, path)
     return handoff_from_dict(doc, path=path, source_format=fmt)
 
 
@@ -551,7 +568,7 @@ def fill_legacy_gaps(
     warnings: list[str] = []
     session, task, context = handoff.session, handoff.task, handoff.context
     if session.started_at is None and source_path is not None:
-        started = legacy.timestamp_from_name(source_path.name)
+        started = timestamp_from_name(source_path.name)
         if started is None:
             started = datetime.fromtimestamp(source_path.stat().st_mtime, tz=UTC)
             warnings.append("no date in the handoff or its name: used the file's modification time")
@@ -560,7 +577,9 @@ def fill_legacy_gaps(
         session = replace(session, id="general")
         warnings.append("no session name: filed under 'general'")
     if not context.project_path:
-        derived = project_path or legacy.project_from_path(source_path)
+        from hrm.continuity._legacy_handoff import project_from_path
+
+        derived = project_path or project_from_path(source_path)
         if derived is None and source_path is not None:
             derived = str(source_path.parent.resolve())
             warnings.append(f"no project path: used the handoff's folder {derived}")
