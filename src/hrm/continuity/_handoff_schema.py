@@ -18,7 +18,6 @@ import functools
 import json
 from datetime import datetime
 from enum import Enum
-from importlib import resources
 
 from hrm.continuity.confidence import VerificationStatus
 from hrm.continuity.handoffs import (
@@ -50,6 +49,8 @@ _KINDS = {"string": "a string", "array": "a list", "object": "a mapping", "integ
 @functools.cache
 def handoff_schema() -> dict[str, Any]:
     """The handoff JSON Schema shipped in the package."""
+    from importlib import resources
+
     text = resources.files("hrm").joinpath("data", "schemas", "handoff.schema.json").read_text()
     schema: dict[str, Any] = json.loads(text)
     return schema
