@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Annotated, Any, Literal
 
@@ -105,6 +105,9 @@ _PLAIN = frozenset({int, float, bool, str})
 
 
 def _validate(hint: Any, value: Any, key: str, where: str) -> Any:
+    before = _word_rule(hint)
+    if before is not None:
+        value = before(value)  # what the adapter's schema runs first (`_ConfigValue`)
     if already_valid(hint, value):
         return value
     from pydantic import ValidationError
@@ -118,13 +121,16 @@ def _validate(hint: Any, value: Any, key: str, where: str) -> Any:
 def already_valid(hint: Any, value: Any) -> bool:
     """Whether `value` is exactly what pydantic would return for `hint`, so it need not run.
 
-    Kept by hand for the hook: most values people set are numbers, flags, names, choices and
-    lists of names, which this accepts as they are, so the first prompt after a config change
-    loads the config without importing pydantic, whose import and first validator cost ~430 M
-    instructions, more than the rest of that hook process (~350 M; bench/RESULTS.md, issue 34).
+    Kept by hand for the hook: most values people set are numbers, flags, names, choices (after
+    the word rules) and lists of names, which this accepts as they are, so the first prompt
+    after a config change loads the config without importing pydantic, whose import and first
+    validator cost ~430 M instructions, more than the rest of that hook process (~350 M;
+    bench/RESULTS.md, issue 34); `hrm turn` then builds no validator either (+18 M otherwise).
     It only accepts; whatever it does not is pydantic's to convert or refuse (D121).
     """
     if hint in _PLAIN:
+        return type(value) is hint
+    if isinstance(hint, type) and issubclass(hint, Enum):
         return type(value) is hint
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Literal:
@@ -155,14 +161,19 @@ class _ConfigValue:
 
         schema = handler(source)
         _tighten(schema)
-        if isinstance(self.hint, type) and issubclass(self.hint, Enum):
-            lookup = functools.partial(_member, self.hint)
-            return core_schema.no_info_before_validator_function(lookup, schema)
-        if typing.get_origin(self.hint) is Literal and {"on", "off"} <= set(
-            typing.get_args(self.hint)
-        ):
-            return core_schema.no_info_before_validator_function(_switch_word, schema)
-        return schema
+        before = _word_rule(self.hint)
+        if before is None:
+            return schema
+        return core_schema.no_info_before_validator_function(before, schema)
+
+
+def _word_rule(hint: Any) -> Callable[[Any], Any] | None:
+    """How a person's word becomes the field's value: an enum's name, a YAML boolean switch."""
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return functools.partial(_member, hint)
+    if typing.get_origin(hint) is Literal and {"on", "off"} <= set(typing.get_args(hint)):
+        return _switch_word
+    return None
 
 
 def _tighten(schema: Any) -> None:
