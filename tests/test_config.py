@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from hrm._config_build import _adapter, already_valid, build_section
 from hrm.cli.app import app
 from hrm.config import (
     ConfigSource,
+    ContinuityConfig,
     HRMConfig,
     LLMConfig,
     PolicySurface,
@@ -252,3 +258,97 @@ def test_topic_embeddings_on_without_the_extra_is_refused_naming_the_key(
     for switch in ("auto", "off"):  # words alone decide, and the stack opens
         HRM.open(tmp_path / "home", "ADMIN", "offline",
                  config=replace(config, topic_embeddings=switch)).close()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("max_commitment_turns: true\n", "'max_commitment_turns' in {f} must be an integer, got True", id="bool-for-int"),
+        pytest.param("max_commitment_turns: '3'\n", "'max_commitment_turns' in {f} must be an integer, got '3'", id="quoted-int"),
+        pytest.param("max_commitment_turns: 3.0\n", "'max_commitment_turns' in {f} must be an integer, got 3.0", id="float-for-int"),
+        pytest.param("llm:\n  temperature: yes\n", "'llm.temperature' in {f} must be a number, got True", id="bool-for-float"),
+        pytest.param("llm:\n  model: true\n", "'llm.model' in {f} must be a string, got True", id="bool-for-str"),
+        pytest.param("policy:\n  PRIORITY_SCALE: [1]\n", "'policy.PRIORITY_SCALE' in {f} must be a list of 2 items, got [1]", id="tuple-length"),
+        pytest.param("policy:\n  PRIORITY_SCALE: [1, x]\n", "'policy.PRIORITY_SCALE[1]' in {f} must be an integer, got 'x'", id="tuple-item"),
+        pytest.param("llm:\n  retry_on: [timeout, [b]]\n", "'llm.retry_on[1]' in {f} must be a string, got ['b']", id="list-item"),
+        pytest.param("llm:\n  pricing: {input_per_1k: cheap}\n", "'llm.pricing.input_per_1k' in {f} must be a number, got 'cheap'", id="dict-value"),
+        pytest.param("continuity:\n  skill_rules: a.json\n", "'continuity.skill_rules' in {f} must be a list, got 'a.json'", id="str-for-list"),
+        pytest.param("default_stance: 3\n", "'default_stance' in {f} must be one of 'sensemaking', 'discovery', 'execution' or 'evaluation', got 3", id="enum"),
+        pytest.param("trace_enabled: maybe\n", "'trace_enabled' in {f} must be true or false, got 'maybe'", id="bool"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_names_key_file_expectation_and_value(
+    home: HRMHome, tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(home.config_path, text)
+    with pytest.raises(HRMError) as info:
+        load_config(home, tmp_path, environ={})
+    assert info.value.code is ErrorCode.VALIDATION_FAILED
+    assert info.value.message == "Config key " + message.format(f=path)
+    assert info.value.context["file"] == str(path)
+
+
+def test_values_are_read_as_people_write_them(home: HRMHome, tmp_path: Path) -> None:
+    write(
+        home.config_path,
+        "default_stance: EXECUTION\naltitude_default_level: l2_operations\n"
+        "escalation_threshold: 0.5\nllm:\n  model: 4\n  temperature: 1\n  pricing: {1: 2}\n"
+        "  api_key_env: null\npolicy:\n  PRIORITY_SCALE: [2, 9]\n"
+        "  PREFERENCE_PATTERNS: [I prefer, 42]\ncontinuity:\n  embeddings: off\n",
+    )
+    config = load_config(home, tmp_path, environ={"HRM_LLM__MAX_TOKENS": "300"}).config
+    assert config.default_stance is Stance.EXECUTION  # by name, any case
+    assert config.altitude_default_level is AltitudeLevel.L2_OPERATIONS
+    assert (config.llm.model, config.llm.temperature, config.llm.pricing) == ("4", 1.0, {"1": 2.0})
+    assert isinstance(config.llm.temperature, float) and config.llm.max_tokens == 300
+    assert config.llm.api_key_env is None
+    assert config.policy.PRIORITY_SCALE == (2, 9)
+    assert config.policy.PREFERENCE_PATTERNS == ("I prefer", "42")
+    assert config.continuity.embeddings == "off"
+
+
+def test_an_unknown_key_of_an_llm_file_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path / "llm.yaml", "provider: openai\ntemprature: 0.2\n")
+    with pytest.raises(HRMError) as info:
+        LLMConfig.from_yaml(path)
+    assert info.value.message == f"Unknown config key 'temprature' in {path}"
+
+
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8),
+    st.sampled_from(["auto", "on", "off", "execution", "L2_OPERATIONS", "group"]),
+)  # fmt: skip
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=2),
+    max_leaves=6,
+)
+_FIELDS = [
+    (cls, f.name)
+    for cls in (HRMConfig, LLMConfig, PolicySurface, ContinuityConfig)
+    for f in dataclasses.fields(cls)
+    if f.name not in ("llm", "policy", "continuity")
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_FIELDS), _VALUES)
+def test_any_value_is_either_read_as_its_type_or_refused_naming_the_key(
+    field: tuple[type, str], value: object
+) -> None:
+    """Whatever YAML hands over, a field gets a value of its type or a one-line refusal."""
+    cls, name = field
+    try:
+        built = build_section(cls, {name: value}, "config.yaml", "sec")
+    except HRMError as exc:
+        assert exc.code is ErrorCode.VALIDATION_FAILED
+        assert f"'sec.{name}" in exc.message and "config.yaml" in exc.message
+        return
+    hint = typing.get_type_hints(cls)[name]
+    result = getattr(built, name)
+    if already_valid(hint, value):  # the hook's shortcut agrees with pydantic
+        assert result is value
+        checked = _adapter(hint).validate_python(value)
+        assert (checked, type(checked)) == (value, type(value))

@@ -14,15 +14,16 @@ Every file is safe-loaded and validated before anything uses it: an unknown key,
 value out of range, PolicySurface weights that do not sum to 1.0 or ask bands out of order are
 rejected with an `HRMError` naming the key and the file (and line, for YAML syntax errors).
 
-This module imports only the standard library and PyYAML: the Claude Code hook loads it on every
-prompt, so it must stay cheap.
+Values are checked by pydantic `TypeAdapter`s over the classes' own annotations
+(`hrm._config_build`). This module imports only the standard library and PyYAML, and pydantic is
+imported only for a value that is not already of its field's exact type: the Claude Code hook
+loads the configuration whenever a config file changed, so it must stay cheap.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
+from hrm._config_build import build_section
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import ENV_HOME, HRMHome
 from hrm.types import AltitudeLevel, Stance
@@ -212,7 +214,7 @@ class LLMConfig:
         """Load an LLM config file (001 §11.8 shape), validated like the main config."""
         p = Path(path)
         data = _read_yaml(p)
-        config: LLMConfig = _build(cls, data, str(p), "")
+        config: LLMConfig = build_section(cls, data, str(p), "")
         return config
 
     @classmethod
@@ -240,7 +242,7 @@ class LLMConfig:
         for var, dotted in _ENV_SHORTHANDS.items():
             if env.get(var):
                 raw[dotted.split(".", 1)[1]] = _parse_env_value(env[var])
-        config: LLMConfig = _build(cls, raw, "environment", "llm")
+        config: LLMConfig = build_section(cls, raw, "environment", "llm")
         return config
 
     def resolve_api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
@@ -509,7 +511,9 @@ def load_config(
                 origin=origins.get(key, "built-in default"),
             )
 
-    config = _build(HRMConfig, _unflatten(merged), "", "", origins=origins)
+    # Only what a file or the environment set is validated; the rest are the classes' defaults.
+    given = {key: value for key, value in merged.items() if key in origins}
+    config = build_section(HRMConfig, _unflatten(given), "", "", origins=origins)
     for key, (check, expected) in _RANGES.items():
         value = _get_dotted(config, key)
         if not check(value):
@@ -693,115 +697,3 @@ def _get_dotted(config: HRMConfig, key: str) -> Any:
     for part in key.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-_HINTS_CACHE: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS_CACHE:
-        _HINTS_CACHE[cls] = typing.get_type_hints(cls)
-    return _HINTS_CACHE[cls]
-
-
-def _build(
-    cls: type[Any],
-    data: Mapping[str, Any],
-    file: str,
-    section: str,
-    *,
-    origins: Mapping[str, str] | None = None,
-) -> Any:
-    hints = _hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        dotted = f"{section}.{key}" if section else key
-        where = (origins or {}).get(dotted, file or "built-in default")
-        if key not in names:
-            raise HRMError.validation_failed(
-                f"Unknown config key '{dotted}' in {where}", key=dotted, file=where
-            )
-        kwargs[key] = _coerce(value, hints[key], dotted, where, origins)
-    return cls(**kwargs)
-
-
-def _coerce(value: Any, hint: Any, key: str, where: str, origins: Mapping[str, str] | None) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(value, inner[0], key, where, origins)
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        if isinstance(value, hint):
-            return value
-        if not isinstance(value, Mapping):
-            raise _type_error(key, "a mapping", value, where)
-        return _build(hint, value, where, key, origins=origins)
-    if isinstance(hint, type) and issubclass(hint, Enum):
-        if isinstance(value, hint):
-            return value
-        if isinstance(value, str):
-            for member in hint:
-                if value.lower() in (member.value.lower(), member.name.lower()):
-                    return member
-        choices = ", ".join(m.value for m in hint)
-        raise _type_error(key, f"one of {choices}", value, where)
-    if origin is typing.Literal:
-        if isinstance(value, bool) and {"on", "off"} <= set(args):
-            # YAML (1.1, as PyYAML reads it) and the environment parser read a bare `on` or
-            # `off` as true or false, which is what the person meant.
-            value = "on" if value else "off"
-        if isinstance(value, str) and value in args:
-            return value
-        raise _type_error(key, "one of " + ", ".join(repr(a) for a in args), value, where)
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        raise _type_error(key, "true or false", value, where)
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise _type_error(key, "an integer", value, where)
-    if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise _type_error(key, "a number", value, where)
-    if hint is str:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return str(value)
-        raise _type_error(key, "a string", value, where)
-    if origin is list:
-        if not isinstance(value, list):
-            raise _type_error(key, "a list", value, where)
-        return [_coerce(v, args[0], f"{key}[{i}]", where, origins) for i, v in enumerate(value)]
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise _type_error(key, "a list", value, where)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(
-                _coerce(v, args[0], f"{key}[{i}]", where, origins) for i, v in enumerate(value)
-            )
-        if len(value) != len(args):
-            raise _type_error(key, f"a list of {len(args)} items", value, where)
-        return tuple(
-            _coerce(v, a, f"{key}[{i}]", where, origins)
-            for i, (v, a) in enumerate(zip(value, args, strict=True))
-        )
-    if origin is dict:
-        if not isinstance(value, Mapping):
-            raise _type_error(key, "a mapping", value, where)
-        return {str(k): _coerce(v, args[1], f"{key}.{k}", where, origins) for k, v in value.items()}
-    return value
-
-
-def _type_error(key: str, expected: str, value: Any, where: str) -> HRMError:
-    return HRMError.validation_failed(
-        f"Config key '{key}' in {where} must be {expected}, got {value!r}",
-        key=key,
-        file=where,
-    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -82,10 +83,73 @@ def test_errors_are_mapped(tmp_path: Path) -> None:
     with pytest.raises(HRMError) as info, db.transaction():
         db.execute("INSERT INTO t (v) VALUES (NULL)")
     assert info.value.code is ErrorCode.VALIDATION_FAILED
-    assert (
-        wrap_sqlite_error(sqlite3.OperationalError("database is locked"), "x").code
-        is ErrorCode.DB_LOCKED
+    assert info.value.context["sqlite_error"] == "SQLITE_CONSTRAINT_NOTNULL"
+
+
+def _raised(action: Callable[[], object]) -> sqlite3.Error:
+    with pytest.raises(sqlite3.Error) as info:
+        action()
+    return info.value
+
+
+def test_a_real_lock_maps_to_db_locked_and_is_retryable(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (v)")
+    holder.execute("BEGIN IMMEDIATE")
+    waiter = sqlite3.connect(path, timeout=0, isolation_level=None)
+    error = wrap_sqlite_error(_raised(lambda: waiter.execute("BEGIN IMMEDIATE")), path)
+    assert (error.code, error.recoverable) == (ErrorCode.DB_LOCKED, True)
+    assert str(path) in error.message
+    holder.close()
+    waiter.close()
+
+
+def test_real_file_errors_map_by_code(tmp_path: Path) -> None:
+    not_a_db = tmp_path / "notes.db"
+    not_a_db.write_bytes(b"not a database " * 300)
+    damaged = wrap_sqlite_error(
+        _raised(lambda: sqlite3.connect(not_a_db).execute("SELECT * FROM sqlite_master")),
+        not_a_db,
     )
+    assert damaged.code is ErrorCode.DB_UNAVAILABLE and "reindex" in damaged.message
+    missing = tmp_path / "no-such-dir" / "x.db"
+    cannot_open = wrap_sqlite_error(_raised(lambda: sqlite3.connect(missing)), missing)
+    assert cannot_open.code is ErrorCode.PERMISSION_DENIED
+    sqlite3.connect(tmp_path / "ro.db").execute("CREATE TABLE t (v)")
+    read_only = sqlite3.connect(f"file:{tmp_path / 'ro.db'}?mode=ro", uri=True)
+    denied = wrap_sqlite_error(_raised(lambda: read_only.execute("INSERT INTO t VALUES (1)")), "r")
+    assert denied.code is ErrorCode.PERMISSION_DENIED
+
+
+def _coded(code: int | None, message: str = "some text") -> sqlite3.Error:
+    error = sqlite3.OperationalError(message)
+    if code is not None:
+        error.sqlite_errorcode = code
+        error.sqlite_errorname = f"code {code}"
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        pytest.param(_coded(sqlite3.SQLITE_BUSY), ErrorCode.DB_LOCKED, id="busy"),
+        pytest.param(_coded(sqlite3.SQLITE_LOCKED), ErrorCode.DB_LOCKED, id="table-locked"),
+        pytest.param(_coded(517), ErrorCode.DB_LOCKED, id="busy-snapshot-extended"),
+        pytest.param(_coded(sqlite3.SQLITE_FULL), ErrorCode.DISK_FULL, id="full"),
+        pytest.param(_coded(sqlite3.SQLITE_READONLY), ErrorCode.PERMISSION_DENIED, id="readonly"),
+        pytest.param(_coded(sqlite3.SQLITE_CORRUPT), ErrorCode.DB_UNAVAILABLE, id="corrupt"),
+        pytest.param(_coded(sqlite3.SQLITE_IOERR), ErrorCode.DB_UNAVAILABLE, id="ioerr"),
+        pytest.param(_coded(266), ErrorCode.DB_UNAVAILABLE, id="ioerr-read-extended"),
+        pytest.param(_coded(sqlite3.SQLITE_ERROR), ErrorCode.INTERNAL_ERROR, id="generic"),
+        # The text alone decides nothing: an error SQLite did not raise has no code.
+        pytest.param(_coded(None, "database is locked"), ErrorCode.INTERNAL_ERROR, id="no-code"),
+    ],
+)
+def test_errors_are_classified_by_sqlite_code_not_text(
+    error: sqlite3.Error, expected: ErrorCode
+) -> None:
+    assert wrap_sqlite_error(error, "x.db").code is expected
 
 
 def test_threads_share_one_handle_safely(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hrm.continuity import _markdown
+from hrm.continuity._timestamps import as_datetime
 from hrm.errors import HRMError
 
 __all__ = [
@@ -124,7 +125,7 @@ def parse_ledger(text: str, *, path: Path | None = None) -> ContinuityLedger:
         for line in section.lines:
             match = _UPDATED.match(line)
             if match and updated is None:
-                updated = _markdown.as_datetime(_markdown.strip_inline(match.group(1)))
+                updated = as_datetime(_markdown.strip_inline(match.group(1)))
     goal_lines = _markdown.find_sections(sections, ["goal"])
     goal = " ".join(_markdown.strip_inline(line) for line in goal_lines if line.strip())
     done, now, upcoming = _state(_markdown.find_sections(sections, ["state"]))
@@ -138,7 +139,7 @@ def parse_ledger(text: str, *, path: Path | None = None) -> ContinuityLedger:
     return ContinuityLedger(
         path=path,
         session=session.strip(),
-        updated=updated or _markdown.as_datetime(fields.get("updated")),
+        updated=updated or as_datetime(fields.get("updated")),
         goal=goal or fields.get("goal", ""),
         constraints=_items(_markdown.find_sections(sections, ["constraints"])),
         decisions=_items(_markdown.find_sections(sections, ["key decisions", "decisions"])),

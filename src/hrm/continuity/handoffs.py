@@ -27,7 +27,8 @@ import yaml
 
 from hrm import _yaml
 from hrm._atomic import atomic_write
-from hrm.continuity import _markdown
+from hrm.continuity._markdown import split_front_matter
+from hrm.continuity._timestamps import as_datetime, timestamp_from_name
 from hrm.continuity.confidence import VerificationStatus
 from hrm.continuity.handoff_types import (
     ArtifactReferences,
@@ -122,7 +123,9 @@ def _value(item: Enum | str) -> str:
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
+    if moment is None or isinstance(moment, datetime):
+        return None if moment is None else moment.isoformat()
+    return str(moment)  # text the schema accepted as an aware timestamp
 
 
 def handoff_to_dict(handoff: HandoffData, *, include_notes: bool = True) -> dict[str, Any]:
@@ -220,7 +223,7 @@ def _mapping(raw: Any, where: str, path: str | None) -> dict[str, Any]:
 
 
 def _datetime(raw: Any, where: str, path: str | None) -> datetime | None:
-    parsed = _markdown.as_datetime(raw)
+    parsed = as_datetime(raw)
     if raw not in (None, "") and parsed is None:
         raise _mismatch(f"'{where}' is not an ISO-8601 timestamp: {raw!r}", path, field=where)
     return parsed
@@ -333,103 +336,16 @@ def _blocker(item: Any, index: int, path: str | None) -> Blocker:
 def validate_schema(handoff: HandoffData) -> ValidationReport:
     """Check every constraint of 003 §3 and return all violations with their field paths.
 
-    Required: ``session.id``, an aware ``session.started_at``, ``task.description``, a known
-    ``task.status``, ``context.project_path``. Enum fields must hold known values, lists at most
-    their limits, items their required text. Warnings (never blocking) point at what a reader
-    will miss: no next steps, text that looks like a secret, fields kept only in ``extra``.
+    The constraints are ``hrm/data/schemas/handoff.schema.json`` (checked with jsonschema):
+    required ``session.id``, an aware ``session.started_at``, ``task.description``, a known
+    ``task.status``, ``context.project_path``; enum fields hold known values, lists at most
+    their limits, items their required text; and a session ends after it starts. Warnings (never
+    blocking) point at what a reader will miss: no next steps, text that looks like a secret,
+    fields kept only in ``extra``.
     """
-    errors: list[ValidationError] = []
+    from hrm.continuity._handoff_schema import violations
 
-    def need(ok: bool, where: str, constraint: str, message: str) -> None:
-        if not ok:
-            errors.append(ValidationError(where, constraint, message))
-
-    def text(value: Any, where: str, *, required: bool = True) -> None:
-        if not isinstance(value, str):
-            need(False, where, "type", f"{where} must be a string")
-        elif required:
-            need(bool(value.strip()), where, "required", f"{where} is required")
-
-    def strings(values: Any, where: str) -> None:
-        if not isinstance(values, list):
-            need(False, where, "type", f"{where} must be a list of strings")
-            return
-        for index, value in enumerate(values):
-            text(value, f"{where}[{index}]")
-
-    def member(value: Any, kind: type[Enum], where: str) -> None:
-        values = [str(m.value) for m in kind]
-        known = isinstance(value, kind) or (isinstance(value, str) and value in values)
-        need(known, where, "enum", f"{where} must be one of: {', '.join(values)}")
-
-    def moment(value: Any, where: str, *, required: bool) -> None:
-        if value is None:
-            need(not required, where, "required", f"{where} is required")
-        elif not isinstance(value, datetime):
-            need(False, where, "type", f"{where} must be a datetime")
-        else:
-            need(value.tzinfo is not None, where, "timezone", f"{where} must be timezone-aware")
-
-    session = handoff.session
-    text(session.id, "session.id")
-    moment(session.started_at, "session.started_at", required=True)
-    moment(session.ended_at, "session.ended_at", required=False)
-    if (
-        isinstance(session.started_at, datetime)
-        and isinstance(session.ended_at, datetime)
-        and session.started_at.tzinfo is not None
-        and session.ended_at.tzinfo is not None
-    ):
-        need(
-            session.ended_at >= session.started_at,
-            "session.ended_at",
-            "order",
-            "session.ended_at is before session.started_at",
-        )
-    if session.duration_seconds is not None:
-        need(
-            isinstance(session.duration_seconds, int) and session.duration_seconds >= 0,
-            "session.duration_seconds",
-            "minimum",
-            "session.duration_seconds must be a non-negative integer",
-        )
-    text(handoff.task.description, "task.description")
-    member(handoff.task.status, TaskStatus, "task.status")
-    strings(handoff.task.skills_used, "task.skills_used")
-    text(handoff.context.project_path, "context.project_path")
-    text(handoff.context.git_commit, "context.git_commit", required=False)
-    text(handoff.context.git_branch, "context.git_branch", required=False)
-    strings(handoff.context.key_files, "context.key_files")
-    need(
-        not isinstance(handoff.context.key_files, list)
-        or len(handoff.context.key_files) <= MAX_KEY_FILES,
-        "context.key_files",
-        "max_items",
-        f"context.key_files lists at most {MAX_KEY_FILES} files",
-    )
-    for index, decision in enumerate(handoff.decisions):
-        text(decision.decision, f"decisions[{index}].decision")
-        text(decision.rationale, f"decisions[{index}].rationale", required=False)
-        strings(decision.alternatives, f"decisions[{index}].alternatives")
-    for name in ("created", "modified", "deleted"):
-        strings(getattr(handoff.artifacts, name), f"artifacts.{name}")
-    for index, learning in enumerate(handoff.learnings):
-        need(
-            learning.type in LEARNING_TYPES,
-            f"learnings[{index}].type",
-            "enum",
-            f"learnings[{index}].type must be one of: {', '.join(LEARNING_TYPES)}",
-        )
-        text(learning.content, f"learnings[{index}].content")
-        member(learning.confidence, VerificationStatus, f"learnings[{index}].confidence")
-    for index, blocker in enumerate(handoff.blockers):
-        member(blocker.type, BlockerType, f"blockers[{index}].type")
-        text(blocker.description, f"blockers[{index}].description")
-        member(blocker.severity, BlockerSeverity, f"blockers[{index}].severity")
-    for name in ("next_steps", "context_needed", "warnings"):
-        strings(getattr(handoff.resume, name), f"resume.{name}")
-    text(handoff.notes, "notes", required=False)
-    need(isinstance(handoff.extra, dict), "extra", "type", "extra must be a mapping")
+    errors = violations(handoff)
     return ValidationReport(valid=not errors, errors=errors, warnings=_warnings(handoff))
 
 
@@ -521,7 +437,7 @@ def deserialize(
         raise HRMError.validation_failed("Handoff content is empty", path=path)
     if format is None and path is not None and path.lower().endswith((".yaml", ".yml")):
         format = HandoffFormat.YAML  # a .yaml file with a broken body is an error, not prose
-    front = _markdown.split_front_matter(content)
+    front = split_front_matter(content)
     if front.yaml_text is not None:
         meta = _load_yaml(front.yaml_text, path, first_line=2)
         if meta is None:
@@ -541,7 +457,7 @@ def deserialize(
             for key, value in body_doc.items():
                 merged[key if key not in merged else f"body.{key}"] = value
             return _from_legacy(merged, None, path, HandoffFormat.YAML)
-        if not front.body.strip() and _markdown.is_legacy_mapping(meta):
+        if not front.body.strip() and _is_legacy(meta):
             return _from_legacy(meta, None, path, HandoffFormat.YAML)
         return _from_legacy(meta, front.body, path, HandoffFormat.MARKDOWN)
     return _without_front_matter(content, format, path)
@@ -550,24 +466,25 @@ def deserialize(
 def _without_front_matter(
     content: str, format: HandoffFormat | None, path: str | None
 ) -> HandoffData:
-    looks_markdown = _markdown.looks_like_markdown(content)
     if format is not HandoffFormat.MARKDOWN:
+        # YAML first: hrm's own handoffs are YAML, and reading them (SessionStart reads every
+        # stored one) never needs the Markdown parser.
         try:
             doc = _load_yaml(content, path, first_line=1)
         except HRMError:
-            if format is HandoffFormat.YAML or not looks_markdown:
+            if format is HandoffFormat.YAML or not _looks_like_markdown(content):
                 raise
             doc = None
         if isinstance(doc, dict):
             if _is_native(doc):
                 return handoff_from_dict(doc, path=path, source_format=HandoffFormat.YAML)
-            if _markdown.is_legacy_mapping(doc):
+            if _is_legacy(doc):
                 return _from_legacy(doc, None, path, HandoffFormat.YAML)
-            if not looks_markdown:
+            if not _looks_like_markdown(content):
                 raise _mismatch("YAML mapping has no handoff fields (session, task, goal)", path)
         elif format is HandoffFormat.YAML:
             raise _mismatch("a YAML handoff must be a mapping", path)
-    if looks_markdown:
+    if _looks_like_markdown(content):
         return _from_legacy({}, content, path, HandoffFormat.MARKDOWN)
     raise HRMError(
         ErrorCode.UNKNOWN_FORMAT,
@@ -576,6 +493,22 @@ def _without_front_matter(
         recoverable=False,
         context={"path": path},
     )
+
+
+# The legacy mapping and the Markdown parser load only for legacy files: hrm's own handoffs,
+# which the hooks read, are native YAML (or front matter naming our schema).
+
+
+def _is_legacy(doc: dict[str, Any]) -> bool:
+    from hrm.continuity._legacy_handoff import is_legacy_mapping
+
+    return is_legacy_mapping(doc)
+
+
+def _looks_like_markdown(text: str) -> bool:
+    from hrm.continuity._commonmark import looks_like_markdown
+
+    return looks_like_markdown(text)
 
 
 def _is_native(doc: dict[str, Any]) -> bool:
@@ -604,7 +537,7 @@ def _body_mapping(
             raise
         return None
     if isinstance(doc, dict) and (
-        _markdown.is_legacy_mapping(doc) or strict or not _markdown.looks_like_markdown(body)
+        _is_legacy(doc) or strict or not _looks_like_markdown(body)
     ):
         return doc
     return None
@@ -613,7 +546,9 @@ def _body_mapping(
 def _from_legacy(
     meta: dict[str, Any], body: str | None, path: str | None, fmt: HandoffFormat
 ) -> HandoffData:
-    doc = _markdown.legacy_document(meta, body, path)
+    from hrm.continuity._legacy_handoff import legacy_document
+
+    doc = legacy_document(meta, body, path)
     return handoff_from_dict(doc, path=path, source_format=fmt)
 
 
@@ -633,7 +568,7 @@ def fill_legacy_gaps(
     warnings: list[str] = []
     session, task, context = handoff.session, handoff.task, handoff.context
     if session.started_at is None and source_path is not None:
-        started = _markdown.timestamp_from_name(source_path.name)
+        started = timestamp_from_name(source_path.name)
         if started is None:
             started = datetime.fromtimestamp(source_path.stat().st_mtime, tz=UTC)
             warnings.append("no date in the handoff or its name: used the file's modification time")
@@ -642,7 +577,9 @@ def fill_legacy_gaps(
         session = replace(session, id="general")
         warnings.append("no session name: filed under 'general'")
     if not context.project_path:
-        derived = project_path or _markdown.project_from_path(source_path)
+        from hrm.continuity._legacy_handoff import project_from_path
+
+        derived = project_path or project_from_path(source_path)
         if derived is None and source_path is not None:
             derived = str(source_path.parent.resolve())
             warnings.append(f"no project path: used the handoff's folder {derived}")

@@ -48,6 +48,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from hrm._file_lock import held, lock, unlock
 from hrm._process import pid
 from hrm.errors import ErrorCode, HRMError
 from hrm.storage._ledger_format import (
@@ -67,7 +68,6 @@ from hrm.storage._ledger_format import (
     canonical_json,
     record_hash,
 )
-from hrm.storage._lock import exclusive, lock_exclusive, unlock
 from hrm.types import Clock, ProgressCallback, system_clock
 
 __all__ = [
@@ -218,7 +218,7 @@ class Ledger:
         with self._mutex:
             fd = self._ensure_fd(create=False)
             if fd is not None:
-                with exclusive(fd, path=str(self.path)):
+                with held(fd, path=str(self.path)):
                     self._complete_end(fd)
 
     def __repr__(self) -> str:
@@ -272,7 +272,7 @@ class Ledger:
             return []
         with self._mutex:
             fd = self._require_fd(create=True)
-            lock_exclusive(fd, path=str(self.path))  # not `exclusive`: a hot path
+            lock(fd, path=str(self.path))  # not `held`: a hot path
             try:
                 self._sync_tail(fd)
                 start = self._size
@@ -332,7 +332,7 @@ class Ledger:
             with self._mutex:
                 if self._fd is None or self._closed:
                     return
-                with exclusive(self._fd, path=str(self.path)):
+                with held(self._fd, path=str(self.path)):
                     current = self._read_own_anchor()
                     if current is None or current.seq < anchor.seq:
                         self._write_anchor(anchor)
@@ -602,7 +602,7 @@ class Ledger:
             fd = self._ensure_fd(create=False)
             if fd is None:
                 return 0, self._read_anchor() if anchor else None
-            with exclusive(fd, path=str(self.path)):
+            with held(fd, path=str(self.path)):
                 end = self._complete_end(fd)
                 return end, self._read_anchor() if anchor else None
 

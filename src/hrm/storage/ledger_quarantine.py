@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hrm._file_lock import held
 from hrm.errors import HRMError
 from hrm.storage._ledger_format import (
     GENESIS_HASH,
@@ -42,7 +43,6 @@ from hrm.storage._ledger_format import (
     _prepare_item,
     _scan,
 )
-from hrm.storage._lock import exclusive
 from hrm.storage.ledger import (
     QUARANTINE_KIND,
     _anchor_path,
@@ -144,7 +144,7 @@ def quarantine_damage(
     except OSError as exc:
         raise _os_error(exc, ledger) from exc
     try:
-        with exclusive(fd, path=str(ledger)):
+        with held(fd, path=str(ledger)):
             size = _fstat_size(fd, ledger)
             good_end, kept, last_hash, damage = _verified_prefix(fd, ledger, size)
             damage = damage or also

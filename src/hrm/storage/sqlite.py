@@ -40,29 +40,56 @@ CHECKPOINT_COMMITS = 32
 
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: str | Path) -> HRMError:
-    """Map a `sqlite3` error to the `HRMError` a caller can act on."""
-    text = str(exc).lower()
-    if "locked" in text or "busy" in text:
+    """Map a `sqlite3` error to the `HRMError` a caller can act on.
+
+    The one place SQLite errors are classified, by SQLite's result code
+    (`sqlite3.Error.sqlite_errorcode`, Python 3.11+; its low byte is the primary code), never by
+    the message: messages change between SQLite versions, and "database is locked" and
+    "database table is locked" are two codes with one word in common. An error SQLite did not
+    raise (a closed connection, a wrong parameter count) has no code and is internal.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    name = getattr(exc, "sqlite_errorname", None)
+    where = {"path": str(path), "sqlite_error": name}
+    if primary in _LOCKED:
         return HRMError.db_locked(path)
-    if "disk is full" in text or "database or disk is full" in text:
-        return HRMError(ErrorCode.DISK_FULL, f"Disk full while writing '{path}'", recoverable=False)
-    if "readonly" in text or "unable to open" in text or "permission" in text:
+    if primary == sqlite3.SQLITE_FULL:
+        return HRMError(
+            ErrorCode.DISK_FULL, f"Disk full while writing '{path}'", recoverable=False,
+            context=where,
+        )  # fmt: skip
+    if primary in _DENIED:
         return HRMError(
             ErrorCode.PERMISSION_DENIED,
             f"Cannot open or write database '{path}': {exc}",
             recoverable=False,
-            context={"path": str(path)},
+            context=where,
         )
-    if "malformed" in text or "not a database" in text:
+    if primary in _DAMAGED:
         return HRMError(
             ErrorCode.DB_UNAVAILABLE,
             f"Database '{path}' is damaged: {exc}; rebuild indexes with `hrm ledger reindex`",
             recoverable=False,
-            context={"path": str(path)},
+            context=where,
         )
-    if isinstance(exc, sqlite3.IntegrityError):
-        return HRMError.validation_failed(f"Constraint violated in '{path}': {exc}", path=str(path))
-    return HRMError.internal(f"SQLite error on '{path}': {exc}", path=str(path))
+    if primary == sqlite3.SQLITE_IOERR:
+        return HRMError(
+            ErrorCode.DB_UNAVAILABLE,
+            f"Disk I/O error on database '{path}' ({name}): check the disk and retry",
+            context=where,
+        )
+    if primary == sqlite3.SQLITE_CONSTRAINT:
+        return HRMError.validation_failed(f"Constraint violated in '{path}': {exc}", **where)
+    return HRMError.internal(f"SQLite error on '{path}': {exc}", **where)
+
+
+_LOCKED = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+"""Another connection holds the lock past the busy timeout: retryable."""
+_DENIED = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH}
+)
+_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 
 class Database:
