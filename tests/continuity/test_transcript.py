@@ -151,6 +151,18 @@ def test_handoff_from_a_session(tmp_path: Path) -> None:
     assert "session end (logout)" in handoff.notes
 
 
+def test_a_session_that_changed_many_files_still_writes_its_handoff(
+    tmp_path: Path, home: HRMHome
+) -> None:
+    edits = [tool("Write", file_path=f"/p/f{i}.py", content="x") for i in range(25)]
+    entries = [user("Rename the fetcher module", cwd="/p"), assistant(*edits)]
+    summary = read_transcript(write_transcript(tmp_path / "t.jsonl", entries))
+    handoff = build_session_handoff(summary, checkpoint())
+    assert handoff is not None and len(handoff.artifacts.modified) == 25
+    path = HandoffStore(home).write(handoff)
+    assert deserialize(path.read_text(encoding="utf-8"), path=str(path)).context.key_files
+
+
 def test_handoff_is_valid_and_round_trips_through_the_store(tmp_path: Path, home: HRMHome) -> None:
     summary = read_transcript(write_transcript(tmp_path / "t.jsonl", SESSION))
     handoff = build_session_handoff(summary, checkpoint("pre_compact", "auto"))

@@ -276,6 +276,7 @@ def build_session_handoff(
     if summary.is_empty:
         return None
     from hrm.continuity.handoffs import (
+        MAX_KEY_FILES,
         ArtifactReferences,
         ContextInfo,
         HandoffData,
@@ -315,7 +316,7 @@ def build_session_handoff(
             project_path=str(checkpoint.project_path),
             git_commit="",
             git_branch=summary.git_branch or "",
-            key_files=list(summary.files_modified[:20]),
+            key_files=list(summary.files_modified[:MAX_KEY_FILES]),
         ),
         decisions=[],
         artifacts=ArtifactReferences(
