@@ -1,0 +1,293 @@
+"""The sentence-model tier: reads intents by the labelled examples a sentence is nearest to.
+
+Rules match the phrasings someone wrote down; people say the same thing one step further out
+("concentrate on X for the next two messages", "My preference: metric units, always"). This
+tier embeds each sentence with the MiniLM model the `embeddings` extra ships (in-process, no
+network), scores every intent against the exemplar files (`hrm.reading.exemplar_files`; nearest
+example blended with a probe fitted on the same examples, `_exemplar_index`), and turns the
+best score into a confidence through thresholds calibrated on the labelled dev set
+(`hrm.reading.calibration`), so the `Bands` decide act, ask or ignore as for every tier. The
+slots are read by `hrm.reading.slots` once the kind is known.
+
+What the tier will not do, whatever the scores: read a question or a request as a preference
+or a fact (`hrm.reading.guards`), or an answer (yes / no / switch / queue) when no question of
+that kind is pending.
+
+Cost: nothing of it is imported with `hrm` or on the hook path; the model and the exemplar
+index load once per process on the first read (or `warm`), and each sentence's vector is kept
+in a per-process LRU, so a sentence seen before costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hrm.reading.guards import barred_kinds
+from hrm.reading.slots import slots_for
+from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Span
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from hrm.continuity.embeddings import EmbeddingModel
+    from hrm.reading._exemplar_index import ExemplarIndex
+    from hrm.reading.calibration import Calibration
+
+__all__ = [
+    "MAX_SPANS",
+    "MAX_WORDS",
+    "READER_NAME",
+    "ExemplarReader",
+    "SpanScore",
+    "load_exemplar_reader",
+]
+
+logger = logging.getLogger(__name__)
+
+READER_NAME = "exemplars"
+MAX_SPANS = 16
+"""Sentences of one message this tier reads: commands are said up front, and a message of more
+sentences is long-form content whose later ones would cost a model call each."""
+MAX_WORDS = 40
+"""Words of a sentence that are embedded: the intent is in its first clauses, and the model's
+cost grows with the length."""
+CACHE_SIZE = 4096
+"""Sentence vectors kept per process."""
+
+_PENDING_ANSWERS = {
+    "preference": frozenset({IntentKind.YES, IntentKind.NO}),
+    "intent": frozenset({IntentKind.YES, IntentKind.NO}),
+    "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
+}
+_NONE_LABEL = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class SpanScore:
+    """How the tier read one sentence: the intent it chose (None: nothing), its raw score and
+    the calibrated confidence."""
+
+    kind: IntentKind | None
+    score: float
+    confidence: float
+
+
+class ExemplarReader:
+    """A `Reader` over the exemplar files and the sentence model.
+
+    Thread-safe; shares its model and index with every other reader of the same process
+    (`load_exemplar_reader`). `read` never raises: a sentence model that fails is logged once
+    and the tier reads nothing from then on.
+    """
+
+    name = READER_NAME
+
+    def __init__(
+        self,
+        model: EmbeddingModel,
+        *,
+        cache_dir: Path | None = None,
+        bands: Bands | None = None,
+        calibration: Calibration | None = None,
+    ) -> None:
+        """A reader on `model`; the index is built (or read from `cache_dir`) on first use.
+
+        Args:
+            model: The sentence model (`hrm.continuity.embeddings.Embedder` in production).
+            cache_dir: Where the exemplar index is kept between processes (the home's
+                ``cache/``); None keeps it in memory only.
+            bands: The act and ask thresholds confidences are mapped onto.
+            calibration: Per-intent thresholds; default: the shipped ones for these files.
+        """
+        self._model = model
+        self._cache_dir = cache_dir
+        self._bands = bands or Bands()
+        self._calibration = calibration
+        self._index: ExemplarIndex | None = None
+        self._lock = threading.Lock()
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._failed = False
+
+    def warm(self) -> None:
+        """Load the index now instead of on the first read (benchmarks, a server's start)."""
+        self._ensure_index()
+
+    def read(
+        self, said: str, spans: Sequence[Span], context: ReadingContext
+    ) -> tuple[Intent, ...]:
+        """The intents of the given sentence spans of `said` (at most `MAX_SPANS` of them)."""
+        chosen = [(a, b) for a, b in spans[:MAX_SPANS] if 0 <= a < b <= len(said)]
+        if not chosen or self._failed:
+            return ()
+        scores = self.score_sentences([said[a:b] for a, b in chosen], context)
+        intents = []
+        for (start, end), score in zip(chosen, scores, strict=True):
+            if score.kind is None:
+                continue
+            intents.append(
+                Intent(
+                    kind=score.kind,
+                    span=(start, end),
+                    confidence=score.confidence,
+                    reader=READER_NAME,
+                    slots=slots_for(score.kind, said[start:end]),
+                )
+            )
+        return tuple(intents)
+
+    def score_sentences(
+        self, sentences: Sequence[str], context: ReadingContext
+    ) -> list[SpanScore]:
+        """How the tier reads each of `sentences` (also for calibration and benchmarks)."""
+        try:
+            index = self._ensure_index()
+            vectors = self._embed([_clip(s) for s in sentences])
+            table = index.scores(vectors)
+        except Exception:  # bounded help: a failing sentence model never fails the turn
+            if not self._failed:
+                logger.warning("sentence model failed; the exemplar tier is off", exc_info=True)
+            self._failed = True
+            return [SpanScore(kind=None, score=0.0, confidence=0.0) for _ in sentences]
+        calibration = self._calibration_for(index)
+        return [
+            _choose(index.labels, row, sentence, context, calibration, self._bands)
+            for sentence, row in zip(sentences, table, strict=True)
+        ]
+
+    def _ensure_index(self) -> ExemplarIndex:
+        with self._lock:
+            if self._index is None:
+                from hrm.reading._exemplar_index import load_or_build_index
+                from hrm.reading.exemplar_files import load_exemplars
+
+                self._index = load_or_build_index(load_exemplars(), self._model, self._cache_dir)
+            return self._index
+
+    def _calibration_for(self, index: ExemplarIndex) -> Calibration:
+        if self._calibration is None:
+            from hrm.reading.calibration import load_calibration
+
+            self._calibration = load_calibration(index.digest, index.model_id)
+        return self._calibration
+
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        fresh = self._model.encode(missing) if missing else np.zeros((0, 0), np.float32)
+        with self._lock:
+            for text, vector in zip(missing, fresh, strict=True):
+                self._vectors[text] = vector
+            rows = []
+            for text in texts:
+                self._vectors.move_to_end(text)
+                rows.append(self._vectors[text])
+            while len(self._vectors) > CACHE_SIZE:
+                self._vectors.popitem(last=False)
+        return np.stack(rows)
+
+
+def _choose(
+    labels: Sequence[str],
+    row: npt.NDArray[np.float32],
+    sentence: str,
+    context: ReadingContext,
+    calibration: Calibration,
+    bands: Bands,
+) -> SpanScore:
+    """The best intent `sentence` may carry, or None when near-misses score higher."""
+    barred = barred_kinds(sentence)
+    answers = _PENDING_ANSWERS.get(context.pending or "", frozenset())
+    best_label, best = _NONE_LABEL, float("-inf")
+    for label, value in zip(labels, row.tolist(), strict=True):
+        if label != _NONE_LABEL:
+            kind = IntentKind(label)
+            if kind in barred or (kind in ANSWERS and kind not in answers):
+                continue
+        if value > best:
+            best_label, best = label, value
+    if best_label == _NONE_LABEL:
+        return SpanScore(kind=None, score=best, confidence=0.0)
+    confidence = calibration.confidence(best_label, best, bands)
+    return SpanScore(kind=IntentKind(best_label), score=best, confidence=confidence)
+
+
+def _clip(sentence: str) -> str:
+    """The sentence as the model reads it: its first `MAX_WORDS` words, control characters
+    and lone surrogates (which the tokenizer cannot encode) replaced by spaces."""
+    words = sentence[: MAX_WORDS * 24].split()[:MAX_WORDS]
+    text = " ".join(words)
+    return "".join(" " if _unreadable(c) else c for c in text).strip() or "."
+
+
+def _unreadable(char: str) -> bool:
+    code = ord(char)
+    return code < 32 or code == 127 or 0xD800 <= code <= 0xDFFF
+
+
+_SHARED: dict[tuple[str, str], ExemplarReader] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def load_exemplar_reader(
+    *, cache_dir: Path | None = None, bands: Bands | None = None
+) -> ExemplarReader | None:
+    """The process's exemplar reader, or None when the `embeddings` extra is not installed.
+
+    Cheap: nothing is loaded until the first read (or `ExemplarReader.warm`); the sentence
+    model loads once per process and is shared by every reader this returns.
+
+    Args:
+        cache_dir: The home's ``cache/`` folder, where the exemplar index is kept.
+        bands: The act and ask thresholds (default `Bands()`).
+    """
+    from hrm.continuity.embeddings import available
+
+    if not available():
+        return None
+    key = (str(cache_dir), repr(bands or Bands()))
+    with _SHARED_LOCK:
+        reader = _SHARED.get(key)
+        if reader is None:
+            reader = ExemplarReader(_shared_model(), cache_dir=cache_dir, bands=bands)
+            _SHARED[key] = reader
+        return reader
+
+
+class _LazyEmbedder:
+    """The MiniLM embedder, loaded on the first `encode` (about a second), once per process."""
+
+    def __init__(self) -> None:
+        from hrm.continuity.embeddings import MODEL_ID
+
+        self.model_id = MODEL_ID
+        self.dimension = 384
+        self._lock = threading.Lock()
+        self._model: EmbeddingModel | None = None
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            if self._model is None:
+                from hrm.continuity.embeddings import Embedder
+
+                self._model = Embedder.load(threads=1)
+            model = self._model
+        return model.encode(texts)
+
+
+_MODEL: _LazyEmbedder | None = None
+
+
+def _shared_model() -> _LazyEmbedder:
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = _LazyEmbedder()
+    return _MODEL
