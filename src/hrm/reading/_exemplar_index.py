@@ -4,10 +4,12 @@ A sentence's score for an intent blends two views of the same labelled examples 
 
 - the cosine to the intent's *nearest* example, which is what lets one new line of data cover
   one new phrasing; and
-- a linear probe — a softmax regression fitted on the example vectors when the index is built —
-  which learns the directions that separate intents (the words that ask, "remember" against
-  "forget") from those that only say what the sentence is about ("my son's birthday"), to which
-  MiniLM's nearest neighbours are drawn.
+- a linear probe — a softmax regression fitted on the examples when the index is built, over
+  their vectors and the word pairs they contain (hashed unigrams and bigrams) — which learns
+  what separates intents (the words that ask: "go with", "it is", "remember" against "forget")
+  from what only says what the sentence is about ("my son's birthday"), to which MiniLM's
+  nearest neighbours are drawn. On the dev set the word pairs lift recall at 95 % precision
+  from 134 to 210 of 236 sentences (D171).
 
 Both read only the exemplar files, so a paraphrase is still a line of data. Building embeds
 every example (about two seconds for 500) and fits the probe (a fraction of a second); the
@@ -20,6 +22,9 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,7 +47,13 @@ _PROBE_RATE = 2.0
 _PROBE_DECAY = 1e-4
 _NEAREST_WEIGHT = 0.5
 """Share of the nearest-example cosine in a score; the probe's probability has the rest."""
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
+GRAM_BUCKETS = 2048
+"""Hashed word unigrams and bigrams: enough buckets that the examples' cue words rarely share
+one."""
+_GRAM_WEIGHT = 2.0
+"""Scale of the word-pair features beside the unit sentence vector."""
+_WORD = re.compile(r"[a-z0-9']+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,12 +71,14 @@ class ExemplarIndex:
     digest: str
     model_id: str
 
-    def scores(self, sentences: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """Score of every label for every sentence vector: shape ``(len(sentences), labels)``,
-        each in [-1, 1] (in practice 0..1 for a label that fits)."""
+    def scores(
+        self, sentences: npt.NDArray[np.float32], texts: Sequence[str]
+    ) -> npt.NDArray[np.float32]:
+        """Score of every label for every sentence (its vector and its text): shape
+        ``(len(texts), labels)``, each in [-1, 1] (in practice 0..1 for a label that fits)."""
         similarity = sentences @ self.vectors.T
         nearest = np.maximum.reduceat(similarity, self.starts, axis=1)
-        logits = sentences @ self.weights + self.bias
+        logits = _features(sentences, texts) @ self.weights + self.bias
         logits -= logits.max(axis=1, keepdims=True)
         odds = np.exp(logits)
         probability = odds / odds.sum(axis=1, keepdims=True)
@@ -80,7 +93,9 @@ def build_index(exemplars: ExemplarSet, model: EmbeddingModel) -> ExemplarIndex:
     vectors = model.encode([e.text for e in ordered]).astype(np.float32)
     classes = np.array([labels.index(e.label) for e in ordered], dtype=np.intp)
     starts = np.array([int(np.argmax(classes == i)) for i in range(len(labels))], dtype=np.intp)
-    weights, bias = _fit_probe(vectors, classes, len(labels))
+    weights, bias = _fit_probe(
+        _features(vectors, [e.text for e in ordered]), classes, len(labels)
+    )
     return ExemplarIndex(
         labels=labels,
         vectors=vectors,
@@ -90,6 +105,20 @@ def build_index(exemplars: ExemplarSet, model: EmbeddingModel) -> ExemplarIndex:
         digest=exemplars.digest,
         model_id=model.model_id,
     )
+
+
+def _features(vectors: npt.NDArray[np.float32], texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """The probe's input: each sentence vector beside its hashed word unigrams and bigrams
+    (with start and end marks, so "no" alone differs from "no need"), unit length, scaled."""
+    grams = np.zeros((len(texts), GRAM_BUCKETS), dtype=np.float32)
+    for row, text in enumerate(texts):
+        words = ["<s>", *_WORD.findall(text.lower()), "</s>"]
+        keys = set(words[1:-1]) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+        for key in keys:
+            grams[row, zlib.crc32(key.encode()) % GRAM_BUCKETS] = 1.0
+    norms = np.linalg.norm(grams, axis=1, keepdims=True)
+    grams = _GRAM_WEIGHT * grams / np.clip(norms, 1e-9, None)
+    return np.hstack([vectors.astype(np.float32), grams])
 
 
 def _fit_probe(

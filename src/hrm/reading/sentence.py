@@ -21,6 +21,7 @@ in a per-process LRU, so a sentence seen before costs a dictionary lookup.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -67,6 +68,11 @@ _PENDING_ANSWERS = {
     "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
 }
 _NONE_LABEL = "none"
+_MOVES = frozenset(
+    {IntentKind.THANKS, IntentKind.GOODBYE, IntentKind.YES, IntentKind.NO, IntentKind.SWITCH,
+     IntentKind.QUEUE}
+)
+"""Short conversation moves that join another request in one sentence ("thanks, bye!")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,43 +128,87 @@ class ExemplarReader:
     def read(
         self, said: str, spans: Sequence[Span], context: ReadingContext
     ) -> tuple[Intent, ...]:
-        """The intents of the given sentence spans of `said` (at most `MAX_SPANS` of them)."""
+        """The intents of the given sentence spans of `said` (at most `MAX_SPANS` of them).
+
+        A short sentence that joins two moves ("thanks, bye!", "close the printer issue and
+        park the redesign") is also read clause by clause; when two of its clauses carry
+        different intents at the act band, each is returned with its clause's span (D173).
+        """
         chosen = [(a, b) for a, b in spans[:MAX_SPANS] if 0 <= a < b <= len(said)]
         if not chosen or self._failed:
             return ()
-        scores = self.score_sentences([said[a:b] for a, b in chosen], context)
+        units = [(span, span) for span in chosen]
+        units += [(clause, span) for span in chosen for clause in _clauses(said, span)]
+        scores = self.score_sentences(
+            [said[a:b] for (a, b), _ in units],
+            context,
+            guarded_by=[said[a:b] for _, (a, b) in units],
+        )
+        by_sentence: dict[Span, list[tuple[Span, SpanScore]]] = {}
+        for (unit, sentence), score in zip(units, scores, strict=True):
+            by_sentence.setdefault(sentence, []).append((unit, score))
         intents = []
-        for (start, end), score in zip(chosen, scores, strict=True):
-            if score.kind is None:
-                continue
-            intents.append(
-                Intent(
-                    kind=score.kind,
-                    span=(start, end),
-                    confidence=score.confidence,
-                    reader=READER_NAME,
-                    slots=slots_for(score.kind, said[start:end]),
-                )
-            )
+        for span in chosen:
+            for unit, score in self._reading_of(by_sentence[span]):
+                if score.kind is not None:
+                    intents.append(
+                        Intent(
+                            kind=score.kind,
+                            span=unit,
+                            confidence=score.confidence,
+                            reader=READER_NAME,
+                            slots=slots_for(score.kind, said[unit[0] : unit[1]]),
+                        )
+                    )
         return tuple(intents)
 
+    def _reading_of(
+        self, scored: list[tuple[Span, SpanScore]]
+    ) -> list[tuple[Span, SpanScore]]:
+        """The whole sentence's reading, or its clauses' when one of them is a conversation
+        move ("thanks", "bye", "yes") and another carries a different intent, both at the act
+        band. Two commands in one clause-split sentence are left to the whole reading: split,
+        "going forward, give me bullet points" would also read "going forward" as a resume."""
+        whole, clauses = scored[0], scored[1:]
+        heard = [
+            (unit, score)
+            for unit, score in clauses
+            if score.kind is not None and score.confidence >= self._bands.act
+        ]
+        kinds = {score.kind for _, score in heard}
+        if len(kinds) >= 2 and kinds & _MOVES:
+            return heard
+        return [whole]
+
     def score_sentences(
-        self, sentences: Sequence[str], context: ReadingContext
+        self,
+        sentences: Sequence[str],
+        context: ReadingContext,
+        *,
+        guarded_by: Sequence[str] | None = None,
     ) -> list[SpanScore]:
-        """How the tier reads each of `sentences` (also for calibration and benchmarks)."""
+        """How the tier reads each of `sentences` (also for calibration and benchmarks).
+
+        Args:
+            sentences: The texts to read.
+            context: What the turn knows (a pending question).
+            guarded_by: Per text, the sentence whose guards apply (a clause is guarded by its
+                whole sentence: "I prefer X, can you Y?" holds no preference in any part).
+        """
         try:
             index = self._ensure_index()
-            vectors = self._embed([_clip(s) for s in sentences])
-            table = index.scores(vectors)
+            clipped = [_clip(s) for s in sentences]
+            table = index.scores(self._embed(clipped), clipped)
         except Exception:  # bounded help: a failing sentence model never fails the turn
             if not self._failed:
                 logger.warning("sentence model failed; the exemplar tier is off", exc_info=True)
             self._failed = True
             return [SpanScore(kind=None, score=0.0, confidence=0.0) for _ in sentences]
         calibration = self._calibration_for(index)
+        guards = sentences if guarded_by is None else guarded_by
         return [
-            _choose(index.labels, row, sentence, context, calibration, self._bands)
-            for sentence, row in zip(sentences, table, strict=True)
+            _choose(index.labels, row, guard, context, calibration, self._bands)
+            for guard, row in zip(guards, table, strict=True)
         ]
 
     def _ensure_index(self) -> ExemplarIndex:
@@ -218,6 +268,35 @@ def _choose(
         return SpanScore(kind=None, score=best, confidence=0.0)
     confidence = calibration.confidence(best_label, best, bands)
     return SpanScore(kind=IntentKind(best_label), score=best, confidence=confidence)
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+(?:and|but|then|so|also)\s+|\s+[—–-]\s+|[.!?]\s*")
+_CLAUSE_WORDS = 9
+"""Sentences up to this many words are also read clause by clause: "thanks, bye!" joins two
+moves; a longer sentence with a comma is far more often one thought with a clause or two."""
+
+
+def _clauses(said: str, span: Span) -> list[Span]:
+    """The clauses of a short sentence as spans (at most four), or none when it has one."""
+    start, end = span
+    if len(said[start:end].split()) > _CLAUSE_WORDS:
+        return []
+    clauses: list[Span] = []
+    at = start
+    for cut in _CLAUSE_BREAK.finditer(said, start, end):
+        _add_clause(said, at, cut.start(), clauses)
+        at = cut.end()
+    _add_clause(said, at, end, clauses)
+    return clauses[:4] if len(clauses) >= 2 else []
+
+
+def _add_clause(said: str, start: int, end: int, clauses: list[Span]) -> None:
+    while start < end and not said[start].isalnum():
+        start += 1
+    while end > start and not (said[end - 1].isalnum() or said[end - 1] in "?!."):
+        end -= 1
+    if start < end:
+        clauses.append((start, end))
 
 
 def _clip(sentence: str) -> str:
