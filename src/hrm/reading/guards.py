@@ -42,7 +42,8 @@ _OPENS_AS_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _ASKS_MIDWAY = re.compile(
-    r"[,;:—–-]\s*(?:(?:and|but|so|then|now)\s+)?(?:(?:please|pls)\s+)?"
+    r"(?:[,;:—–-]\s*(?:(?:and|but|so|then|now)\s+)?|\s(?:and|but|so|then)\s+)"
+    r"(?:(?:please|pls)\s+)?"
     r"(?:(?:can|could|would|will)\s+(?:you|u)|what\s+(?:are|is|was|were|do|does|about|if)"
     r"|how\s+(?:do|does|can|should|would|to)|why\s+(?:do|does|is|are)|is\s+there|are\s+there"
     r"|do\s+you|should\s+(?:i|we)|any\s+(?:tips|ideas|alternatives|suggestions))\b",

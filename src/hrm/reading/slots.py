@@ -38,6 +38,10 @@ _GENERIC_TAIL = frozenset(
      "task", "question", "topic", "work", "item", "part", "bit", "business", "matter", "story"}
 )
 """Words that end a reference without naming anything ("the webhook *problem*")."""
+_DETERMINER_WORDS = frozenset(
+    {"the", "my", "our", "this", "that", "these", "those", "his", "her", "their", "your", "a",
+     "an"}
+)
 _VAGUE = frozenset(
     {"it", "this", "that", "them", "these", "those", "one", "bug", "problem", "issue", "thing",
      "stuff", "task", "ticket", "last", "previous", "earlier", "current", "other", "before",
@@ -171,7 +175,7 @@ def _forget(sentence: str) -> Slots:
         return Slots(what=_named(rest[5:]) or None, sure=False)
     framed = _FORGET_FRAME.sub("", rest, count=1)
     what = _FORGET_TAIL.sub("", framed).strip(" ,")
-    return Slots(what=_named(what))
+    return Slots(what=_named(what, keep_tail=True))
 
 
 _ASIDE_VERB = re.compile(
@@ -202,7 +206,8 @@ def _set_aside(sentence: str) -> Slots:
 # ── problems: resolve, park, resume ──────────────────────────────────────────
 
 _PHRASE = re.compile(
-    r"\b" + _DETERMINERS + r"\s+(?P<words>(?:[\w'’./-]+\s+){0,5}?[\w'’./-]+)"
+    r"\b" + _DETERMINERS + r"\s+(?!(?:is|are|was|were|be|been|has|have|had|will|can|does|do"
+    r"|did|one|once)\b)(?P<words>(?:[\w'’./-]+\s+){0,5}?[\w'’./-]+)"
     r"(?=\s+(?:problem|issue|thing|stuff|task|ticket|question|one|work|bit|part)\b"
     r"|\s+(?:as|is|are|was|for|on|to|till|until|now|resolved|done|closed|fixed|solved|sorted"
     r"|finished|complete|paused|aside|later|off|out|up|back|it|and|but|so|then|again|please"
@@ -328,21 +333,22 @@ def _statement(sentence: str) -> str | None:
 
 def _clause(text: str) -> str:
     """`text` up to the end of its clause (a stop, a semicolon or a comma before a new verb)."""
-    cut = re.search(r"[.;!?\n]|,\s+(?=\w+\s)|\s+(?:and|but|so)\s+(?=\w)", text)
+    cut = re.search(r"[.;!?\n]|,\s+(?=[\w'’]+\s)|\s+(?:and|but|so)\s+(?=\w)", text)
     return (text[: cut.start()] if cut else text).strip()
 
 
-def _named(text: str) -> str | None:
-    """The words of `text` that name something: trailing generic nouns dropped, None when
-    nothing but a pronoun or a generic word is left."""
+def _named(text: str, *, keep_tail: bool = False) -> str | None:
+    """The words of `text` that name something, as said ("my cat", "the webhook"): trailing
+    generic nouns dropped unless `keep_tail`, None when nothing but a pronoun, a determiner or
+    a generic word is left."""
     words = [m.group() for m in _WORD.finditer(text)]
-    start = 0
-    while start < len(words) and words[start].lower() in {"the", "my", "our", "a", "an", "about"}:
-        start += 1
-    core = words[start:]
-    while core and core[-1].lower() in _GENERIC_TAIL and len(core) > 1:
+    while words and words[0].lower() == "about":
+        words.pop(0)
+    core = list(words)
+    while not keep_tail and len(core) > 1 and core[-1].lower() in _GENERIC_TAIL:
         core.pop()
-    if not core or " ".join(core).lower() in _VAGUE:
+    bare = [w for w in core if w.lower() not in _DETERMINER_WORDS]
+    if not bare or " ".join(bare).lower() in _VAGUE:
         return None
     first, last = core[0], core[-1]
     begin = text.find(first)
