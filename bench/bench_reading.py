@@ -16,8 +16,10 @@ tier read at the act band, as the composer does.
 
 Cost per message of each tier: p50 milliseconds after warm-up, for the sentence model both
 with every sentence new to the process (its vector LRU emptied before each message) and with
-the vectors cached (the same messages again). Goal (issue 29): at most 4 ms p50 added per turn
-with the sentence model on.
+the vectors cached (the same messages again), and — as the baseline measured in the same run,
+since this machine's speed varies several-fold with what else runs on it — a bare MiniLM
+encode of each message's sentences, which no sentence-model tier can undercut. Goal (issue
+29): at most 4 ms p50 added per turn with the sentence model on.
 
 Writes bench/out/reading.json. `--split dev|heldout` limits the figures to one part,
 `--misses` prints every message read wrong.
@@ -155,6 +157,26 @@ def tier_cost(
     return p50_ms(samples)
 
 
+def interleaved_exemplar_cost(
+    items: list[LabelledItem], exemplars: Any, *, rounds: int
+) -> tuple[float, float]:
+    """p50 ms of the exemplar tier on sentences new to it, and of a bare encode of the same
+    sentences, timed message by message in turn: this machine's speed drifts several-fold
+    within a minute, so a baseline timed apart would compare two moments."""
+    tier, bare = [], []
+    for _ in range(rounds):
+        for item in items:
+            sentences = [item.text[a:b] for a, b in sentence_spans(item.text)] or ["."]
+            exemplars._vectors.clear()
+            started = time.perf_counter()
+            compose([exemplars], item.text, item.context)
+            tier.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            exemplars._model.encode(sentences)
+            bare.append(time.perf_counter() - started)
+    return p50_ms(tier), p50_ms(bare)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
@@ -210,10 +232,11 @@ def measure_costs(
             lambda it: compose([rules], it.text, it.context), items, reset=None, rounds=rounds
         )
     if exemplars is not None:
+        new, bare = interleaved_exemplar_cost(items, exemplars, rounds=rounds)
+        costs["exemplars, sentences new"] = new
+        costs["baseline: bare MiniLM encode"] = bare
+        costs["exemplars new - bare encode"] = round(new - bare, 3)
         read = lambda it: compose([exemplars], it.text, it.context)  # noqa: E731
-        costs["exemplars, sentences new"] = tier_cost(
-            read, items, reset=exemplars._vectors.clear, rounds=rounds
-        )
         costs["exemplars, vectors cached"] = tier_cost(read, items, reset=None, rounds=rounds)
     return costs
 

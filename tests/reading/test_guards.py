@@ -1,4 +1,4 @@
-"""Guards: a question or a request is never a preference or a fact to keep."""
+"""Guards: a question or a request is never a preference, a fact to keep or a decision."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hrm.reading import IntentKind
 from hrm.reading.guards import GUARD_CHARS, asks_something, barred_kinds
 
-NEVER = {IntentKind.PREFERENCE, IntentKind.FACT}
+NEVER = {IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION}
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ NEVER = {IntentKind.PREFERENCE, IntentKind.FACT}
         pytest.param("do you prefer vim or emacs", NEVER, id="opens-as-question"),
         pytest.param("can u always use metric", NEVER, id="can-u"),
         pytest.param("I love rust, any tips for the borrow checker", NEVER, id="any-tips"),
-        pytest.param("Can you remember that the deploy key rotates monthly?", {IntentKind.PREFERENCE}, id="keep-request-may-be-fact"),
+        pytest.param("Can you remember that the deploy key rotates monthly?", NEVER - {IntentKind.FACT}, id="keep-request-may-be-fact"),
         pytest.param("pls use 2-space indentation in all code u send me", set(), id="instruction"),
         pytest.param("When you give me recipes use grams not cups", set(), id="when-as-condition"),
         pytest.param("My preference: metric units, always.", set(), id="statement"),

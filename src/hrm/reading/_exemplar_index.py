@@ -20,6 +20,7 @@ process after the first loads it in milliseconds.
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import os
 import re
@@ -82,8 +83,10 @@ class ExemplarIndex:
         logits -= logits.max(axis=1, keepdims=True)
         odds = np.exp(logits)
         probability = odds / odds.sum(axis=1, keepdims=True)
-        blended = _NEAREST_WEIGHT * nearest + (1.0 - _NEAREST_WEIGHT) * probability
-        return blended.astype(np.float32)
+        blended: npt.NDArray[np.float32] = (
+            _NEAREST_WEIGHT * nearest + (1.0 - _NEAREST_WEIGHT) * probability
+        ).astype(np.float32)
+        return blended
 
 
 def build_index(exemplars: ExemplarSet, model: EmbeddingModel) -> ExemplarIndex:
@@ -113,7 +116,7 @@ def _features(vectors: npt.NDArray[np.float32], texts: Sequence[str]) -> npt.NDA
     grams = np.zeros((len(texts), GRAM_BUCKETS), dtype=np.float32)
     for row, text in enumerate(texts):
         words = ["<s>", *_WORD.findall(text.lower()), "</s>"]
-        keys = set(words[1:-1]) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+        keys = set(words[1:-1]) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
         for key in keys:
             grams[row, zlib.crc32(key.encode()) % GRAM_BUCKETS] = 1.0
     norms = np.linalg.norm(grams, axis=1, keepdims=True)

@@ -1,11 +1,13 @@
 """What a sentence may not be, whatever a classifier says: the guards every tier respects.
 
 A question or a request for the assistant to do something is never a preference or a fact to
-keep (issue 29 §4): "I hate how slow webpack is, what are alternatives?" and "I prefer to know
-why this fails before patching it, can you explain the traceback?" were stored as canon when a
-reader saw only their first clause. A sentence that asks hrm to keep something ("Can you
-remember that the deploy key rotates monthly?") is the one question that may be a fact: what it
-asks for is the keeping.
+keep (issue 29 §4), nor a decision stated about the work (D88): "I hate how slow webpack is,
+what are alternatives?" and "I prefer to know why this fails before patching it, can you
+explain the traceback?" were stored as canon when a reader saw only their first clause. A
+sentence that asks hrm to keep something ("Can you remember that the deploy key rotates
+monthly?") is the one question that may be a fact: what it asks for is the keeping. A sentence
+that opens with "when" or "where" is a question only with a verb after it ("where is …"):
+"When you give me recipes, use grams" is a condition, not a question.
 
 Pure, linear in the sentence's length (one pass of anchored patterns over at most
 `GUARD_CHARS` characters), never raises.
@@ -22,8 +24,9 @@ __all__ = ["GUARD_CHARS", "asks_something", "barred_kinds", "is_keep_request"]
 GUARD_CHARS = 600
 """Characters of a sentence the guards read: a question mark past them is in a paste."""
 
-_NEVER_FOR_QUESTIONS = frozenset({IntentKind.PREFERENCE, IntentKind.FACT})
-_ONLY_PREFERENCE = frozenset({IntentKind.PREFERENCE})
+_NEVER_FOR_QUESTIONS = frozenset({IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION})
+"""A decision is stated, never asked ("should we go with Netlify?", D88)."""
+_KEEP_QUESTION = _NEVER_FOR_QUESTIONS - {IntentKind.FACT}
 _NONE: frozenset[IntentKind] = frozenset()
 
 _LEAD = r"^\W*(?:(?:ok(?:ay)?|so|and|also|but|hey|oh|well|actually|pls|please)\b\W*)*"
@@ -68,8 +71,8 @@ def asks_something(sentence: str) -> bool:
 
 
 def barred_kinds(sentence: str) -> frozenset[IntentKind]:
-    """The intents `sentence` may not carry: preference and fact for a question or request,
-    except that a request to keep something may be a fact."""
+    """The intents `sentence` may not carry: preference, fact and decision for a question or
+    request, except that a request to keep something may be a fact."""
     if not asks_something(sentence):
         return _NONE
-    return _ONLY_PREFERENCE if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
+    return _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS

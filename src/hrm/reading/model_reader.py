@@ -265,9 +265,9 @@ def _slots(kind: IntentKind, sentence: str, given: Mapping[str, Any]) -> Slots:
     low = sentence.casefold()
     for name in _TEXT_SLOTS:
         value = given.get(name)
-        if getattr(base, name) is None and isinstance(value, str) and value.strip():
-            if value.strip().casefold() in low:
-                fill[name] = value.strip()
+        said = isinstance(value, str) and value.strip() and value.strip().casefold() in low
+        if getattr(base, name) is None and said and isinstance(value, str):
+            fill[name] = value.strip()
     turns = given.get("turns")
     if base.turns is None and isinstance(turns, int) and kind is IntentKind.FOCUS:
         fill["turns"] = turns

@@ -68,11 +68,9 @@ _PENDING_ANSWERS = {
     "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
 }
 _NONE_LABEL = "none"
-_MOVES = frozenset(
-    {IntentKind.THANKS, IntentKind.GOODBYE, IntentKind.YES, IntentKind.NO, IntentKind.SWITCH,
-     IntentKind.QUEUE}
-)
-"""Short conversation moves that join another request in one sentence ("thanks, bye!")."""
+_MOVES = frozenset({IntentKind.THANKS, IntentKind.GOODBYE})
+"""Short conversation moves that join another request in one sentence ("thanks, bye!"). An
+answer does not: "no, forget it" is one answer, not a "no" and a request to forget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +164,7 @@ class ExemplarReader:
         self, scored: list[tuple[Span, SpanScore]]
     ) -> list[tuple[Span, SpanScore]]:
         """The whole sentence's reading, or its clauses' when one of them is a conversation
-        move ("thanks", "bye", "yes") and another carries a different intent, both at the act
+        move ("thanks", "bye") and another carries a different intent, both at the act
         band. Two commands in one clause-split sentence are left to the whole reading: split,
         "going forward, give me bullet points" would also read "going forward" as a resume."""
         whole, clauses = scored[0], scored[1:]
@@ -253,22 +251,52 @@ def _choose(
     calibration: Calibration,
     bands: Bands,
 ) -> SpanScore:
-    """The best intent `sentence` may carry, or None when near-misses score higher."""
-    barred = barred_kinds(sentence)
-    answers = _PENDING_ANSWERS.get(context.pending or "", frozenset())
-    best_label, best = _NONE_LABEL, float("-inf")
-    for label, value in zip(labels, row.tolist(), strict=True):
-        if label != _NONE_LABEL:
-            kind = IntentKind(label)
-            if kind in barred or (kind in ANSWERS and kind not in answers):
-                continue
-        if value > best:
-            best_label, best = label, value
+    """The intent `sentence` carries, or None: when near-misses score highest, or when the
+    best intent is one it may not carry — a question read as a preference, an answer with no
+    question pending. Such a sentence is not read as its second-best intent: "yes" with
+    nothing asked is no complaint, and a question is no decision (D174)."""
+    values = row.tolist()
+    answer = _pending_answer(labels, values, sentence, context, calibration, bands)
+    if answer is not None:
+        return answer
+    best_at = max(range(len(labels)), key=values.__getitem__)
+    best_label, best = labels[best_at], values[best_at]
     if best_label == _NONE_LABEL:
         return SpanScore(kind=None, score=best, confidence=0.0)
+    kind = IntentKind(best_label)
+    answers = _PENDING_ANSWERS.get(context.pending or "", frozenset())
+    if kind in barred_kinds(sentence) or (kind in ANSWERS and kind not in answers):
+        return SpanScore(kind=None, score=best, confidence=0.0)
     confidence = calibration.confidence(best_label, best, bands)
-    return SpanScore(kind=IntentKind(best_label), score=best, confidence=confidence)
+    return SpanScore(kind=kind, score=best, confidence=confidence)
 
+
+def _pending_answer(
+    labels: Sequence[str],
+    values: list[float],
+    sentence: str,
+    context: ReadingContext,
+    calibration: Calibration,
+    bands: Bands,
+) -> SpanScore | None:
+    """With a question pending, a short reply that reads as one of its answers at the ask
+    band is that answer, even when another intent scores higher: "no, forget it" declines,
+    "yup, keep that" agrees; neither asks hrm to forget anything."""
+    answers = _PENDING_ANSWERS.get(context.pending or "", frozenset())
+    if not answers or len(sentence.split()) > _ANSWER_WORDS:
+        return None
+    scored = [(values[labels.index(k.value)], k) for k in answers if k.value in labels]
+    if not scored:
+        return None
+    best, kind = max(scored, key=lambda pair: pair[0])
+    confidence = calibration.confidence(kind.value, best, bands)
+    if confidence < bands.ask:
+        return None
+    return SpanScore(kind=kind, score=best, confidence=confidence)
+
+
+_ANSWER_WORDS = 6
+"""Words of a reply that may be an answer: a longer one says something of its own."""
 
 _CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+(?:and|but|then|so|also)\s+|\s+[—–-]\s+|[.!?]\s*")
 _CLAUSE_WORDS = 9
