@@ -122,3 +122,28 @@ def test_nothing_heavy_is_imported_with_hrm_or_the_reading_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_setting_switches_the_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hrm.continuity import embeddings
+    from hrm.errors import HRMError
+    from hrm.reading.sentence import load_exemplar_reader
+
+    assert load_exemplar_reader(setting="off") is None
+    monkeypatch.setattr(embeddings, "available", lambda: False)
+    assert load_exemplar_reader(setting="auto") is None
+    with pytest.raises(HRMError, match=r"reading\.sentence_model"):
+        load_exemplar_reader(setting="on")
+
+
+def test_readers_of_a_process_share_one_model(tmp_path: Path) -> None:
+    from hrm.continuity.embeddings import available
+    from hrm.reading.sentence import load_exemplar_reader
+
+    if not available():
+        pytest.skip("needs the embeddings extra")
+    first = load_exemplar_reader(cache_dir=tmp_path)
+    second = load_exemplar_reader(cache_dir=tmp_path)
+    other = load_exemplar_reader(cache_dir=tmp_path / "elsewhere")
+    assert first is second and first is not None and other is not None
+    assert first._model is other._model

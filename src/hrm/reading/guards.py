@@ -19,11 +19,24 @@ import re
 
 from hrm.reading.types import IntentKind
 
-__all__ = ["GUARD_CHARS", "asks_something", "barred_kinds", "is_keep_request"]
+__all__ = [
+    "GUARD_CHARS",
+    "answers_for",
+    "asks_something",
+    "barred_kinds",
+    "is_keep_request",
+    "readable",
+]
 
 GUARD_CHARS = 600
 """Characters of a sentence the guards read: a question mark past them is in a paste."""
 
+_YES_NO = frozenset({IntentKind.YES, IntentKind.NO})
+_PENDING_ANSWERS = {
+    "preference": _YES_NO,
+    "intent": _YES_NO,
+    "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
+}
 _NEVER_FOR_QUESTIONS = frozenset({IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION})
 """A decision is stated, never asked ("should we go with Netlify?", D88)."""
 _KEEP_QUESTION = _NEVER_FOR_QUESTIONS - {IntentKind.FACT}
@@ -76,3 +89,21 @@ def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     if not asks_something(sentence):
         return _NONE
     return _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
+
+
+def answers_for(pending: str | None) -> frozenset[IntentKind]:
+    """The answers a reply may be to the question hrm asked (`ReadingContext.pending`): yes or
+    no to a held preference or a middle-band intent, switch or queue to "switch or queue?",
+    none when nothing was asked — "yes" then answers no question of hrm's."""
+    return _PENDING_ANSWERS.get(pending or "", _NONE)
+
+
+def readable(text: str) -> str:
+    """`text` with control characters and lone surrogates (which no tokenizer or encoder can
+    take) replaced by spaces."""
+    return "".join(" " if _unreadable(c) else c for c in text)
+
+
+def _unreadable(char: str) -> bool:
+    code = ord(char)
+    return code < 32 or code == 127 or 0xD800 <= code <= 0xDFFF

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
-from hrm.reading.guards import barred_kinds
+from hrm.reading.guards import answers_for, barred_kinds
 from hrm.reading.slots import slots_for
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Slots, Span
 
@@ -55,11 +55,6 @@ _CONFIDENCE_CAP = 0.95
 """A model's own confidence is never certainty."""
 _CANON_KINDS = frozenset({IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.FORGET})
 """Intents that write canon (a forget writes a retraction): the model alone only asks (D176)."""
-_PENDING_ANSWERS = {
-    "preference": frozenset({IntentKind.YES, IntentKind.NO}),
-    "intent": frozenset({IntentKind.YES, IntentKind.NO}),
-    "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
-}
 _TEXT_SLOTS = ("what", "ref", "topic", "statement", "subject", "rest")
 
 _SYSTEM = """You read what a person said to an assistant and name the requests it carries.
@@ -191,7 +186,7 @@ class ModelReader:
         kind = IntentKind(entry["kind"])
         start, end = chosen[entry["sentence"]]
         sentence = said[start:end]
-        pending = _PENDING_ANSWERS.get(context.pending or "", frozenset())
+        pending = answers_for(context.pending)
         if kind in barred_kinds(sentence) or (kind in ANSWERS and kind not in pending):
             return None
         confidence = min(float(entry["confidence"]), _CONFIDENCE_CAP)

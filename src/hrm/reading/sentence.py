@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hrm.reading.guards import barred_kinds
+from hrm.reading.guards import answers_for, barred_kinds, readable
 from hrm.reading.slots import slots_for
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Span
 
@@ -62,11 +62,6 @@ cost grows with the length."""
 CACHE_SIZE = 4096
 """Sentence vectors kept per process."""
 
-_PENDING_ANSWERS = {
-    "preference": frozenset({IntentKind.YES, IntentKind.NO}),
-    "intent": frozenset({IntentKind.YES, IntentKind.NO}),
-    "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
-}
 _NONE_LABEL = "none"
 _MOVES = frozenset({IntentKind.THANKS, IntentKind.GOODBYE})
 """Short conversation moves that join another request in one sentence ("thanks, bye!"). An
@@ -264,8 +259,8 @@ def _choose(
     if best_label == _NONE_LABEL:
         return SpanScore(kind=None, score=best, confidence=0.0)
     kind = IntentKind(best_label)
-    answers = _PENDING_ANSWERS.get(context.pending or "", frozenset())
-    if kind in barred_kinds(sentence) or (kind in ANSWERS and kind not in answers):
+    unasked = kind in ANSWERS and kind not in answers_for(context.pending)
+    if unasked or kind in barred_kinds(sentence):
         return SpanScore(kind=None, score=best, confidence=0.0)
     confidence = calibration.confidence(best_label, best, bands)
     return SpanScore(kind=kind, score=best, confidence=confidence)
@@ -282,7 +277,7 @@ def _pending_answer(
     """With a question pending, a short reply that reads as one of its answers at the ask
     band is that answer, even when another intent scores higher: "no, forget it" declines,
     "yup, keep that" agrees; neither asks hrm to forget anything."""
-    answers = _PENDING_ANSWERS.get(context.pending or "", frozenset())
+    answers = answers_for(context.pending)
     if not answers or len(sentence.split()) > _ANSWER_WORDS:
         return None
     scored = [(values[labels.index(k.value)], k) for k in answers if k.value in labels]
@@ -331,13 +326,7 @@ def _clip(sentence: str) -> str:
     """The sentence as the model reads it: its first `MAX_WORDS` words, control characters
     and lone surrogates (which the tokenizer cannot encode) replaced by spaces."""
     words = sentence[: MAX_WORDS * 24].split()[:MAX_WORDS]
-    text = " ".join(words)
-    return "".join(" " if _unreadable(c) else c for c in text).strip() or "."
-
-
-def _unreadable(char: str) -> bool:
-    code = ord(char)
-    return code < 32 or code == 127 or 0xD800 <= code <= 0xDFFF
+    return readable(" ".join(words)).strip() or "."
 
 
 _SHARED: dict[tuple[str, str], ExemplarReader] = {}
@@ -345,9 +334,10 @@ _SHARED_LOCK = threading.Lock()
 
 
 def load_exemplar_reader(
-    *, cache_dir: Path | None = None, bands: Bands | None = None
+    *, cache_dir: Path | None = None, bands: Bands | None = None, setting: str = "auto"
 ) -> ExemplarReader | None:
-    """The process's exemplar reader, or None when the `embeddings` extra is not installed.
+    """The process's exemplar reader, or None when ``reading.sentence_model`` (`setting`) is
+    off, or auto and the `embeddings` extra is not installed.
 
     Cheap: nothing is loaded until the first read (or `ExemplarReader.warm`); the sentence
     model loads once per process and is shared by every reader this returns.
@@ -355,10 +345,24 @@ def load_exemplar_reader(
     Args:
         cache_dir: The home's ``cache/`` folder, where the exemplar index is kept.
         bands: The act and ask thresholds (default `Bands()`).
+        setting: ``auto``, ``on`` or ``off`` (``reading.sentence_model``).
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` when `setting` is on and the extra is not installed.
     """
-    from hrm.continuity.embeddings import available
+    if setting == "off":
+        return None
+    from hrm.continuity.embeddings import EMBEDDINGS_INSTALL_HINT, available
 
     if not available():
+        if setting == "on":
+            from hrm.errors import HRMError
+
+            raise HRMError.validation_failed(
+                "reading.sentence_model is on but the embeddings extra is not installed: "
+                f"{EMBEDDINGS_INSTALL_HINT}",
+                key="reading.sentence_model",
+            )
         return None
     key = (str(cache_dir), repr(bands or Bands()))
     with _SHARED_LOCK:

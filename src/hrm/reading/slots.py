@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from hrm.reading.guards import readable
 from hrm.reading.types import IntentKind, Slots
 
 __all__ = ["SLOT_CHARS", "number_value", "slots_for"]
@@ -63,15 +64,10 @@ def slots_for(kind: IntentKind, sentence: str) -> Slots:
     reader = _READERS.get(kind)
     if reader is None:
         return Slots()
-    clean = "".join(" " if _is_control(c) else c for c in sentence[:SLOT_CHARS]).strip()
+    clean = readable(sentence[:SLOT_CHARS]).strip()
     if not clean:
         return Slots()
     return reader(clean)
-
-
-def _is_control(char: str) -> bool:
-    code = ord(char)
-    return code < 32 or code == 127 or 0xD800 <= code <= 0xDFFF
 
 
 def number_value(word: str) -> int | None:
