@@ -66,6 +66,7 @@ _NONE_LABEL = "none"
 _MOVES = frozenset({IntentKind.THANKS, IntentKind.GOODBYE})
 """Short conversation moves that join another request in one sentence ("thanks, bye!"). An
 answer does not: "no, forget it" is one answer, not a "no" and a request to forget."""
+_MOVE_LABELS = frozenset(kind.value for kind in _MOVES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,9 @@ class SpanScore:
     kind: IntentKind | None
     score: float
     confidence: float
+    moves: bool = False
+    """Whether a conversation move ("thanks", "bye") ranks among the sentence's two best
+    labels: only then is a short sentence also read clause by clause."""
 
 
 class ExemplarReader:
@@ -130,19 +134,26 @@ class ExemplarReader:
         chosen = [(a, b) for a, b in spans[:MAX_SPANS] if 0 <= a < b <= len(said)]
         if not chosen or self._failed:
             return ()
-        units = [(span, span) for span in chosen]
-        units += [(clause, span) for span in chosen for clause in _clauses(said, span)]
-        scores = self.score_sentences(
-            [said[a:b] for (a, b), _ in units],
-            context,
-            guarded_by=[said[a:b] for _, (a, b) in units],
-        )
-        by_sentence: dict[Span, list[tuple[Span, SpanScore]]] = {}
-        for (unit, sentence), score in zip(units, scores, strict=True):
-            by_sentence.setdefault(sentence, []).append((unit, score))
+        wholes = self.score_sentences([said[a:b] for a, b in chosen], context)
+        readings = {span: [(span, score)] for span, score in zip(chosen, wholes, strict=True)}
+        # Clauses cost a model call each: read them only where a move may join the sentence.
+        units = [
+            (clause, span)
+            for span, score in zip(chosen, wholes, strict=True)
+            if score.moves
+            for clause in _clauses(said, span)
+        ]
+        if units:
+            clauses = self.score_sentences(
+                [said[a:b] for (a, b), _ in units],
+                context,
+                guarded_by=[said[a:b] for _, (a, b) in units],
+            )
+            for (unit, sentence), score in zip(units, clauses, strict=True):
+                readings[sentence].append((unit, score))
         intents = []
         for span in chosen:
-            for unit, score in self._reading_of(by_sentence[span]):
+            for unit, score in self._reading_of(readings[span]):
                 if score.kind is not None:
                     intents.append(
                         Intent(
@@ -254,16 +265,17 @@ def _choose(
     answer = _pending_answer(labels, values, sentence, context, calibration, bands)
     if answer is not None:
         return answer
-    best_at = max(range(len(labels)), key=values.__getitem__)
-    best_label, best = labels[best_at], values[best_at]
+    ranked = sorted(range(len(labels)), key=values.__getitem__, reverse=True)
+    best_label, best = labels[ranked[0]], values[ranked[0]]
+    moves = any(labels[i] in _MOVE_LABELS for i in ranked[:2])
     if best_label == _NONE_LABEL:
-        return SpanScore(kind=None, score=best, confidence=0.0)
+        return SpanScore(kind=None, score=best, confidence=0.0, moves=moves)
     kind = IntentKind(best_label)
     unasked = kind in ANSWERS and kind not in answers_for(context.pending)
     if unasked or kind in barred_kinds(sentence):
-        return SpanScore(kind=None, score=best, confidence=0.0)
+        return SpanScore(kind=None, score=best, confidence=0.0, moves=moves)
     confidence = calibration.confidence(best_label, best, bands)
-    return SpanScore(kind=kind, score=best, confidence=confidence)
+    return SpanScore(kind=kind, score=best, confidence=confidence, moves=moves)
 
 
 def _pending_answer(
