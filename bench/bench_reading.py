@@ -167,12 +167,12 @@ def interleaved_exemplar_cost(
     for _ in range(rounds):
         for item in items:
             sentences = [item.text[a:b] for a, b in sentence_spans(item.text)] or ["."]
-            exemplars._vectors.clear()
+            exemplars.clear_vectors()
             started = time.perf_counter()
             compose([exemplars], item.text, item.context)
             tier.append(time.perf_counter() - started)
             started = time.perf_counter()
-            exemplars._model.encode(sentences)
+            exemplars.model.encode(sentences)
             bare.append(time.perf_counter() - started)
     return p50_ms(tier), p50_ms(bare)
 

@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if loaded is None:
         print("calibration needs the embeddings extra", file=sys.stderr)
         return 2
-    probe = ExemplarReader(loaded._model, calibration=Calibration(digest="", model_id=""))
+    probe = ExemplarReader(loaded.model, calibration=Calibration(digest="", model_id=""))
     samples = []
     for item in load_labelled(devset):
         if item.split != "dev":
@@ -209,8 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for score in probe.score_sentences(sentences, item.context):
             if score.kind is not None:
                 samples.append(Sample(score.kind.value, score.score, score.kind in expected))
-    index = probe._ensure_index()
-    fitted = fit_calibration(samples, digest=index.digest, model_id=index.model_id)
+    from hrm.reading.exemplar_files import load_exemplars
+
+    digest = load_exemplars().digest
+    fitted = fit_calibration(samples, digest=digest, model_id=probe.model.model_id)
     target = calibration_file()
     if check:
         current = target.read_text(encoding="utf-8") if target.exists() else ""

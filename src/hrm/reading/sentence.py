@@ -118,6 +118,16 @@ class ExemplarReader:
         self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._failed = False
 
+    @property
+    def model(self) -> EmbeddingModel:
+        """The sentence model this reader embeds with."""
+        return self._model
+
+    def clear_vectors(self) -> None:
+        """Forget the cached sentence vectors (benchmarks time the tier on new sentences)."""
+        with self._lock:
+            self._vectors.clear()
+
     def warm(self) -> None:
         """Load the index now instead of on the first read (benchmarks, a server's start)."""
         self._ensure_index()
