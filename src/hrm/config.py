@@ -44,6 +44,7 @@ __all__ = [
     "HRMConfig",
     "LLMConfig",
     "PolicySurface",
+    "ReadingConfig",
     "ResolvedConfig",
     "get_config",
     "load_config",
@@ -277,6 +278,19 @@ class ContinuityConfig:
 
 
 @dataclass
+class ReadingConfig:
+    """How a message is read (issue 29): which tiers run after the rules."""
+
+    sentence_model: Switch = "auto"
+    """auto | on | off — the exemplar tier on the MiniLM sentence model; auto: when the
+    `embeddings` extra is installed."""
+    model_tier: Switch = "auto"
+    """auto | on | off — a bounded structured call to the configured model for sentences the
+    other tiers leave uncertain; auto: only a capable hosted model (anthropic, or openai
+    without a base URL), never the local or offline one; on: any model but the offline one."""
+
+
+@dataclass
 class HRMConfig:
     """Configuration for all layers (001 §10 plus what hrm adds)."""
 
@@ -321,6 +335,7 @@ class HRMConfig:
     llm: LLMConfig = field(default_factory=LLMConfig)
     policy: PolicySurface = field(default_factory=PolicySurface)
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
+    reading: ReadingConfig = field(default_factory=ReadingConfig)
 
 
 def _valid_agent_class(value: str) -> bool:
@@ -636,7 +651,12 @@ def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
-_SECTIONS = {"llm": LLMConfig, "policy": PolicySurface, "continuity": ContinuityConfig}
+_SECTIONS = {
+    "llm": LLMConfig,
+    "policy": PolicySurface,
+    "continuity": ContinuityConfig,
+    "reading": ReadingConfig,
+}
 
 
 def _known_keys() -> set[str]:

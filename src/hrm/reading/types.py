@@ -156,9 +156,9 @@ class Slots:
         out: dict[str, object] = {}
         for name in self.__slots__:
             value = getattr(self, name)
-            if value is None or value is False or (name == "sure" and value is True):
-                continue
-            out[name] = value
+            default = True if name == "sure" else (False if name == "hedged" else None)
+            if value != default:
+                out[name] = value
         return out
 
 
