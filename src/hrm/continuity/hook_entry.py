@@ -368,14 +368,17 @@ def _has_configuration(home: HRMHome, project: Path, env: Mapping[str, str]) -> 
     """
     if any(_is_config_variable(var) for var in env):
         return True
+    from hrm._paths import read_bytes
+    from hrm.errors import ErrorCode, HRMError
+
     for path in (home.config_path, project / ".hrm" / "config.yaml"):
         try:
-            with path.open("rb") as fh:
-                head = fh.read(65_536)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return True
+            # Never a blocking open: a project's config.yaml may be a FIFO (D131).
+            head = read_bytes(path, max_bytes=65_536, truncate=True, what="config file")
+        except HRMError as exc:
+            if exc.code is ErrorCode.SOURCE_NOT_FOUND:
+                continue
+            return True  # the config loader reports what is wrong with it
         for line in head.splitlines():
             text = line.strip()
             if text and not text.startswith(b"#"):

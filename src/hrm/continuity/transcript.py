@@ -4,7 +4,9 @@ Claude Code writes the transcript as JSON Lines, asynchronously: when a hook rea
 exist yet, may end in half a line, and holds entry types we do not know. So reading is lenient —
 a bad line is counted and skipped, never an error — and bounded: a transcript can grow to tens of
 megabytes and SessionEnd has 1.5 s, so past `max_bytes` only its head (where the task was stated)
-and its tail (where the session stopped) are read.
+and its tail (where the session stopped) are read. Its path comes from the payload: only a
+regular file is read (never a FIFO or a device, which would hang the hook). Text the person
+marked ``<private>`` is dropped as each message is read, before anything is cut to length.
 
 `build_session_handoff` turns what was read into a `HandoffData`: the task from the first user
 prompt, the files written or edited, status PAUSED, next steps from the last assistant message.
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hrm.scrubbing import strip_private
 
 if TYPE_CHECKING:
     from hrm.continuity.handoffs import HandoffData
@@ -70,6 +74,8 @@ class TranscriptSummary:
     """Lines that were not JSON objects (partial last line, garbage, a cut at the bound)."""
     truncated: bool = False
     """True when only the head and the tail of a large transcript were read."""
+    problem: str | None = None
+    """Why the transcript could not be read (missing, not a regular file, unreadable)."""
 
     @property
     def files_modified(self) -> tuple[str, ...]:
@@ -88,9 +94,17 @@ def read_transcript(
     """Read a transcript leniently; a missing or unreadable file gives an empty summary."""
     if path is None or str(path) == "":
         return TranscriptSummary()
+    from hrm._paths import open_regular
+    from hrm.errors import HRMError
+
     target = Path(path)
     try:
-        with target.open("rb") as fh:
+        # The path comes from the payload: a FIFO or a device must not hang the hook.
+        handle = open_regular(target, what="transcript")
+    except HRMError as exc:
+        return TranscriptSummary(path=target, problem=exc.message)
+    try:
+        with handle as fh:
             size = os.fstat(fh.fileno()).st_size
             if size <= max_bytes:
                 lines: list[bytes] = fh.read(max_bytes).splitlines()
@@ -102,8 +116,8 @@ def read_transcript(
                 tail = fh.read(half).splitlines()[1:]
                 lines = head + tail
                 truncated = True
-    except OSError:
-        return TranscriptSummary(path=target)
+    except OSError as exc:
+        return TranscriptSummary(path=target, problem=f"cannot read transcript: {exc}")
     summary = summarize_entries(lines)
     return _replace(summary, path=target, truncated=truncated)
 
@@ -181,7 +195,7 @@ class _Accumulator:
             text = "\n".join(_texts(content))
         else:
             return
-        text = text.strip()
+        text = strip_private(text).strip()
         if not text or text.startswith(_NOT_PROMPTS):
             return
         self.prompt_count += 1
@@ -190,15 +204,16 @@ class _Accumulator:
 
     def _add_assistant(self, content: object) -> None:
         if isinstance(content, str):
-            if content.strip():
-                self.last_assistant = content.strip()[-_MAX_TEXT:]
+            text = strip_private(content).strip()
+            if text:
+                self.last_assistant = text[-_MAX_TEXT:]
             return
         if not isinstance(content, list):
             return
         for part in content:
             if isinstance(part, dict) and part.get("type") == "tool_use":
                 self._add_tool_use(part.get("name"), part.get("input"))
-        joined = "\n".join(_texts(content)).strip()
+        joined = strip_private("\n".join(_texts(content))).strip()
         if joined:
             self.last_assistant = joined[-_MAX_TEXT:]
 
