@@ -31,6 +31,7 @@ import yaml
 
 from hrm import _yaml
 from hrm._atomic import atomic_write
+from hrm._private import make_private_dirs
 from hrm.continuity.continuity_ledger import find_ledgers, parse_ledger
 from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.handoffs import (
@@ -312,7 +313,7 @@ def _copy_state(path: Path, source: Path, destination: Path) -> bool:
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise HRMError.parse_error(f"not valid {path.suffix[1:]}: {exc}", path=path) from exc
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(target.parent)
         atomic_write(target, content)
     except PermissionError as exc:
         raise HRMError.permission_denied(target) from exc
