@@ -64,20 +64,20 @@ _PLACEHOLDERS = frozenset({
 })
 """Values that are types, keywords or stand-ins, never a credential."""
 
-_SEGMENT_SPLIT = re.compile(r"[_.\-$@\[\]\s]+|(?<=[a-z0-9])(?=[A-Z])")
-_TEMPLATE = re.compile(r"^(?:\$\{|\$\(|\{\{|\{%|%\(|<[A-Za-z_]|\$[A-Za-z_]|#\{|@\{|%[A-Z_]+%)")
-_CODE = re.compile(
-    r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)+(?:[\[(]|$)|[\[(])"
-)
+# Pattern sources, compiled by `re` (and cached there) the first time a check runs: a process
+# that scrubs nothing needing a check never compiles them.
+_SEGMENT_SPLIT = r"[_.\-$@\[\]\s]+|(?<=[a-z0-9])(?=[A-Z])"
+_TEMPLATE = r"^(?:\$\{|\$\(|\{\{|\{%|%\(|<[A-Za-z_]|\$[A-Za-z_]|#\{|@\{|%[A-Z_]+%)"
+_CODE = r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)+(?:[\[(]|$)|[\[(])"
 """An attribute path, a call or an index: ``request.form``, ``os.environ[``, ``getpass()``."""
-_SNAKE_NAME = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
-_FILE_PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.\-/]*$")
-_MASK = re.compile(r"^(?:\*+|x+|X+|•+|\.{3,}|…)$")
+_SNAKE_NAME = r"^[a-z]+(?:_[a-z]+)+$"
+_FILE_PATH = r"^(?:~|\.{1,2})?/[\w.\-/]*$"
+_MASK = r"^(?:\*+|x+|X+|•+|\.{3,}|…)$"
 _TRAILING = ")]}>"
 
 
 def _segments(key: str) -> list[str]:
-    return [part.lower() for part in _SEGMENT_SPLIT.split(key.strip("\"'`$")) if part]
+    return [part.lower() for part in re.split(_SEGMENT_SPLIT, key.strip("\"'`$")) if part]
 
 
 def secret_key_name(key: str) -> str | None:
@@ -154,15 +154,15 @@ def _plausible_value(value: str, *, quoted: bool) -> bool:
     text = value.strip()
     if not quoted:
         text = text.rstrip(_TRAILING)
-    if not text or text.lower() in _PLACEHOLDERS or _MASK.match(text):
+    if not text or text.lower() in _PLACEHOLDERS or re.match(_MASK, text):
         return False
-    if text.startswith(("[REDACTED:", "[private]")) or _TEMPLATE.match(text):
+    if text.startswith(("[REDACTED:", "[private]")) or re.match(_TEMPLATE, text):
         return False
     if quoted:
         return True
-    if "(" in text or _CODE.match(text) or _SNAKE_NAME.match(text):
+    if "(" in text or re.match(_CODE, text) or re.match(_SNAKE_NAME, text):
         return False
-    return not _FILE_PATH.match(text)
+    return not re.match(_FILE_PATH, text)
 
 
 def assigned_secret(match: re.Match[str]) -> bool:
@@ -199,7 +199,7 @@ def prose_secret(match: re.Match[str]) -> bool:
     return quoted or _token_like(bare)
 
 
-_NETRC_LOGIN = re.compile(r"\blogin[ \t]+\S{1,128}[ \t]+$", re.IGNORECASE)
+_NETRC_LOGIN = r"(?i)\blogin[ \t]+\S{1,128}[ \t]+$"
 
 
 def netrc_password(match: re.Match[str]) -> bool:
@@ -207,7 +207,7 @@ def netrc_password(match: re.Match[str]) -> bool:
     text = match.string
     line_start = text.rfind("\n", 0, match.start()) + 1
     before = text[max(line_start, match.start() - 200) : match.start()]
-    if before.strip() and not _NETRC_LOGIN.search(before):
+    if before.strip() and not re.search(_NETRC_LOGIN, before):
         return False
     return prose_secret(match)
 

@@ -38,7 +38,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = FAMILIES
 PRIVATE_MARKER = "[private]"
 """What stands in a stored text where the person's ``<private>`` text was."""
 
-_PRIVATE_TAG = re.compile(r"<[ \t]*(/?)[ \t]*private(?:[ \t][^<>\r\n]{0,200})?>", re.IGNORECASE)
+_PRIVATE_TAG = r"(?i)<[ \t]*(/?)[ \t]*private(?:[ \t][^<>\r\n]{0,200})?>"
+"""An opening or closing tag (with attributes); compiled and cached by `re` on first use."""
 _REDACTED = "[REDACTED:"
 
 
@@ -54,7 +55,7 @@ def strip_private(text: str) -> str:
     pieces: list[str] = []
     depth = 0
     last = 0
-    for tag in _PRIVATE_TAG.finditer(text):
+    for tag in re.finditer(_PRIVATE_TAG, text):
         if not tag.group(1):
             if depth == 0:
                 pieces.append(text[last : tag.start()])
@@ -135,21 +136,28 @@ class _Anchored:
     substring search per anchor would, for fifty anchors. It is compiled on first use.
     """
 
-    __slots__ = ("_regex", "rows", "starting")
+    __slots__ = ("_regex", "_starting", "rows")
 
     def __init__(self, rows: tuple[SecretPattern, ...]) -> None:
         self.rows = rows
-        anchors = sorted({anchor for row in rows for anchor in row.anchors})
-        # A longer anchor found at a position stands for every shorter one it begins with.
-        self.starting: dict[str, list[tuple[int, SecretPattern]]] = {
-            found: [
-                (order, row)
-                for order, row in enumerate(rows)
-                if any(found.startswith(anchor) for anchor in row.anchors)
-            ]
-            for found in anchors
-        }
+        self._starting: dict[str, list[tuple[int, SecretPattern]]] | None = None
         self._regex: re.Pattern[str] | None = None
+
+    @property
+    def starting(self) -> dict[str, list[tuple[int, SecretPattern]]]:
+        """For each anchor, the rows a match of it starts (a longer anchor found at a position
+        stands for every shorter one it begins with), with their order in the table."""
+        if self._starting is None:
+            anchors = sorted({anchor for row in self.rows for anchor in row.anchors})
+            self._starting = {
+                found: [
+                    (order, row)
+                    for order, row in enumerate(self.rows)
+                    if any(found.startswith(anchor) for anchor in row.anchors)
+                ]
+                for found in anchors
+            }
+        return self._starting
 
     @property
     def regex(self) -> re.Pattern[str]:

@@ -435,14 +435,15 @@ class _HookLog:
 
     def write(self, level: str, event: object, message: str, **fields: Any) -> None:
         try:
-            from hrm.scrubbing import scrub
+            from hrm.scrubbing import scrub, scrub_text
 
             record: dict[str, Any] = {
                 "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "level": level,
                 "event": getattr(event, "value", event),
                 "pid": os.getpid(),
-                "message": message[:_LOG_MESSAGE_CHARS],
+                # Scrubbed before it is cut: a secret cut in two is no longer recognisable.
+                "message": scrub_text(message[: _LOG_MESSAGE_CHARS + 1024])[:_LOG_MESSAGE_CHARS],
             }
             record.update({k: v for k, v in fields.items() if v not in (None, "")})
             line = json.dumps(scrub(record), ensure_ascii=True, default=str) + "\n"

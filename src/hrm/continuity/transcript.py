@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hrm.scrubbing import strip_private
+from hrm.scrubbing import scrub_text, strip_private
 
 if TYPE_CHECKING:
     from hrm.continuity.handoffs import HandoffData
@@ -200,13 +200,13 @@ class _Accumulator:
             return
         self.prompt_count += 1
         if len(self.prompts) < _MAX_PROMPTS:
-            self.prompts.append(text[:_MAX_TEXT])
+            self.prompts.append(_head(text, _MAX_TEXT))
 
     def _add_assistant(self, content: object) -> None:
         if isinstance(content, str):
             text = strip_private(content).strip()
             if text:
-                self.last_assistant = text[-_MAX_TEXT:]
+                self.last_assistant = _tail(text, _MAX_TEXT)
             return
         if not isinstance(content, list):
             return
@@ -215,7 +215,7 @@ class _Accumulator:
                 self._add_tool_use(part.get("name"), part.get("input"))
         joined = strip_private("\n".join(_texts(content))).strip()
         if joined:
-            self.last_assistant = joined[-_MAX_TEXT:]
+            self.last_assistant = _tail(joined, _MAX_TEXT)
 
     def _add_tool_use(self, name: object, tool_input: object) -> None:
         if not isinstance(name, str) or not isinstance(tool_input, dict):
@@ -249,6 +249,28 @@ class _Accumulator:
         )
 
 
+_SECRET_MARGIN = 1024
+"""Room past a cut for a secret that straddles it (a PEM block is caught by its header)."""
+
+
+def _head(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, scrubbed before the cut.
+
+    A secret cut in two is no longer recognisable, so what is kept is scrubbed with a margin
+    first; the store scrubs again, which finds nothing more.
+    """
+    if len(text) <= limit:
+        return text
+    return scrub_text(text[: limit + _SECRET_MARGIN])[:limit]
+
+
+def _tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text`, scrubbed before the cut (see `_head`)."""
+    if len(text) <= limit:
+        return text
+    return scrub_text(text[-(limit + _SECRET_MARGIN) :])[-limit:]
+
+
 def _texts(content: list[Any]) -> Iterator[str]:
     for part in content:
         if isinstance(part, dict) and part.get("type") == "text":
@@ -267,12 +289,12 @@ def _iter_next_steps(message: str) -> Iterator[str]:
     for line in message.splitlines():
         match = _STEP_LINE.match(line)
         if match:
-            yield " ".join(match.group(1).split())[:300]
+            yield _head(" ".join(match.group(1).split()), 300)
 
 
 def _task_description(prompt: str) -> str:
     first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
-    return first if len(first) <= 200 else first[:199] + "…"
+    return first if len(first) <= 200 else _head(first, 199) + "…"
 
 
 def build_session_handoff(
@@ -308,7 +330,7 @@ def build_session_handoff(
     message = summary.last_assistant_message or ""
     steps = list(_iter_next_steps(message))[:10]
     if not steps and message:
-        steps = [f"Pick up from the last reply: {' '.join(message.split())[:300]}"]
+        steps = [f"Pick up from the last reply: {_head(' '.join(message.split()), 300)}"]
     moment = "compaction" if checkpoint.kind == "pre_compact" else "session end"
     trigger = f" ({checkpoint.trigger})" if checkpoint.trigger else ""
     notes = f"Written automatically by `hrm hook` at {moment}{trigger}."
@@ -340,14 +362,14 @@ def build_session_handoff(
         blockers=[],
         resume=ResumeInstructions(
             next_steps=steps,
-            context_needed=[p[:300] for p in prompts[1:6]],
+            context_needed=[_head(p, 300) for p in prompts[1:6]],
             warnings=[],
         ),
         notes=notes,
         extra={
             "source": "hrm-hook",
             "trigger": checkpoint.trigger,
-            "instructions": checkpoint.instructions[:1000],
+            "instructions": _head(strip_private(checkpoint.instructions), 1000),
             "prompt_count": summary.prompt_count,
         },
     )
