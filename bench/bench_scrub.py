@@ -5,8 +5,9 @@ episodes) and the ledger scrubs every string in them (`hrm.storage._ledger_forma
 This benchmark runs `--turns` offline turns in a throwaway home, reads back every record the
 turns wrote, and scrubs each turn's records with both scrubbers, alternately, the memo of short
 texts emptied before each turn (a turn's words are new to the process; its keys and kinds come
-back and are memoised within the turn, as in the ledger). It reports the time per turn and per
-record, and, with ``--callgrind``, the instructions per turn under valgrind (machine-independent).
+back and are memoised within the turn, as in the ledger), and again with the memo kept across
+turns, as a long-running process keeps it. It reports the time per turn, and, with
+``--callgrind``, the instructions per turn (empty memo) under valgrind (machine-independent).
 
 The other scrubber is read from git (``--against``, default the commit before the secret
 families table): its `scrubbing.py` is loaded as a module of its own beside today's.
@@ -33,6 +34,8 @@ from conversation import conversation
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
+RECORDS = OUT / "scrub_records.json"
+"""The captured records, for the callgrind runs (each scrubs the same ones)."""
 DEFAULT_AGAINST = "0c14ac3"
 """The last commit before the families table (issue 32's scrubber)."""
 
@@ -96,6 +99,16 @@ def scrub_turns(module: ModuleType, per_turn: list[list[Any]]) -> list[float]:
     return times
 
 
+def scrub_steady(module: ModuleType, per_turn: list[list[Any]]) -> float:
+    """Seconds per turn with the memo kept across turns, as a long-running process keeps it."""
+    module.SCRUBBED.clear()
+    started = time.perf_counter()
+    for records in per_turn:
+        for record in records:
+            module.scrub(record)
+    return (time.perf_counter() - started) / max(1, len(per_turn))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
@@ -109,23 +122,29 @@ def main() -> None:
     args = parser.parse_args()
     turns = 60 if args.quick else args.turns
     if args.only:
-        _one_side(args.only, turns, args.against)
+        _one_side(args.only, args.against)
         return
     import hrm.scrubbing as new
 
     old = load_scrubber(args.against)
     per_turn = turn_records(turns)
+    OUT.mkdir(parents=True, exist_ok=True)
+    RECORDS.write_text(json.dumps(per_turn), encoding="utf-8")
     records = sum(len(r) for r in per_turn)
-    rows: dict[str, list[float]] = {"new": [], "old": []}
+    rows: dict[str, list[float]] = {"new": [], "old": [], "new_steady": [], "old_steady": []}
     for _ in range(args.rounds):  # alternate, so both see the same machine
         rows["old"].append(statistics.median(scrub_turns(old, per_turn)))
         rows["new"].append(statistics.median(scrub_turns(new, per_turn)))
+        rows["old_steady"].append(scrub_steady(old, per_turn))
+        rows["new_steady"].append(scrub_steady(new, per_turn))
     result: dict[str, Any] = {
         "turns": turns,
         "records_per_turn": records / max(1, turns),
         "old_revision": args.against,
         "old_us_per_turn_p50": statistics.median(rows["old"]) * 1e6,
         "new_us_per_turn_p50": statistics.median(rows["new"]) * 1e6,
+        "old_us_per_turn_memo_kept": statistics.median(rows["old_steady"]) * 1e6,
+        "new_us_per_turn_memo_kept": statistics.median(rows["new_steady"]) * 1e6,
     }
     if args.callgrind:
         result.update(_callgrind(turns, args.against))
@@ -135,23 +154,26 @@ def main() -> None:
         print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
 
 
-def _one_side(side: str, turns: int, against: str) -> None:
-    per_turn = turn_records(turns)
-    if side == "none":
-        return
+def _one_side(side: str, against: str) -> None:
+    """Load the captured records and the scrubber of one side; scrub them unless ``none``."""
+    per_turn = json.loads(RECORDS.read_text(encoding="utf-8"))
     module = load_scrubber(against) if side == "old" else __import__("hrm.scrubbing").scrubbing
-    scrub_turns(module, per_turn)
+    if side != "none":
+        scrub_turns(module, per_turn)
 
 
 def _callgrind(turns: int, against: str) -> dict[str, float]:
-    """Instructions per turn for each scrubber: (run with it − run without) / turns."""
+    """Instructions per turn for each scrubber: (run with it − run without) / turns.
+
+    Each side is its own process under valgrind that loads the captured records and both
+    scrubber modules, so the difference is the scrubbing alone.
+    """
     counts: dict[str, int] = {}
     for side in ("none", "old", "new"):
         out = Path(tempfile.mkdtemp()) / "cg.out"
         subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-             sys.executable, __file__, "--only", side, "--turns", str(turns),
-             "--against", against],
+             sys.executable, __file__, "--only", side, "--against", against],
             cwd=ROOT / "bench", check=True, capture_output=True,
         )
         summary = next(

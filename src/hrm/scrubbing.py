@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from hrm._secret_families import FAMILIES, SecretPattern
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from hrm._secret_families import FAMILIES as SECRET_PATTERNS
+    from hrm._secret_families import SecretPattern
 
 __all__ = [
     "PRIVATE_MARKER",
@@ -32,8 +33,19 @@ __all__ = [
     "strip_private",
 ]
 
-SECRET_PATTERNS: tuple[SecretPattern, ...] = FAMILIES
-"""The secret families, in the order they are applied."""
+
+def __getattr__(name: str) -> object:
+    """`SECRET_PATTERNS` (the families, in the order they are applied) and `SecretPattern`,
+    loaded on first use: a hook imports this module on every prompt and scrubs rarely."""
+    if name in ("SECRET_PATTERNS", "SecretPattern"):
+        from hrm import _secret_families
+
+        value = _secret_families.FAMILIES if name == "SECRET_PATTERNS" else (
+            _secret_families.SecretPattern
+        )
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 PRIVATE_MARKER = "[private]"
 """What stands in a stored text where the person's ``<private>`` text was."""
@@ -112,15 +124,16 @@ def _scrub(text: str) -> str:
     lower = text.lower()
     if "private" in lower:
         text = strip_private(text)
-    text = _apply_anchored(text, text, _SHAPE_ROWS)
+    shapes, contexts, scans = _GROUPS or _load_groups()
+    text = _apply_anchored(text, text, shapes)
     lower = text.lower()
     if len(lower) == len(text):
-        text = _apply_anchored(text, lower, _CONTEXT_ROWS)
+        text = _apply_anchored(text, lower, contexts)
     else:  # lower-casing changed the length (a few Unicode letters): search row by row
-        for pattern in _CONTEXT_ROWS.rows:
+        for pattern in contexts.rows:
             text = _replace_checked(pattern, text)
         lower = text.lower()
-    for pattern in _SCAN_ROWS:
+    for pattern in scans:
         for hint in pattern.hints:
             if hint in lower:
                 text = _replace_checked(pattern, text)
@@ -300,9 +313,19 @@ def _replace_checked(pattern: SecretPattern, text: str) -> str:
     return "".join(pieces)
 
 
-_SHAPE_ROWS = _Anchored(tuple(p for p in SECRET_PATTERNS if p.phase == "shape"))
-_CONTEXT_ROWS = _Anchored(tuple(p for p in SECRET_PATTERNS if p.phase == "context"))
-_SCAN_ROWS = tuple(p for p in SECRET_PATTERNS if p.phase == "scan")
+_GROUPS: list[Any] = []
+"""The shape rows, the context rows (each an `_Anchored`) and the scan rows, once loaded."""
+
+
+def _load_groups() -> list[Any]:
+    from hrm._secret_families import FAMILIES
+
+    _GROUPS[:] = [
+        _Anchored(tuple(p for p in FAMILIES if p.phase == "shape")),
+        _Anchored(tuple(p for p in FAMILIES if p.phase == "context")),
+        tuple(p for p in FAMILIES if p.phase == "scan"),
+    ]
+    return _GROUPS
 
 
 def scrub(value: Any) -> Any:
