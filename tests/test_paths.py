@@ -116,3 +116,14 @@ def test_an_opened_file_is_blocking_again_for_ordinary_reads(tmp_path: Path) -> 
     with open_regular(path) as handle:
         assert os.get_blocking(handle.fileno())
         assert handle.read() == b"abc"
+
+
+def test_a_file_may_lie_in_any_of_several_roots(tmp_path: Path) -> None:
+    first, second, other = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for folder in (first, second, other):
+        folder.mkdir()
+        (folder / "f.md").write_text(folder.name)
+    assert read_bytes(second / "f.md", root=[first, second]) == b"b"
+    with pytest.raises(HRMError, match="outside") as caught:
+        read_bytes(other / "f.md", root=[first, second])
+    assert caught.value.context["roots"] == [str(first), str(second)]

@@ -19,8 +19,12 @@ import stat
 
 TYPE_CHECKING = False  # `hrm hook` reads its config through here: only `os` at import time
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
-    from typing import BinaryIO
+    from typing import BinaryIO, TypeAlias
+
+    Root: TypeAlias = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+    """One folder a path must stay in, or several it may be in any of."""
 
 
 __all__ = [
@@ -65,7 +69,7 @@ def _opened_path(fd: int, path: str | os.PathLike[str]) -> str:
 def open_regular(
     path: str | os.PathLike[str],
     *,
-    root: str | os.PathLike[str] | None = None,
+    root: Root | None = None,
     what: str = "file",
 ) -> BinaryIO:
     """Open `path` for reading if it is a regular file (inside `root`, when given).
@@ -105,7 +109,7 @@ def open_regular(
 
 
 def _check_opened(
-    fd: int, path: str | os.PathLike[str], root: str | os.PathLike[str] | None, what: str
+    fd: int, path: str | os.PathLike[str], root: Root | None, what: str
 ) -> None:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
@@ -120,24 +124,30 @@ def _check_opened(
         )
     if root is None:
         return
-    real, base = _opened_path(fd, path), _real(root)
-    if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+    real = _opened_path(fd, path)
+    bases = [_real(r) for r in _roots(root)]
+    if not any(real == base or real.startswith(base.rstrip(os.sep) + os.sep) for base in bases):
         from hrm.errors import ErrorCode, HRMError
 
+        where = " or ".join(f"'{base}'" for base in bases)
         raise HRMError(
             ErrorCode.PERMISSION_DENIED,
-            f"The {what} '{path}' leads to '{real}', outside '{base}'; hrm reads it only "
-            "inside that folder (replace the link with the file itself)",
+            f"The {what} '{path}' leads to '{real}', outside {where}; hrm reads it only "
+            "inside (replace a link with the file itself)",
             recoverable=False,
-            context={"path": str(path), "real_path": real, "root": base},
+            context={"path": str(path), "real_path": real, "roots": bases},
         )
+
+
+def _roots(root: Root) -> list[str | os.PathLike[str]]:
+    return [root] if isinstance(root, str | os.PathLike) else list(root)
 
 
 def read_bytes(
     path: str | os.PathLike[str],
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
-    root: str | os.PathLike[str] | None = None,
+    root: Root | None = None,
     what: str = "file",
     truncate: bool = False,
 ) -> bytes:
@@ -146,7 +156,8 @@ def read_bytes(
     Args:
         path: The file.
         max_bytes: The bound.
-        root: When given, the file (its symlinks resolved) must lie under it.
+        root: When given, the file (its symlinks resolved) must lie under it (or under one of
+            several).
         what: What the file is, for messages ("transcript", "agent definition").
         truncate: Return the first `max_bytes` of a larger file instead of refusing it.
 
@@ -170,7 +181,7 @@ def read_text(
     path: str | os.PathLike[str] | Path,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
-    root: str | os.PathLike[str] | None = None,
+    root: Root | None = None,
     what: str = "file",
 ) -> str:
     """`read_bytes` decoded as UTF-8 (a byte-order mark is dropped).

@@ -150,19 +150,10 @@ def _read_bounded(path: Path, roots: list[Path]) -> str:
     The path is a tool's input, so it is data: a FIFO, a device or a path leading out of the
     roots (by ``..`` or a symlink) is refused, never opened for reading.
     """
-    from hrm._paths import is_within, read_bytes
-    from hrm.errors import ErrorCode, HRMError
+    from hrm._paths import read_bytes
 
-    root = next((r for r in roots if is_within(path, r)), None)
-    if root is None:
-        raise HRMError(
-            ErrorCode.PERMISSION_DENIED,
-            f"'{path}' is outside the project, the hrm home and Claude's folder; not indexed",
-            recoverable=False,
-            context={"path": str(path)},
-        )
     data = read_bytes(
-        path, max_bytes=_ARTIFACT_READ_LIMIT, root=root, what="artifact", truncate=True
+        path, max_bytes=_ARTIFACT_READ_LIMIT, root=roots, what="artifact", truncate=True
     )
     return data.decode("utf-8", errors="replace")
 
