@@ -98,12 +98,17 @@ def turn(place: Place, texts: list[str]) -> None:
     """Governed turns with tracing on: ledgers (turn text and answers), work orders, traces."""
     from hrm import HRM
     from hrm.home import HRMHome, initialize
+    from hrm.tracing import get_tracer, set_tracer
 
     initialize(HRMHome(place.home))
     (place.home / "config.yaml").write_text("trace_enabled: true\n", encoding="utf-8")
-    with HRM.open(place.home, "ADMIN", "offline") as hrm:
-        for text in texts:
-            hrm.turn(text)
+    previous = get_tracer()  # opening a stack with tracing on installs its tracer globally
+    try:
+        with HRM.open(place.home, "ADMIN", "offline") as hrm:
+            for text in texts:
+                hrm.turn(text)
+    finally:
+        set_tracer(previous)
 
 
 def memory_bus(place: Place, texts: list[str]) -> None:
