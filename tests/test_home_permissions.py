@@ -18,6 +18,7 @@ from hrm.continuity.learnings import LearningsRepository
 from hrm.continuity.learnings_types import LearningInput
 from hrm.home import HRMHome, initialize
 from hrm.storage.sqlite import Database
+from hrm.tracing import get_tracer, set_tracer
 
 
 @pytest.fixture
@@ -56,10 +57,13 @@ def test_everything_hrm_creates_is_owner_only_under_an_open_umask(
     initialize(home)
     home.config_path.write_text("trace_enabled: true\n")  # traces too (a file the test wrote)
     os.chmod(home.config_path, 0o600)
-    hrm = HRM.open(home.root, "ADMIN", "offline")
-    for text in ("How do I rename a git branch?", "I prefer short answers with examples"):
-        hrm.turn(text)
-    hrm.close()
+    previous = get_tracer()  # a stack opened with tracing on installs its tracer globally
+    try:
+        with HRM.open(home.root, "ADMIN", "offline") as hrm:
+            for text in ("How do I rename a git branch?", "I prefer short answers with examples"):
+                hrm.turn(text)
+    finally:
+        set_tracer(previous)
     with LearningsRepository.open(home) as repo:
         repo.store_learning(LearningInput(content="Use uv for installs", type="WORKING_SOLUTION"))
     project = tmp_path / "project"
