@@ -604,10 +604,10 @@ def _source_of_file(path: Path, r: ResolvedConfig) -> ConfigSource:
 def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
-    from hrm import _yaml
+    from hrm import _paths, _yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _paths.read_text(path, max_bytes=_yaml.MAX_BYTES, what="config file")
     except OSError as exc:
         raise HRMError.parse_error(f"cannot read config file: {exc.strerror}", path=path) from exc
     except UnicodeDecodeError as exc:

@@ -42,6 +42,7 @@ from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus, ext
 from hrm.governance.stated_decisions import read_stated_decision
 from hrm.home import HRMHome, initialize, parse_agent_class
 from hrm.records import DecisionRecord, TurnResult, jsonable
+from hrm.scrubbing import scrub_text
 from hrm.stacks.factory import new_session_id
 from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
@@ -692,7 +693,7 @@ class HRM:
         )
         ctx.topic_id = went_to  # the recent turns the model sees are this problem's (D80)
         topic_is_new = focus.arbitration.is_new_candidate
-        topic = extract_keywords(arbitrated.text)[:_TOPIC_WORDS]
+        topic = extract_keywords(scrub_text(arbitrated.text))[:_TOPIC_WORDS]  # stored: no secret
         last = state.last_topic if isinstance(state.last_topic, dict) else {}
         # "Ok", "Where were we?": no words of their own, so the thread's last words still say
         # what a follow-up continues.

@@ -664,13 +664,18 @@ class HookOrchestrator:
 
     def on_post_write(self, file_info: FileInfo) -> HookResponse:
         """Index a handoff, plan or continuity ledger that was just written (best effort)."""
-        from hrm.continuity._hook_artifacts import _classify_artifact, _read_bounded
+        from hrm.continuity._hook_artifacts import (
+            _artifact_roots,
+            _classify_artifact,
+            _read_bounded,
+        )
 
         started = time.monotonic()
         kind = _classify_artifact(file_info.path, self.home)
         if kind is None:
             return HookResponse(metadata={"indexed": False})
-        content = self._guard("read artifact", lambda: _read_bounded(file_info.path), None)
+        roots = _artifact_roots(self.home, file_info.project_path)
+        content = self._guard("read artifact", lambda: _read_bounded(file_info.path, roots), None)
         if content is None:
             return HookResponse(artifact_type=kind, metadata={"indexed": False})
         artifact_id = self._guard(

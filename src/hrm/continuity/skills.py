@@ -41,6 +41,7 @@ import re
 import time
 from pathlib import Path
 
+from hrm._paths import read_text
 from hrm.continuity._skill_patterns import (
     _Compiled,
     _has_nested_quantifier,
@@ -65,6 +66,7 @@ from hrm.continuity._skill_records import (
 # `hook_entry` and the tests import `_path_digest` from here: an explicit re-export for mypy
 from hrm.continuity._skill_rules_cache import _path_digest as _path_digest  # noqa: PLC0414
 from hrm.continuity._skill_rules_cache import _RulesCache
+from hrm.errors import HRMError
 
 TYPE_CHECKING = False  # `hrm hook` imports this module: no typing, dataclasses or logging
 if TYPE_CHECKING:
@@ -109,6 +111,8 @@ REGEX_TAIL = 4_000
 LINE_WIDTH = 500
 """Longer lines are cut (at a space) before patterns run, bounding ``.*?`` scans."""
 
+_RULES_MAX_BYTES = 8 << 20
+"""The largest rules file read (the real ones are tens of kilobytes)."""
 _TOKEN = r"\w+|[^\w\s]"
 """Words and single punctuation marks (compiled on first use, by `re`'s own cache)."""
 
@@ -255,7 +259,10 @@ class SkillActivator:
         self, path: Path, errors: list[RuleLoadError], warnings: list[str]
     ) -> tuple[str, dict[str, SkillRule], dict[str, SkillRule]] | None:
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(read_text(path, max_bytes=_RULES_MAX_BYTES, what="skill rules"))
+        except HRMError as exc:  # not a regular file, too large, unreadable, not UTF-8
+            errors.append(RuleLoadError(path, None, exc.message))
+            return None
         except json.JSONDecodeError as exc:
             errors.append(
                 RuleLoadError(

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from hrm import _yaml
+from hrm._paths import read_text
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 from hrm.runtime.tools import BUILTIN_TOOL_CAPABILITIES
@@ -247,11 +248,12 @@ class AgentRegistry:
             for definition in _load_builtins(registry.errors):
                 builtins[definition.id] = definition
                 registry._agents[definition.id] = definition
-        layers: list[tuple[str, Path]] = [("home", h.agents_dir)]
+        layers: list[tuple[str, Path, Path]] = [("home", h.agents_dir, h.root)]
         if project_dir is not None:
-            layers.append(("project", Path(project_dir) / _PROJECT_AGENTS))
-        for origin, directory in layers:
-            for definition in _load_directory(directory, origin, registry.errors):
+            project = Path(project_dir)
+            layers.append(("project", project / _PROJECT_AGENTS, project))
+        for origin, directory, root in layers:
+            for definition in _load_directory(directory, origin, registry.errors, root=root):
                 shipped = builtins.get(definition.id)
                 if origin == "home" and shipped is not None and shipped == definition:
                     continue  # `hrm init` copies the built-ins into the home unchanged
@@ -311,7 +313,7 @@ def _load_builtins(errors: list[AgentLoadError]) -> list[AgentDefinition]:
 
 
 def _load_directory(
-    directory: Path, origin: str, errors: list[AgentLoadError]
+    directory: Path, origin: str, errors: list[AgentLoadError], *, root: Path
 ) -> list[AgentDefinition]:
     if not directory.is_dir():
         return []
@@ -320,9 +322,10 @@ def _load_directory(
         if not path.name.endswith(AGENT_FILE_SUFFIXES) or path.name.startswith("."):
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(AgentLoadError(str(path), "(file)", f"cannot be read: {exc}"))
+            # Bounded, regular files only, and never through a link out of the home or project.
+            text = read_text(path, max_bytes=_yaml.MAX_BYTES, root=root, what="agent definition")
+        except HRMError as exc:
+            errors.append(AgentLoadError(str(path), "(file)", f"cannot be read: {exc.message}"))
             continue
         definition = _parse_text(text, str(path), origin, errors)
         if definition is None:
