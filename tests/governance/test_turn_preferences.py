@@ -8,14 +8,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.records import DecisionRecord
-from hrm.turn_preferences import (
+from hrm.turn.preferences import (
     answers_only,
     preference_key,
     preference_statement,
     resolve_pending,
 )
-from hrm.turn_state import TurnState
+from hrm.turn.records import DecisionRecord
+from hrm.turn.state import TurnState
 
 
 def test_the_sentence_that_states_the_preference_is_kept() -> None:

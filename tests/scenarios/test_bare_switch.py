@@ -12,7 +12,7 @@ import pytest
 from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
-from hrm.turn_switch import asks_to_switch
+from hrm.turn.switch import asks_to_switch
 
 CSV = "How do I read a CSV file with pandas?"
 BACKUP = "Our nightly backup job to S3 failed last night with an access denied error"

@@ -11,7 +11,7 @@ from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.storage.ledger import Ledger
-from hrm.turn_switch import read_answer
+from hrm.turn.switch import read_answer
 
 ASKED = DEMO_SCRIPT[7]  # "The invoice totals look wrong in the finance dashboard"
 

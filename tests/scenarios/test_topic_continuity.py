@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from hrm.cli.app import app
 from hrm.governance.follow_ups import opens_new_topic
 from hrm.pipeline import HRM
-from hrm.records import TurnResult
+from hrm.turn.records import TurnResult
 
 CASES = {**TUNING, **HELD_OUT}
 

@@ -98,7 +98,7 @@ def _cut_answer(shown: str, response: str) -> str | None:
     A model stopped in a loop streamed the loop's first copies before it was recognised; the
     answer keeps one, and its note says so. What is on the screen stays; only the notes follow.
     """
-    from hrm.turn_state import NOTES_START
+    from hrm.turn.state import NOTES_START
 
     answer, separator, notes = response.partition(NOTES_START)
     if not answer.strip() or not shown.startswith(answer.rstrip()):

@@ -249,7 +249,7 @@ class FocusHRM:
     ) -> ArbitrationDecision:
         """The arbitration the person chose when asked: switch to the problem, or queue it.
 
-        ``held`` is what the turn kept of the question (`hrm.turn_switch.held_question`). The
+        ``held`` is what the turn kept of the question (`hrm.turn.switch.held_question`). The
         problem asked about is the one switched to or queued: the same one when it still
         exists and is not resolved, else a new one with its title (it may have been resolved,
         or, when the question was about a new topic, never saved). ``asked=False``: no

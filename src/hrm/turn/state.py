@@ -75,7 +75,7 @@ class TurnState:
     last_routing: dict[str, Any] | None = None
     pending_preference: dict[str, Any] | None = None
     pending_switch: dict[str, Any] | None = None
-    """Arbitration's unanswered "switch or queue?" (`hrm.turn_switch.held_question`)."""
+    """Arbitration's unanswered "switch or queue?" (`hrm.turn.switch.held_question`)."""
     last_topic: dict[str, Any] | None = None
     """The problem the last input went to, and its keywords (`HRMContext.last_topic`)."""
     earlier_topic: dict[str, Any] | None = None

@@ -15,7 +15,7 @@ from hrm._text import shorten
 from hrm.governance.arbiter import named_problem
 from hrm.governance.problem_requests import ProblemRequest
 from hrm.governance.problems import Problem, ProblemStatus
-from hrm.records import DecisionRecord
+from hrm.turn.records import DecisionRecord, ProblemRequestRecord
 
 __all__ = ["act_on_problem", "open_problems"]
 
@@ -39,13 +39,15 @@ def act_on_problem(
     """
     registry = focus.problem_registry
     if request.kind == "list":
-        record.problem_request = {"kind": "list", "ref": None, "clause": request.clause,
-                                  "resolution": "listed"}  # fmt: skip
+        record.problem_request = ProblemRequestRecord(
+            kind="list", ref=None, clause=request.clause, resolution="listed"
+        )
         return [open_problems(registry)]
     target = _target(request, registry, last_topic)
-    record.problem_request = {"kind": request.kind, "ref": request.ref, "clause": request.clause}
+    asked = ProblemRequestRecord(kind=request.kind, ref=request.ref, clause=request.clause)
+    record.problem_request = asked
     if target is None:
-        record.problem_request["resolution"] = "no open problem matches"
+        asked.resolution = "no open problem matches"
         named = f"called “{request.ref}”" if request.ref else "in focus"
         verb = "resolve" if request.kind == "resolve" else "park"
         return [f"No open problem is {named}, so there was nothing to {verb}. "
@@ -60,10 +62,8 @@ def act_on_problem(
         else:
             registry.pause(target.id)
             ended = on_it and focus.commitments.abandon("the person parked its problem")
-    record.problem_request.update(
-        {"problem_id": target.id, "title": target.title, "was": target.status.value,
-         "resolution": status}
-    )  # fmt: skip
+    asked.problem_id, asked.title = target.id, target.title
+    asked.was, asked.resolution = target.status.value, status
     # As `HRM.resolve_problem` records it, with the commitment it ended.
     ended_id = commitment.id if ended and commitment is not None else None
     ended_as = "commitment_completed" if request.kind == "resolve" else "commitment_abandoned"

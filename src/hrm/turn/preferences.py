@@ -23,10 +23,11 @@ from hrm.governance.preferences import (
     PreferenceClassification,
     preference_key,
 )
+from hrm.turn.records import HeldPreferenceRecord, PreferenceRecord
 
 if TYPE_CHECKING:
-    from hrm.records import DecisionRecord
-    from hrm.turn_state import TurnState
+    from hrm.turn.records import DecisionRecord
+    from hrm.turn.state import TurnState
     from hrm.types import TurnInput
 
 __all__ = [
@@ -89,7 +90,7 @@ def resolve_pending(
                   decision=retraction)
         decision = stack.write_preference(pending["statement"], pending["key"], confirmed=True)
         record.writes.append(decision)
-        record.preference = {**pending, "resolution": "confirmed"}
+        record.preference = _held(pending, "confirmed")
         event("preference_confirmed", key=pending["key"], decision=decision)
         if replaces:
             earlier = "”, “".join(replaces.values())
@@ -97,7 +98,7 @@ def resolve_pending(
         return f"Remembered as canon: “{pending['statement']}”."
     if _DENY.match(text):
         state.pending_preference = None
-        record.preference = {**pending, "resolution": "declined"}
+        record.preference = _held(pending, "declined")
         event("preference_declined", key=pending["key"])
         if replaces:
             earlier = "”, “".join(replaces.values())
@@ -108,6 +109,17 @@ def resolve_pending(
     record.notes.append(f"held preference {pending['key']!r} went unanswered; not canonized")
     event("preference_unconfirmed", key=pending["key"])
     return None
+
+
+def _held(pending: dict[str, Any], resolution: str) -> HeldPreferenceRecord:
+    """The record of a held preference this turn settled (`pending` as the state kept it)."""
+    replaces = pending.get("replaces")
+    return HeldPreferenceRecord(
+        statement=str(pending["statement"]),
+        key=str(pending["key"]),
+        replaces=dict(replaces) if isinstance(replaces, dict) else None,
+        resolution=resolution,
+    )
 
 
 def answers_only(text: str) -> bool:
@@ -237,26 +249,27 @@ def handle_preference(
         return []
     pref, statement = reading.classification, reading.statement
     if statement is None:
-        record.preference = {
-            "class": PreferenceClass.INFERRED_SILENT.value,
-            "matched_pattern": pref.matched_pattern,
-            "confidence": pref.confidence,
-            "needs_confirmation": False,
-            "not_a_preference": reading.not_a_preference,
-        }
+        record.preference = PreferenceRecord(
+            preference_class=PreferenceClass.INFERRED_SILENT.value,
+            matched_pattern=pref.matched_pattern,
+            confidence=pref.confidence,
+            silent=True,
+            not_a_preference=reading.not_a_preference,
+        )
         return []
-    record.preference = {
-        "class": pref.preference_class.value,
-        "matched_pattern": pref.matched_pattern,
-        "confidence": pref.confidence,
-        "needs_confirmation": pref.needs_confirmation,
-    }
+    stated = PreferenceRecord(
+        preference_class=pref.preference_class.value,
+        matched_pattern=pref.matched_pattern,
+        confidence=pref.confidence,
+        needs_confirmation=pref.needs_confirmation,
+    )
+    record.preference = stated
     key = preference_key(statement)
     notes: list[str] = []
     if pref.preference_class is PreferenceClass.EXPLICIT and stack.canon().get(key) == statement:
         # Said again, word for word: the canon already holds it. A new version would add
         # nothing but a row (and make every reader of the canon load it again). D33.
-        record.preference["resolution"] = "already canon"
+        stated.resolution = "already canon"
         notes.append(f"Already canon: “{statement}”.")
     elif pref.preference_class is PreferenceClass.EXPLICIT:
         decision = stack.write_preference(

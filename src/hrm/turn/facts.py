@@ -20,8 +20,8 @@ from hrm.governance.memory_requests import (
     without_clause,
 )
 from hrm.governance.stated_decisions import StatedDecision
-from hrm.records import DecisionRecord
-from hrm.turn_preferences import contradicted_canon
+from hrm.turn.preferences import contradicted_canon
+from hrm.turn.records import DecisionRecord, FactRequestRecord, ForgetRequestRecord
 
 __all__ = ["forget_kept", "keep_decision", "remember_fact"]
 
@@ -31,9 +31,10 @@ def remember_fact(
 ) -> list[str]:
     """Write what the person asked to be remembered; returns the notes for the answer."""
     key = fact_key(request)
-    record.memory_request = {"key": key, "fact": request.fact, "statement": request.statement}
+    asked = FactRequestRecord(key=key, fact=request.fact, statement=request.statement)
+    record.memory_request = asked
     if stack.canon().get(key) == request.fact:
-        record.memory_request["resolution"] = "already canon"
+        asked.resolution = "already canon"
         return [f"Already canon: “{request.fact}”."]
     decision = stack.write_fact(request.fact, key, signals=signals)
     record.writes.append(decision)
@@ -68,13 +69,14 @@ def forget_kept(
         keys = [just_kept] if just_kept and kept_text(canon.get(just_kept)) is not None else []
     else:
         keys = kept_matching(canon, request.what)
-    record.memory_request = {"forget": request.clause, "what": request.what, "keys": keys}
+    asked = ForgetRequestRecord(forget=request.clause, what=request.what, matched=keys)
+    record.memory_request = asked
     named = f"“{request.what}”" if request.what else "that"
     if not keys:
-        record.memory_request["resolution"] = "nothing kept matches"
+        asked.resolution = "nothing kept matches"
         return [f"Nothing I keep matches {named}, so nothing was forgotten."]
     if len(keys) > 1:
-        record.memory_request["resolution"] = "ambiguous"
+        asked.resolution = "ambiguous"
         listed = "; ".join(f"“{kept_text(canon[key])}”" for key in keys)
         return [f"More than one thing I keep matches {named}: {listed}. Say which one to forget."]
     key = keys[0]
@@ -89,17 +91,17 @@ def forget_kept(
         decision = stack.forget_part(key, rest, asked=request.clause)
         record.writes.append(decision)
         if decision.get("approved"):
-            record.memory_request.update({"resolution": "forgotten in part", "kept": rest})
+            asked.resolution, asked.kept = "forgotten in part", rest
             event("canon_forgotten", key=key, statement=statement, kept=rest)
             return [f"Forgotten: “{request.what}”. Still kept: “{rest}”."]
     else:
         decision = stack.forget(key, asked=request.clause)
         record.writes.append(decision)
     if rest is None and decision.get("approved"):
-        record.memory_request["resolution"] = "forgotten"
+        asked.resolution = "forgotten"
         event("canon_forgotten", key=key, statement=statement)
         return [f"Forgotten: “{statement}”."]
-    record.memory_request["resolution"] = "refused"
+    asked.resolution = "refused"
     return [f"I could not forget “{statement}”: {decision.get('reason')}."]
 
 
