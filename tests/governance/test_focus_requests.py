@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.focus_requests import (
+from hrm.reading.rules.focus import (
     FocusRequest,
     SetAside,
     read_focus_request,

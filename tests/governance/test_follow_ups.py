@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.follow_ups import (
+from hrm.reading.rules.cues import (
     is_closing,
     is_follow_up,
     opens_new_topic,

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrm.config import PolicySurface
-from hrm.governance.instructions import MARKERS, instruction_spans, standing_instruction
-from hrm.governance.preference_scope import find_stated_preference
 from hrm.governance.preferences import PreferenceClass, PreferenceClassifier
+from hrm.reading.rules.instructions import MARKERS, instruction_spans, standing_instruction
+from hrm.reading.rules.preference_scope import find_stated_preference
 
 CLASSIFIER = PreferenceClassifier(PolicySurface())
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.memory_requests import (
+from hrm.reading.rules.memory import (
     fact_key,
     read_memory_request,
     without_discourse_lead,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.pasted import error_line, spoken
+from hrm.reading.pasted import error_line, spoken
 
 TRACEBACK = """I'm getting this error when I run my tests, can you help?
 

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrm.config import PolicySurface
-from hrm.governance.preference_scope import StatedPreference, find_stated_preference, sentences
 from hrm.governance.preferences import PreferenceClass, PreferenceClassifier
+from hrm.reading.rules.preference_scope import StatedPreference, find_stated_preference, sentences
 
 _CLASSIFIER = PreferenceClassifier(PolicySurface())
 

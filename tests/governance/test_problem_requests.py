@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.governance.problem_requests import ProblemRequest, read_problem_request
+from hrm.reading.rules.problems import ProblemRequest, read_problem_request
 
 
 @pytest.mark.parametrize(

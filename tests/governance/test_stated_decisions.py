@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.governance.stated_decisions import read_stated_decision
+from hrm.reading.rules.decisions import read_stated_decision
 
 
 @pytest.mark.parametrize(

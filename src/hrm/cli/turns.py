@@ -334,7 +334,7 @@ def _show_canon(canon: Any) -> None:
     """The preferences and facts hrm keeps now (not the ones replaced or forgotten)."""
     from rich.table import Table
 
-    from hrm.governance.memory_requests import kept_text
+    from hrm.reading.rules.memory import kept_text
 
     kept = [
         (key.partition(".")[0], text)

@@ -56,23 +56,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
-from hrm.governance.focus_requests import (
-    FocusRequest,
-    SetAside,
-    asks_to_resume,
-    read_focus_request,
-    read_set_aside,
-)
-from hrm.governance.follow_ups import (
-    is_closing,
-    is_follow_up,
-    opens_new_topic,
-    opens_on_own_subject,
-    remarks_on_own_subject,
-    without_announcement,
-    without_lead_in,
-)
-from hrm.governance.pasted import error_line, spoken
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -88,6 +71,23 @@ from hrm.governance.signals import (
     deadline_markers_in,
     emergency_markers_in,
     urgency_markers_in,
+)
+from hrm.reading.pasted import error_line, spoken
+from hrm.reading.rules.cues import (
+    is_closing,
+    is_follow_up,
+    opens_new_topic,
+    opens_on_own_subject,
+    remarks_on_own_subject,
+    without_announcement,
+    without_lead_in,
+)
+from hrm.reading.rules.focus import (
+    FocusRequest,
+    SetAside,
+    asks_to_resume,
+    read_focus_request,
+    read_set_aside,
 )
 from hrm.types import Clock, HRMContext, Stance, TurnInput, system_clock
 

@@ -22,9 +22,11 @@ Span = tuple[int, int]
 __all__ = [
     "ANSWERS",
     "COMMANDS",
+    "SET_APART",
     "Band",
     "Bands",
     "Cues",
+    "Declined",
     "Intent",
     "IntentKind",
     "Reader",
@@ -97,6 +99,20 @@ ANSWERS: frozenset[IntentKind] = frozenset(
     {IntentKind.YES, IntentKind.NO, IntentKind.SWITCH, IntentKind.QUEUE}
 )
 
+SET_APART: frozenset[IntentKind] = frozenset(
+    {
+        IntentKind.PREFERENCE,
+        IntentKind.FACT,
+        IntentKind.FORGET,
+        IntentKind.RESOLVE,
+        IntentKind.PARK,
+        IntentKind.LIST_OPEN,
+    }
+)
+"""Commands about the person or hrm's own memory and registry: their words are left out of what
+arbitration weighs (`Reading.rest`). The other commands (focus, resume, set-aside, a decision)
+are moves in the conversation that arbitration itself reads."""
+
 
 class Band(str, Enum):
     """What the turn does with an intent, from its confidence (`Bands.of`)."""
@@ -149,7 +165,10 @@ class Slots:
     """FORGET: False when "forget that I …" may be a figure of speech and acts only if something
     kept matches (D83)."""
     rest: str | None = None
-    """SET_ASIDE: what the message goes on to say."""
+    """SET_ASIDE: what the message goes on to say. YES / NO: what follows the answer (None when
+    the message is only the answer: "yes", "no thanks")."""
+    pattern: str | None = None
+    """PREFERENCE: the classifier pattern that matched ("I prefer"), for the record."""
 
     def filled(self) -> dict[str, object]:
         """The slots that carry a value, for records and tests."""
@@ -157,6 +176,9 @@ class Slots:
         for name in self.__slots__:
             value = getattr(self, name)
             if value is None or value is False or (name == "sure" and value is True):
+                continue
+            if name == "sure":
+                out[name] = False
                 continue
             out[name] = value
         return out
@@ -182,6 +204,29 @@ class Intent:
             "confidence": round(self.confidence, 3),
             "reader": self.reader,
             **({"slots": self.slots.filled()} if self.slots.filled() else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Declined:
+    """What a rule matched but judged not an intent, and why ("I prefer to know why, can you
+    explain the traceback?" uses a preference word in a request): shown in the record, so
+    `/why` can say why nothing was kept."""
+
+    kind: IntentKind
+    span: Span
+    reader: str
+    reason: str
+    pattern: str | None = None
+    confidence: float = 0.0
+
+    def to_record(self) -> dict[str, object]:
+        return {
+            "kind": self.kind.value,
+            "span": list(self.span),
+            "reader": self.reader,
+            "reason": self.reason,
+            **({"pattern": self.pattern} if self.pattern else {}),
         }
 
 
@@ -226,8 +271,10 @@ class ReadingContext:
 class Reading:
     """One message, read once: every intent found, the cues for arbitration, and what is left.
 
-    Invariants: spans lie inside `said`, are sorted by start and do not overlap; `rest` is
-    `said` with every acted-on command's span removed. An empty or unreadable message gives a
+    Invariants: spans lie inside `said` and are sorted by start; the commands' spans do not
+    overlap one another (a move — focus, resume, set-aside, a decision, feedback — may share
+    words with a command); `rest` is `said` without the spans of the commands in `SET_APART`
+    read at or above the ask threshold. An empty or unreadable message gives a
     `Reading` with no intents, never an exception.
     """
 
@@ -241,6 +288,8 @@ class Reading:
     pasted_lines: int = 0
     readers: tuple[str, ...] = ()
     """Every reader that ran on this message, in order (also those that found nothing)."""
+    declined: tuple[Declined, ...] = ()
+    """What a rule matched and judged not an intent, with the reason."""
 
     def __iter__(self) -> Iterator[Intent]:
         return iter(self.intents)
@@ -262,7 +311,12 @@ class Reading:
             **({"cues": self.cues.to_record()} if self.cues.to_record() else {}),
             "readers": list(self.readers),
             **({"pasted_lines": self.pasted_lines} if self.pasted_lines else {}),
+            **({"declined": [d.to_record() for d in self.declined]} if self.declined else {}),
         }
+
+    def text_of(self, intent: Intent | Declined) -> str:
+        """The words of `said` an intent covers."""
+        return self.said[intent.span[0] : intent.span[1]]
 
 
 class Reader(Protocol):

@@ -14,13 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hrm.reading.types import Reading
+
 if TYPE_CHECKING:
     from hrm.config import HRMConfig
     from hrm.governance.arbiter import ArbitrationDecision
-    from hrm.governance.memory_requests import ForgetRequest, MemoryRequest
-    from hrm.governance.problem_requests import ProblemRequest
     from hrm.governance.problems import Problem
-    from hrm.reading.types import Reading
+    from hrm.reading.rules.memory import ForgetRequest, MemoryRequest
+    from hrm.reading.rules.problems import ProblemRequest
+    from hrm.reading.types import Bands, Intent
     from hrm.storage.ledger import Ledger
     from hrm.storage.sqlite import Database
     from hrm.tracing import Tracer
@@ -63,6 +65,8 @@ class TurnServices:
     db: Database
     decisions: Ledger
     config: HRMConfig
+    bands: Bands
+    """The confidence bands reading acts on (`reading.act_threshold`, `reading.ask_threshold`)."""
 
     @property
     def stance(self) -> Stance:
@@ -98,7 +102,7 @@ class TurnContext:
     switch_to: Problem | None = None
     """What a bare "switch" goes to: the topic hrm last queued (``pending``)."""
     # read
-    reading: Reading | None = None
+    reading: Reading = field(default_factory=lambda: Reading(text="", said=""))
     """The message read once (``read``)."""
     said: str = ""
     """The person's own words: the input without pasted material (``signals``)."""
@@ -107,7 +111,9 @@ class TurnContext:
     just_kept: str | None = None
     """The canon key the turn before kept: what "forget that" refers to (``forget``)."""
     forget: ForgetRequest | None = None
-    """A request to forget that will be acted on (``forget``)."""
+    """A request to forget that will be acted on or asked about (``forget``)."""
+    forget_intent: Intent | None = None
+    """The intent `forget` came from, with its confidence (``forget``)."""
     heard: TurnInput | None = None
     """The input without the commands acted on before arbitration (``forget``, ``problems``)."""
     told_of_closed: bool = False

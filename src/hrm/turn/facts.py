@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrm.governance.memory_requests import (
+from hrm.reading.rules.decisions import StatedDecision
+from hrm.reading.rules.memory import (
     ForgetRequest,
     MemoryRequest,
     fact_key,
@@ -19,7 +20,6 @@ from hrm.governance.memory_requests import (
     kept_text,
     without_clause,
 )
-from hrm.governance.stated_decisions import StatedDecision
 from hrm.turn.preferences import contradicted_canon
 from hrm.turn.records import DecisionRecord, FactRequestRecord, ForgetRequestRecord
 

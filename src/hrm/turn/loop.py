@@ -30,6 +30,7 @@ from hrm.turn.steps.memory import memory
 from hrm.turn.steps.moves import moves
 from hrm.turn.steps.pending import pending
 from hrm.turn.steps.problems import problems
+from hrm.turn.steps.read import read_message
 from hrm.turn.steps.reason import reason
 from hrm.turn.steps.signals import signals
 from hrm.turn.steps.statements import statements
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["STEPS", "run_steps"]
 
 STEPS: tuple[tuple[str, Step], ...] = (
+    ("read", read_message),
     ("pending", pending),
     ("feedback", feedback),
     ("signals", signals),

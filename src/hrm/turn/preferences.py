@@ -11,66 +11,34 @@ decision record.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hrm.governance.memory_requests import without_discourse_lead, without_keep_lead
-from hrm.governance.pasted import spoken
-from hrm.governance.preference_scope import find_stated_preference
 from hrm.governance.preferences import (
     PreferenceClass,
     PreferenceClassification,
     preference_key,
 )
+from hrm.reading.types import IntentKind
 from hrm.turn.records import HeldPreferenceRecord, PreferenceRecord
 
 if TYPE_CHECKING:
+    from hrm.reading.types import Reading
     from hrm.turn.records import DecisionRecord
     from hrm.turn.state import TurnState
     from hrm.types import TurnInput
 
 __all__ = [
     "PreferenceReading",
-    "answers_only",
     "handle_preference",
     "preference_key",
-    "preference_statement",
-    "read_preference",
+    "preference_reading",
     "resolve_pending",
     "without_preference",
 ]
 
-_AFFIRM = re.compile(
-    r"^\s*(yes|yep|yeah|sure|correct|confirm(ed)?|that'?s right|right|exactly|please do|do it)\b",
-    re.IGNORECASE,
-)
-_DENY = re.compile(r"^\s*(no|nope|don'?t|do not|never mind|forget it)\b", re.IGNORECASE)
-_ONLY_AFTER = re.compile(
-    r"[\s,.!]*(?:(?:please|thanks|thank you|it is|i do|do|go ahead|remember it|replace it|ok|okay)"
-    r"[\s,.!]*)*",
-    re.IGNORECASE,
-)
-"""What may follow a yes or a no in a reply that says nothing else ("yes please", "No, thanks.")."""
-_ANSWER_CHARS = 60
-_PREF_SENTENCE = re.compile(
-    r"([^.!?\n]*\b(?:I|I'm|I am)\b[^.!?\n]*\b(?:prefer|hate|always|never|like|need|kind of person|"
-    r"better|rather|enjoy|want|avoid|dislike)\b[^.!?\n]*)",
-    re.IGNORECASE,
-)
-_SCAN_LIMIT = 4000
-"""Characters of input searched for the preference sentence (a megabyte input stays cheap)."""
-
-
-def preference_statement(text: str) -> str:
-    """The sentence that states the preference (the whole input when none stands out)."""
-    match = _PREF_SENTENCE.search(text[:_SCAN_LIMIT])
-    sentence = (match.group(1) if match else text[:300]).strip()
-    return sentence[:300]
-
-
 def resolve_pending(
-    stack: Any, state: TurnState, text: str, record: DecisionRecord, event: Any
+    stack: Any, state: TurnState, answer: IntentKind | None, record: DecisionRecord, event: Any
 ) -> str | None:
     """Settle a held preference with this input; returns the note to show, if it answered.
 
@@ -81,7 +49,7 @@ def resolve_pending(
     if not pending:
         return None
     replaces: dict[str, str] = dict(pending.get("replaces") or {})
-    if _AFFIRM.match(text):
+    if answer is IntentKind.YES:
         state.pending_preference = None
         for old_key in replaces:  # D70: the earlier preference ends, then the new one is canon
             retraction = stack.retract_preference(old_key, replaced_by=pending["key"])
@@ -96,7 +64,7 @@ def resolve_pending(
             earlier = "”, “".join(replaces.values())
             return f"Replaced “{earlier}” with “{pending['statement']}” in canon."
         return f"Remembered as canon: “{pending['statement']}”."
-    if _DENY.match(text):
+    if answer is IntentKind.NO:
         state.pending_preference = None
         record.preference = _held(pending, "declined")
         event("preference_declined", key=pending["key"])
@@ -122,19 +90,6 @@ def _held(pending: dict[str, Any], resolution: str) -> HeldPreferenceRecord:
     )
 
 
-def answers_only(text: str) -> bool:
-    """Is `text` only a yes or a no ("yes", "Sure!", "no thanks"), with nothing else to answer?
-
-    Such a reply answers hrm's own question "Should I remember …?", which the model never saw
-    (notes are hrm's, D42): the turn answers it without a model call (D50). A reply that goes
-    on ("yes, and add tests to the parser") is answered as usual.
-    """
-    if len(text) > _ANSWER_CHARS:
-        return False
-    answer = _AFFIRM.match(text) or _DENY.match(text)
-    return answer is not None and _ONLY_AFTER.fullmatch(text, answer.end()) is not None
-
-
 @dataclass(frozen=True, slots=True)
 class PreferenceReading:
     """What a message says about the person's preferences: read before arbitration (D46),
@@ -158,35 +113,41 @@ class PreferenceReading:
         )
 
 
-def read_preference(kernel: Any, turn_input: TurnInput) -> PreferenceReading | None:
-    """The preference this input states, or why it states none; None when it is silent.
+def preference_reading(reading: Reading) -> PreferenceReading | None:
+    """What the message's `Reading` says about the person's preferences, in the form the
+    write step takes: the preference intent, or why a preference word stated none."""
+    intent = reading.first(IntentKind.PREFERENCE)
+    if intent is not None:
+        slots = intent.slots
+        scope = _CLASS_OF.get(slots.scope or "explicit", PreferenceClass.EXPLICIT)
+        inferred = scope is PreferenceClass.INFERRED_CONFIRM_REQUIRED
+        classification = PreferenceClassification(
+            preference_class=scope, statement=slots.statement or "",
+            matched_pattern=slots.pattern, confidence=intent.confidence,
+            can_canonize=scope is not PreferenceClass.BEHAVIORAL, needs_confirmation=inferred,
+        )  # fmt: skip
+        sentence = reading.text_of(intent)
+        statement = slots.statement or sentence
+        return PreferenceReading(
+            classification, statement, sentence=sentence if sentence != statement else None
+        )
+    declined = next((d for d in reading.declined if d.kind is IntentKind.PREFERENCE), None)
+    if declined is None:
+        return None
+    silent = PreferenceClassification(
+        preference_class=PreferenceClass.INFERRED_SILENT, statement="",
+        matched_pattern=declined.pattern, confidence=declined.confidence,
+        can_canonize=False, needs_confirmation=False,
+    )  # fmt: skip
+    return PreferenceReading(silent, not_a_preference=declined.reason or None)
 
-    Only what the person says is read (`spoken`): a pasted comment such as ``# I prefer
-    explicit checks over asserts`` is the code's, not a preference of theirs (D71).
-    """
-    text = spoken(turn_input.text)
-    if not text:
-        return None
-    source = turn_input.source
-    pref = kernel.classify_preference(text[:2000], source=source)
-    if pref.preference_class is PreferenceClass.INFERRED_SILENT:
-        return None
-    if pref.preference_class is PreferenceClass.BEHAVIORAL:
-        return PreferenceReading(pref, preference_statement(text))
-    # 001 §12.4's "AND the object is a stable preference" (D45): the sentence that states
-    # one, or why none does ("I need to …" is a task, "Do I need …?" a question).
-    stated = find_stated_preference(
-        text[:_SCAN_LIMIT],
-        lambda sentence: kernel.classify_preference(sentence, source=source),
-        kernel.preference_classifier.spans,
-    )
-    if stated.classification is None or stated.sentence is None:
-        return PreferenceReading(pref, not_a_preference=stated.reason)
-    # "Keep in mind I prefer tabs" states "I prefer tabs", under the key saying it plainly
-    # gives (D73).
-    statement = without_discourse_lead(without_keep_lead(stated.sentence))
-    sentence = stated.sentence if statement != stated.sentence else None
-    return PreferenceReading(stated.classification, statement, sentence=sentence)
+
+_CLASS_OF = {
+    "explicit": PreferenceClass.EXPLICIT,
+    "instruction": PreferenceClass.EXPLICIT,
+    "inferred": PreferenceClass.INFERRED_CONFIRM_REQUIRED,
+    "behavioural": PreferenceClass.BEHAVIORAL,
+}
 
 
 def contradicted_canon(signals: Any, prefix: str = "") -> dict[str, str]:

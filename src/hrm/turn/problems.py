@@ -13,8 +13,8 @@ from typing import Any
 
 from hrm._text import shorten
 from hrm.governance.arbiter import named_problem
-from hrm.governance.problem_requests import ProblemRequest
 from hrm.governance.problems import Problem, ProblemStatus
+from hrm.reading.rules.problems import ProblemRequest
 from hrm.turn.records import DecisionRecord, ProblemRequestRecord
 
 __all__ = ["act_on_problem", "open_problems"]

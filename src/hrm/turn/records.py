@@ -419,6 +419,9 @@ class DecisionRecord:
     escalations: list[EscalationStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Degradations and fallbacks, in words (never silent)."""
+    reading: dict[str, Any] = field(default_factory=dict)
+    """What the message was read as (`Reading.to_record`): the intents with their readers and
+    confidence, the cues, what was declined and why."""
 
     def fields(self, *, omit: frozenset[str] = frozenset()) -> dict[str, Any]:
         """The fields as they are stored, without those named in `omit`.

@@ -211,5 +211,6 @@ def forget_last_session(state: TurnState) -> None:
     """Drop what only the session that just ended could act on (D37)."""
     state.pending_preference = None
     state.pending_switch = None
+    state.pending_intent = None
     state.last_topic = state.earlier_topic = state.last_kept = None
     state.last_signal = state.last_routing = None

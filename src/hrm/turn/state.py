@@ -82,6 +82,9 @@ class TurnState:
     """The problem the conversation was on before the last topic (`HRMContext.earlier_topic`)."""
     last_kept: dict[str, Any] | None = None
     """The canon key the last turn that kept one wrote, and its turn: "forget that" (D77)."""
+    pending_intent: dict[str, Any] | None = None
+    """A request read in the middle confidence band and asked about ("Do you want me to forget
+    ‘I prefer Celsius’?"): its kind and slots, settled by the next yes or no (D150)."""
     session_tokens_base: int | None = None
     """The stack's lifetime token count when the session began: the session's budget is the
     ceiling minus what it spent since (D23). ``None`` in records written before 2026-11-23."""
@@ -105,12 +108,15 @@ class TurnState:
             "earlier_topic": self.earlier_topic,
             "last_kept": self.last_kept,
             "session_tokens_base": self.session_tokens_base,
+            # Written only while a question waits, so that other turns' records are as before.
+            **({"pending_intent": self.pending_intent} if self.pending_intent else {}),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TurnState:
         state = cls()
-        for key in (*state.to_dict(), "recent"):  # "recent": records written before 2026-11
+        # "recent": records written before 2026-11; "pending_intent" only while one waits.
+        for key in (*state.to_dict(), "recent", "pending_intent"):
             if key in data:
                 setattr(state, key, data[key])
         return state

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hrm._text import shorten
-from hrm.governance.follow_ups import is_follow_up, opens_new_topic
-from hrm.governance.pasted import spoken
+from hrm.reading.pasted import spoken
+from hrm.reading.rules.cues import is_follow_up, opens_new_topic
 from hrm.turn.state import CONVERSATION_ACTIONS
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.focus_requests import DEFAULT_TURNS, read_focus_request
-from hrm.governance.pasted import spoken
 from hrm.governance.problems import extract_keywords
+from hrm.reading.rules.focus import DEFAULT_TURNS, FocusRequest
+from hrm.reading.types import IntentKind
 
 if TYPE_CHECKING:
     from hrm.turn.context import Outcome, TurnContext
@@ -26,7 +26,12 @@ def commit(ctx: TurnContext) -> Outcome | None:
     if problem is None:
         return None
     text = ctx.text
-    request = read_focus_request(spoken(text))
+    intent = ctx.reading.first(IntentKind.FOCUS)
+    request = (
+        FocusRequest(intent.slots.turns, intent.slots.topic or "")
+        if intent is not None and intent.confidence >= ctx.services.bands.act
+        else None
+    )
     if request is not None:
         turns = max(1, min(request.turns or DEFAULT_TURNS, config.max_commitment_turns))
         description = request.description

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hrm.reading.types import IntentKind
 from hrm.turn.context import Outcome
-from hrm.turn.preferences import answers_only
 
 if TYPE_CHECKING:
     from hrm.turn.context import TurnContext
@@ -15,7 +15,10 @@ __all__ = ["confirm"]
 
 
 def confirm(ctx: TurnContext) -> Outcome | None:
-    if ctx.confirmation is None or not answers_only(ctx.text):
+    answer = next(
+        (i for i in ctx.reading.intents if i.kind in (IntentKind.YES, IntentKind.NO)), None
+    )
+    if ctx.confirmation is None or answer is None or answer.slots.rest is not None:
         return None
     ctx.close_after_arbitration()
     ctx.record.notes.append(ctx.confirmation)

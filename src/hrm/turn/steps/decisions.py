@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.stated_decisions import read_stated_decision
+from hrm.reading.rules.decisions import StatedDecision
+from hrm.reading.types import IntentKind
 from hrm.turn.facts import keep_decision
 
 if TYPE_CHECKING:
@@ -18,8 +19,9 @@ def decisions(ctx: TurnContext) -> Outcome | None:
     went_to = ctx.hctx.topic_id
     if went_to is None:
         return None
-    stated = read_stated_decision(ctx.said)
-    if stated is not None:
+    intent = ctx.reading.first(IntentKind.DECISION)
+    if intent is not None and intent.confidence >= ctx.services.bands.act:
+        stated = StatedDecision(intent.slots.statement or "", ctx.reading.text_of(intent))
         ctx.record.writes.append(
             keep_decision(ctx.services.stack, went_to, stated, turn=ctx.record.turn,
                           event=ctx.event)

@@ -7,30 +7,14 @@ nothing. Either way this turn sets the last routing again only when its own answ
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from hrm.reading.types import IntentKind
 
 if TYPE_CHECKING:
     from hrm.turn.context import Outcome, TurnContext
 
-__all__ = ["feedback", "is_negative_feedback"]
-
-_NEGATIVE_FEEDBACK = re.compile(
-    r"^\s*(no[,.!]|wrong|that'?s (wrong|not (it|right|what)|incorrect)|incorrect|"
-    r"that (didn'?t|does ?n'?t) work|not helpful|bad answer)",
-    re.IGNORECASE,
-)
-_NEGATIVE_STARTS = ("no", "wrong", "that", "incorrect", "bad")
-
-
-def is_negative_feedback(text: str) -> bool:
-    """Does `text` say the last answer was wrong or unhelpful?"""
-    # Every form starts with one of these: a cheap test first (for ASCII text, where ignoring
-    # case is exactly `lower`).
-    if text.isascii() and not text.lstrip()[:9].lower().startswith(_NEGATIVE_STARTS):
-        return False
-    return _NEGATIVE_FEEDBACK.match(text) is not None
-
+__all__ = ["feedback"]
 
 def feedback(ctx: TurnContext) -> Outcome | None:
     state = ctx.state
@@ -44,7 +28,8 @@ def feedback(ctx: TurnContext) -> Outcome | None:
 
 def _judge_previous(ctx: TurnContext) -> None:
     state, record, loop = ctx.state, ctx.record, ctx.services.feedback
-    if not (state.last_signal and state.last_routing) or not is_negative_feedback(ctx.text):
+    said_so = ctx.reading.has(IntentKind.NEGATIVE_FEEDBACK)
+    if not (state.last_signal and state.last_routing) or not said_so:
         return
     loop.record_outcome(
         state.last_signal,

@@ -1,14 +1,16 @@
-"""Step ``forget``: read a request to forget what hrm keeps (D77) before anything else reads
-the message, so that "Forget that I prefer tabs" states no preference. "Forget that" means what
-the turn before kept, and after nothing kept it is not about memory; "Forget that I asked, …"
-is a figure of speech unless something kept says it (D83). The request is acted on in step
-``memory``; here it is only left out of what arbitration weighs."""
+"""Step ``forget``: a request to forget what hrm keeps (D77), as the `Reading` read it, is taken
+before anything else so that "Forget that I prefer tabs" states no preference. "Forget that"
+means what the turn before kept (after nothing kept the rules read no request); "Forget that I
+asked, …" is a figure of speech unless something kept says it (D83). The request is acted on in
+step ``memory`` (asked about first when read in the middle band); here its words are left out
+of what arbitration weighs."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.memory_requests import kept_matching, read_forget_request
+from hrm.reading.rules.memory import ForgetRequest
+from hrm.reading.types import IntentKind
 from hrm.turn.preferences import without_sentence
 
 if TYPE_CHECKING:
@@ -25,19 +27,17 @@ def just_kept(state: TurnState, turn: int) -> str | None:
 
 
 def forget(ctx: TurnContext) -> Outcome | None:
-    ctx.just_kept = just_kept(ctx.state, ctx.record.turn)
-    request = read_forget_request(ctx.said) if ctx.confirmation is None else None
-    if request is not None and request.what is None and ctx.just_kept is None:
-        request = None
-    if (
-        request is not None and not request.sure
-        and not kept_matching(ctx.services.stack.canon(), request.what or "")
-    ):
-        request = None  # "Forget that I asked, …": nothing kept says it (D83)
-    ctx.forget = request
     ctx.heard = ctx.turn_input
-    if request is not None:
-        ctx.heard = without_sentence(ctx.turn_input, request.clause)
-        if ctx.heard is not ctx.turn_input:
-            ctx.record.notes.append("the request to forget was left out of arbitration")
+    intent = ctx.reading.first(IntentKind.FORGET)
+    if intent is None or ctx.confirmation is not None:
+        return None
+    if intent.confidence < ctx.services.bands.ask:
+        return None  # an ordinary message (`answer` says a command-shaped one was not acted on)
+    slots = intent.slots
+    ctx.forget_intent = intent
+    ctx.forget = ForgetRequest(clause=ctx.reading.text_of(intent), what=slots.what,
+                               sure=slots.sure)  # fmt: skip
+    ctx.heard = without_sentence(ctx.turn_input, ctx.forget.clause)
+    if ctx.heard is not ctx.turn_input:
+        ctx.record.notes.append("the request to forget was left out of arbitration")
     return None

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hrm._text import shorten
+from hrm.reading.types import COMMANDS, IntentKind
 from hrm.turn.facts import forget_kept, remember_fact
+from hrm.turn.intents import ask_to_forget
 from hrm.turn.preferences import handle_preference
 
 if TYPE_CHECKING:
@@ -17,10 +20,14 @@ __all__ = ["memory"]
 
 def memory(ctx: TurnContext) -> Outcome | None:
     stack, record = ctx.services.stack, ctx.record
-    if ctx.forget is not None:
-        ctx.notes += forget_kept(
-            stack, ctx.forget, just_kept=ctx.just_kept, record=record, event=ctx.event
-        )
+    intent = ctx.forget_intent
+    if ctx.forget is not None and intent is not None:
+        if intent.confidence >= ctx.services.bands.act:
+            ctx.notes += forget_kept(
+                stack, ctx.forget, just_kept=ctx.just_kept, record=record, event=ctx.event
+            )
+        else:  # the middle band: one short question, settled by the next yes or no (D150)
+            ctx.notes += ask_to_forget(ctx, intent, ctx.forget)
     if ctx.confirmation is None:
         ctx.notes += handle_preference(
             stack, ctx.state, ctx.preference, signals=ctx.signals, record=record,
@@ -32,4 +39,29 @@ def memory(ctx: TurnContext) -> Outcome | None:
         ctx.notes += remember_fact(
             stack, ctx.memo, signals=ctx.signals, record=record, event=ctx.event
         )
+    ctx.notes += not_acted_on(ctx)
     return None
+
+
+def not_acted_on(ctx: TurnContext) -> list[str]:
+    """Never silent: a request read below the ask threshold is an ordinary message, and the
+    answer says hrm did not act on it."""
+    ask = ctx.services.bands.ask
+    notes: list[str] = []
+    for intent in ctx.reading.intents:
+        if intent.kind in COMMANDS and intent.confidence < ask:
+            said = shorten(ctx.reading.text_of(intent), 80)
+            notes.append(
+                f"“{said}” may ask me to {_VERBS.get(intent.kind, intent.kind.value)}; I was not "
+                "sure enough to act on it. Say it plainly if you meant it."
+            )
+    return notes
+
+
+_VERBS = {
+    IntentKind.PREFERENCE: "keep a preference", IntentKind.FACT: "remember a fact",
+    IntentKind.FORGET: "forget something I keep", IntentKind.RESOLVE: "resolve a problem",
+    IntentKind.PARK: "park a problem", IntentKind.FOCUS: "focus for a while",
+    IntentKind.RESUME: "go back to earlier work", IntentKind.LIST_OPEN: "list what is open",
+    IntentKind.DECISION: "record a decision", IntentKind.SET_ASIDE: "set the work aside",
+}  # fmt: skip

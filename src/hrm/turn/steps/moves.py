@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.focus_requests import without_resume
 from hrm.governance.problems import extract_keywords
+from hrm.reading.reader import without_span_text
+from hrm.reading.types import IntentKind
 from hrm.turn.context import Outcome
 from hrm.turn.topics import RESUMED, TOPIC_WORDS, move_topic, titled
 
@@ -34,7 +35,9 @@ def moves(ctx: TurnContext) -> Outcome | None:
     match = str(ctx.arbitration.arbitration.candidate_match or "")
     if problem is None or not match.startswith(RESUMED):
         return None
-    if extract_keywords(without_resume(ctx.said)):
+    resume = ctx.reading.first(IntentKind.RESUME)
+    said = ctx.reading.said
+    if extract_keywords(without_span_text(said, resume.span) if resume else said):
         return None
     # "Where were we?" and nothing else: hrm says where, as it answers "switch" (D75).
     left = ctx.state.earlier_topic if isinstance(ctx.state.earlier_topic, dict) else {}

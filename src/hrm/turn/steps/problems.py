@@ -5,9 +5,10 @@ out of focus."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from hrm.governance.problem_requests import read_problem_request
+from hrm.reading.rules.problems import ProblemRequest
+from hrm.reading.types import IntentKind
 from hrm.turn.preferences import without_sentence
 from hrm.turn.problems import act_on_problem
 from hrm.turn.topics import about_the_closed, closed_in_focus, parked
@@ -17,13 +18,18 @@ if TYPE_CHECKING:
 
 __all__ = ["problems"]
 
+_KINDS: dict[IntentKind, Literal["resolve", "park", "list"]] = {
+    IntentKind.RESOLVE: "resolve", IntentKind.PARK: "park", IntentKind.LIST_OPEN: "list",
+}  # fmt: skip
+
 
 def problems(ctx: TurnContext) -> Outcome | None:
     if ctx.confirmation is not None or ctx.decided is not None:
         return None
-    asked_of = read_problem_request(ctx.said)
-    if asked_of is None:
+    intent = next((i for i in ctx.reading.intents if i.kind in _KINDS), None)
+    if intent is None or intent.confidence < ctx.services.bands.ask:
         return None
+    asked_of = ProblemRequest(_KINDS[intent.kind], intent.slots.ref, ctx.reading.text_of(intent))
     ctx.asked_of = asked_of
     services, record = ctx.services, ctx.record
     ctx.notes += act_on_problem(

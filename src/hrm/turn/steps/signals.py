@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.pasted import spoken
+from hrm.reading.pasted import spoken
 from hrm.turn.records import EscalationRecord
 
 if TYPE_CHECKING:

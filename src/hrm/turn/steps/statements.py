@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.memory_requests import read_memory_request
-from hrm.turn.preferences import read_preference, without_preference, without_sentence
+from hrm.reading.rules.memory import MemoryRequest
+from hrm.reading.types import IntentKind
+from hrm.turn.preferences import preference_reading, without_preference, without_sentence
 
 if TYPE_CHECKING:
     from hrm.turn.context import Outcome, TurnContext
@@ -20,15 +21,19 @@ def statements(ctx: TurnContext) -> Outcome | None:
     if ctx.confirmation is not None:
         ctx.arbitrated = heard
         return None
-    reading = read_preference(ctx.services.kernel, heard)
+    reading = preference_reading(ctx.reading)
     ctx.preference = reading
     arbitrated = without_preference(heard, reading)
     if arbitrated is not heard:
         ctx.record.notes.append("the preference statement was left out of arbitration")
     # A preference said as a request to remember ("Keep in mind I prefer tabs") is the
     # preference's.
-    if reading is None or reading.statement is None:
-        ctx.memo = read_memory_request(ctx.said)
+    fact = ctx.reading.first(IntentKind.FACT)
+    if fact is not None and (reading is None or reading.statement is None):
+        ctx.memo = MemoryRequest(
+            statement=ctx.reading.text_of(fact), fact=fact.slots.statement or "",
+            subject=fact.slots.subject or fact.slots.statement or "",
+        )  # fmt: skip
     if ctx.memo is not None:
         before = arbitrated
         arbitrated = without_sentence(arbitrated, ctx.memo.statement)

@@ -22,12 +22,13 @@ Pure and deterministic (D12).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hrm.governance.preference_scope import sentences
-from hrm.governance.problems import extract_keywords
+from hrm._keywords import keywords as extract_keywords
+from hrm.reading.rules.preference_scope import sentences
+from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = [
     "ForgetRequest",
@@ -36,6 +37,7 @@ __all__ = [
     "kept_matching",
     "kept_text",
     "read_forget_request",
+    "read_memory_intents",
     "read_memory_request",
     "without_clause",
     "without_discourse_lead",
@@ -317,3 +319,104 @@ def _stems(text: str) -> frozenset[str]:
 _SAID_OF_EVERY_ENTRY = frozenset(
     extract_keywords("prefer preference like want use hate love always never please rather")
 )
+
+
+# ── as intents (the rules tier) ─────────────────────────────────────────────
+
+_FROM_MEMORY = re.compile(
+    r"(?:^|(?<=[\s,;:]))(?:please\s+|pls\s+|can you\s+|could you\s+)?"
+    r"(?:delete|remove|erase|wipe|clear|drop|forget)\s+(?P<what>that|this|it|[^.!?;\n]{2,80}?)"
+    r"\s+(?:from|out of)\s+(?:your\s+|the\s+)?(?:memory|memories|notes|canon)\b",
+    re.IGNORECASE,
+)
+"""Forms that say "memory" outright ("delete that from your memory", "remove my address from
+memory"): sure, whatever else the sentence says."""
+_FORGET_ABOUT = re.compile(
+    r"^\W*(?:(?:please|pls|ok(?:ay)?|also|and|actually|oh)\W+)*(?:can you\s+|could you\s+)?"
+    r"forget\s+about\s+(?P<what>(?:my|our|the|that|this)\s+[^.!?;,\n]{1,80}?)\s*[.!]*$",
+    re.IGNORECASE,
+)
+""""Forget about my cat": a request to forget when something kept says it; else it may set
+work aside ("Forget about the report") or ask to forget what was never kept."""
+_THAT = frozenset({"that", "this", "it"})
+FORGET_ACT = 0.9
+FORGET_ASK = 0.6
+"""A form that may be a figure of speech, matching something kept: asked about."""
+
+
+def read_memory_intents(
+    said: str, spans: Sequence[Span], context: ReadingContext
+) -> list[Intent]:
+    """Requests to forget and facts to remember in `said`, as intents."""
+    found: list[Intent] = []
+    forget = _forget_intent(said, spans, context)
+    if forget is not None:
+        found.append(forget)
+    memo = read_memory_request(said)
+    if memo is not None:
+        at = said.find(memo.statement)
+        if at >= 0:
+            slots = Slots(statement=memo.fact, subject=memo.subject)
+            found.append(Intent(IntentKind.FACT, (at, at + len(memo.statement)), 0.9,
+                                "rules:memory.remember", slots))  # fmt: skip
+    return found
+
+
+def _forget_intent(
+    said: str, spans: Sequence[Span], context: ReadingContext
+) -> Intent | None:
+    head = said[:_SCAN_LIMIT]
+    outright = _FROM_MEMORY.search(head)
+    if outright is not None:
+        what = outright.group("what").strip()
+        named = None if what.lower() in _THAT else what
+        start = _sentence_start(head, outright.start())
+        span = (start, _sentence_end(head, outright.end()))
+        return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.from_memory",
+                      Slots(what=named))  # fmt: skip
+    request = read_forget_request(head)
+    if request is not None:
+        return _as_intent(head, request, context)
+    for start, end in spans:
+        about = _FORGET_ABOUT.match(head, start, end)
+        if about is None:
+            continue
+        what = about.group("what").strip()
+        if kept_matching(context.kept, what):
+            return Intent(IntentKind.FORGET, (start, end), FORGET_ACT, "rules:memory.about",
+                          Slots(what=what))  # fmt: skip
+        if _names_work(what, context):
+            return None  # "Forget about the report": set aside (focus rules)
+        return Intent(IntentKind.FORGET, (start, end), FORGET_ASK, "rules:memory.about",
+                      Slots(what=what))  # fmt: skip
+    return None
+
+
+def _as_intent(head: str, request: ForgetRequest, context: ReadingContext) -> Intent | None:
+    at = head.find(request.clause)
+    if at < 0:
+        return None
+    span = (at, at + len(request.clause))
+    if request.what is None:
+        # "Forget that" is what the turn before kept; after nothing kept it is no request
+        # about memory (a set-aside, "never mind").
+        if context.just_kept is None:
+            return None
+        return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.forget_that")
+    if not request.sure and not kept_matching(context.kept, request.what):
+        return None  # "Forget that I asked, …": nothing kept says it (D83)
+    return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.forget",
+                  Slots(what=request.what, sure=request.sure))  # fmt: skip
+
+
+def _names_work(what: str, context: ReadingContext) -> bool:
+    """Does `what` name the work in focus or an open problem (by a content word)?"""
+    words = set(extract_keywords(what))
+    titles = (*context.open_problems, *([context.active_problem] if context.active_problem
+                                         else []))  # fmt: skip
+    return any(not words.isdisjoint(extract_keywords(title)) for title in titles) or not words
+
+
+def _sentence_end(text: str, at: int) -> int:
+    ends = [i for i in (text.find(stop, at) for stop in ".!?;\n") if i >= 0]
+    return min(ends) + 1 if ends else len(text)

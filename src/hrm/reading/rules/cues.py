@@ -30,10 +30,13 @@ Pure and deterministic (D12).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from hrm.governance.preference_scope import INTERROGATIVES, is_past_form
+from hrm.reading.rules.preference_scope import INTERROGATIVES, is_past_form
+from hrm.reading.types import Cues
 
 __all__ = [
+    "cues_of",
     "is_closing",
     "is_follow_up",
     "opens_new_topic",
@@ -436,3 +439,24 @@ def _asks(words: list[str]) -> bool:
         rest = " ".join(words[start + 1 : start + 8])
         return words[start + 1] in _MAKE_OBJECT or _COMPARATIVE.search(rest) is not None
     return False
+
+
+# ── as cues (the rules tier) ─────────────────────────────────────────────────
+
+
+@lru_cache(maxsize=64)
+def cues_of(rest: str) -> Cues:
+    """What arbitration weighs besides similarity, read from what is left of the person's
+    words once the commands are out (`Reading.rest`)."""
+    if not rest.strip():
+        return Cues()
+    from hrm.governance.signals import emergency_markers_in, urgency_markers_in
+
+    words = _WORD.findall(rest[:_HEAD_CHARS].lower())
+    return Cues(
+        follow_up=is_follow_up(rest),
+        report=bool(words) and _reports(words),
+        opens_new_topic=opens_new_topic(rest),
+        own_subject=opens_on_own_subject(rest) or remarks_on_own_subject(rest),
+        urgency=bool(urgency_markers_in(rest) or emergency_markers_in(rest)),
+    )

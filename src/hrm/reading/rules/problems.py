@@ -21,14 +21,16 @@ Pure and deterministic (D12).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from hrm.governance.focus_requests import read_set_aside
-from hrm.governance.problems import extract_keywords
+from hrm._keywords import keywords as extract_keywords
+from hrm.reading.rules.focus import read_set_aside
+from hrm.reading.types import Intent, IntentKind, Slots, Span
 
-__all__ = ["ProblemRequest", "read_problem_request"]
+__all__ = ["ProblemRequest", "read_problem_intents", "read_problem_request"]
 
 _HEAD_CHARS = 2000
 """A request to close a problem is said in a message's first lines, not in a long paste."""
@@ -143,3 +145,46 @@ def _ref(words: str | None) -> str | None:
         return None
     named = _TRAILING_NOUN.sub("", _ARTICLE.sub("", said)).strip()
     return named if extract_keywords(named) else None
+
+
+# ── as intents (the rules tier) ─────────────────────────────────────────────
+
+_SAID_DONE = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|great|good|cool|perfect|nice|alright|yes|yep|well)\W+)*"
+    r"(?P<ref>this|that|the\s+(?:problem|issue|bug|task|ticket)|this\s+(?:problem|issue|one"
+    r"|task|ticket))(?:'s|\s+is|\s+has\s+been|\s+was)\s+(?:now\s+|finally\s+|all\s+)?"
+    r"(?:resolved|solved)(?:\s+now)?\s*(?:[.!]|,\s*(?:you\s+can|please|pls|go ahead and)\s+"
+    r"(?:close|resolve|mark)\b[^.!?\n]*[.!]?|$)",
+    re.IGNORECASE,
+)
+""""This is resolved.", "Problem is solved now, you can close it": the work in focus."""
+_BARE_DONE = re.compile(
+    r"^\W*(?P<ref>problem|issue)\s+(?:is\s+|'s\s+)?(?:now\s+)?(?:resolved|solved)(?:\s+now)?"
+    r"\s*(?:[.!]|,\s*(?:you\s+can|please|pls|go ahead and)\s+(?:close|resolve)\b[^.!?\n]*"
+    r"[.!]?|$)",
+    re.IGNORECASE,
+)
+_CLOSE_IT = re.compile(
+    r"(?:^|(?<=[.,;!]\s))\W*(?:you\s+can|please|pls|go ahead and|feel free to)\s+"
+    r"(?:close|resolve)\s+(?:it|this|this one|the problem|this problem)\s*(?:now\s*)?[.!]?$",
+    re.IGNORECASE,
+)
+_KIND_OF = {"resolve": IntentKind.RESOLVE, "park": IntentKind.PARK,
+            "list": IntentKind.LIST_OPEN}  # fmt: skip
+
+
+def read_problem_intents(said: str, spans: Sequence[Span]) -> list[Intent]:
+    """A request to resolve, park or list problems in `said`, as one intent."""
+    for start, end in spans:
+        for pattern in (_SAID_DONE, _BARE_DONE, _CLOSE_IT):
+            if pattern.search(said, start, end) is not None:
+                return [Intent(IntentKind.RESOLVE, (start, end), 0.85, "rules:problems.done")]
+    request = read_problem_request(said)
+    if request is None:
+        return []
+    at = said.find(request.clause)
+    if at < 0:
+        return []
+    slots = Slots(ref=request.ref)
+    return [Intent(_KIND_OF[request.kind], (at, at + len(request.clause)), 0.9,
+                   f"rules:problems.{request.kind}", slots)]  # fmt: skip

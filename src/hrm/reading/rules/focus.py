@@ -18,12 +18,15 @@ from functools import lru_cache
 
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
+from hrm.reading.rules._engine import NUMBER, number_of
+from hrm.reading.types import Intent, IntentKind, Slots
 
 __all__ = [
     "DEFAULT_TURNS",
     "FocusRequest",
     "SetAside",
     "asks_to_resume",
+    "read_focus_intents",
     "read_focus_request",
     "read_set_aside",
     "without_resume",
@@ -32,19 +35,29 @@ __all__ = [
 DEFAULT_TURNS = 3
 """A request that names no span ("let's focus on X") commits for this many turns."""
 
-FOR_TURNS = re.compile(r"\bfor the next (\d{1,2}) turns?\b", re.IGNORECASE)
-"""The span of a commitment: "for the next 3 turns"."""
+FOR_TURNS = re.compile(
+    r"\b(?P<for>(?:for|over|during)\s+)?(?:the\s+)?next\s+(?P<n>" + NUMBER + r")\s+"
+    r"(?:turns?|messages?|replies|repl(?:y)|exchanges?|answers?|questions?|rounds?)\b",
+    re.IGNORECASE,
+)
+"""The span of a commitment: "for the next 3 turns", "for the next two messages", "over the next
+couple of turns"; without "for" ("… the next 3 messages") only beside a focus verb."""
 FOCUS_ON = re.compile(
-    r"\b(?:let'?s|let us|we'?ll|we will|i want to|commit to) (?:focus on|work on|commit to|"
-    r"finish|ship)\s+(.{3,200})",
+    r"\b(?:let'?s|let us|we'?ll|we will|i want to|i'?d like to|commit to|please|pls) "
+    r"(?:focus on|focus only on|work on|commit to|finish|ship|concentrate on|stick to|stick with"
+    r"|stay on|stay focused on|only talk about|keep to)\s+(.{3,200})",
     re.IGNORECASE,
 )
 """A topic the person commits to: "let's focus on X", "we'll finish X", "I want to ship X"."""
 _BARE_FOCUS_ON = re.compile(
-    r"\b(?:focus on|work on|stick (?:to|with)|stay (?:on|with))\s+(.{3,200})", re.IGNORECASE
+    r"\b(?:focus on|work on|stick (?:to|with)|stay (?:on|with)|concentrate on)\s+(.{3,200})",
+    re.IGNORECASE,
 )
 """With a span said, the verb alone names the topic: "for the next 3 turns, focus on X"."""
 _WORDS = HeadIndex({"for": [FOR_TURNS], "to": [FOCUS_ON]})
+_SPAN_WORDS = ("next",)
+_FOCUS_WORDS = ("focus", "work on", "commit", "finish", "ship", "concentrate", "stick",
+                "stay on", "talk about", "keep to")
 _SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
 _LEADING_ARTICLE = re.compile(r"^(?:the|my|our|a|an|this|that)\s+", re.IGNORECASE)
 _EDGES = " \t.,;:!?…-–—\"'“”‘’()[]"
@@ -54,7 +67,8 @@ _RESUME = re.compile(
     r"(?:^|(?<=[.!?])\s+|\n)\W*"
     r"(?:(?:ok(?:ay)?|so|anyway|anyhow|alright|all right|right|well|now|thanks|thank you|phew"
     r"|great|cool|good|sorry|oh|hi|hello|hey|(?:good )?(?:morning|afternoon|evening))\W+)*"
-    r"(?:where (?:were we|was i|did (?:we|i) (?:leave off|stop|get to))"
+    r"(?:where (?:were we|was i|did (?:we|i) (?:leave off|leave it|stop|get to))"
+    r"|where (?:we|i) (?:were|was|left off|stopped)"
     r"|(?:(?:let'?s|let us|can we|could we|we can|shall we)\s+)?(?:(?:get|go|come|head)\s+)?"
     r"back to\s+(?:it|work|business"
     r"|what (?:we|i) (?:were|was) (?:doing|working on|talking about|discussing|on)"
@@ -65,6 +79,7 @@ _RESUME = re.compile(
     r"|resume)\s+(?:from\s+)?where (?:we|i) (?:left off|were|stopped)"
     r"|what were we (?:doing|talking about|working on|discussing|on)"
     r"|as (?:i|we) (?:was|were) saying)"
+    r"(?:\s+(?:before|earlier|previously|last time|again|yesterday))?"
     r"(?:\s+(?:please|now|then))?(?=\s*(?:[.!?,:;…)—-]|$))",
     re.IGNORECASE,
 )
@@ -101,22 +116,33 @@ def read_focus_request(text: str) -> FocusRequest | None:
 
 @lru_cache(maxsize=8)
 def _read(head: str) -> FocusRequest | None:
-    maybe = _WORDS.candidates(head)
-    span = FOR_TURNS.search(head) if "for" in maybe else None
-    topic = FOCUS_ON.search(head) if "to" in maybe else None
+    low = head.lower()
+    span = FOR_TURNS.search(head) if "next" in low else None
+    topic = _topic(head) if any(word in low for word in _FOCUS_WORDS) else None
+    if span is not None and span.group("for") is None and topic is None:
+        span = None  # "show me the next 3 messages" commits to nothing
     if topic is None and span is not None:
-        topic = _BARE_FOCUS_ON.search(head)
+        bare = _BARE_FOCUS_ON.search(head)
+        topic = bare.group(1) if bare else None
     if span is None and topic is None:
         return None
-    turns = int(span.group(1)) if span else None
+    turns = number_of(span.group("n")) if span else None
     if topic is not None:
-        said = _without_span(_first_sentence(topic.group(1)))
+        said = _without_span(_first_sentence(topic))
         if said:
             return FocusRequest(turns, shorten(said, 80))
         if span is None:  # "let's focus on ..." names nothing and gives no span
             return None
     rest = _without_span(_first_sentence(_without_span(head)))
     return FocusRequest(turns, shorten(rest, 80))
+
+
+def _topic(head: str) -> str | None:
+    found = FOCUS_ON.search(head)
+    if found is None:
+        return None
+    topic: str = found.group(1)
+    return topic
 
 
 def asks_to_resume(text: str) -> bool:
@@ -220,3 +246,40 @@ def _set_aside(head: str) -> SetAside | None:
             return SetAside(aside, found.group("rest").strip())
     return None
 
+
+
+# ── as intents (the rules tier) ─────────────────────────────────────────────
+
+
+def read_focus_intents(said: str) -> list[Intent]:
+    """Focus requests, requests to resume and a set-aside in `said`, as intents: moves that
+    arbitration reads (their words stay in what it weighs)."""
+    found: list[Intent] = []
+    request = read_focus_request(said)
+    if request is not None:
+        span = FOR_TURNS.search(said[:_HEAD_CHARS])
+        at = _sentence_of(said, span.start() if span else 0)
+        found.append(Intent(IntentKind.FOCUS, at, 0.9, "rules:focus.focus",
+                            Slots(turns=request.turns, topic=request.description or None)))
+    if asks_to_resume(said):
+        resume = _RESUME.search(said[:_HEAD_CHARS].lower())
+        if resume is not None:
+            start = resume.start() + len(resume.group(0)) - len(resume.group(0).lstrip())
+            found.append(Intent(IntentKind.RESUME, (start, resume.end()), 0.9,
+                                "rules:focus.resume"))
+    aside = read_set_aside(said)
+    if aside is not None:
+        end = len(said) - len(aside.rest) if aside.rest else len(said)
+        found.append(Intent(IntentKind.SET_ASIDE, (0, max(1, end)), 0.85, "rules:focus.aside",
+                            Slots(what=aside.aside or None, rest=aside.rest or None)))
+    return [i for i in found if i.span[0] < i.span[1] <= len(said)]
+
+
+def _sentence_of(said: str, at: int) -> tuple[int, int]:
+    """The sentence of `said` around offset `at`."""
+    start = max(said.rfind(stop, 0, at) for stop in ".!?\n") + 1
+    ends = [i for i in (said.find(stop, at) for stop in ".!?\n") if i >= 0]
+    end = min(ends) + 1 if ends else len(said)
+    while start < end and said[start].isspace():
+        start += 1
+    return (start, end)

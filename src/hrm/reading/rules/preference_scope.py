@@ -36,12 +36,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from hrm.governance.instructions import MARKERS, POLITE_REQUEST, is_imperative
 from hrm.governance.preferences import (
     PreferenceClass,
     PreferenceClassification,
     confirm_required,
 )
+from hrm.reading.rules.instructions import MARKERS, POLITE_REQUEST, is_imperative
 
 __all__ = [
     "INTERROGATIVES",

@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hrm._keywords import keywords as extract_keywords
 from hrm._text import shorten
-from hrm.governance.problems import extract_keywords
+from hrm.reading.types import Intent, IntentKind, Slots
 
-__all__ = ["StatedDecision", "read_stated_decision"]
+__all__ = ["StatedDecision", "read_decision_intents", "read_stated_decision"]
 
 _HEAD_CHARS = 2000
 _LEAD = (
@@ -37,17 +38,26 @@ _FORMS = (
     r"(?:let'?s|let us)\s+" + _CHOOSE,
     r"(?:we|i)(?:'ll|\s+will|\s+shall|'re going to|\s+are going to|'m going to|\s+am going to)\s+"
     + _CHOOSE,
-    r"(?:we|i)(?:'ve|\s+have)?\s+(?:decided|agreed|settled)\s+(?:to|on|that|we'?ll)",
+    r"(?:we|i)(?:'ve|\s+have)?\s+(?:decided|agreed|settled)\s+(?:to|on|that|we'?ll|upon)",
+    r"(?:we|i)(?:'ve|\s+have)?\s+(?:all\s+)?(?:decided|agreed)(?=\s+(?:the|our|we|it|on|that)\b)",
+    r"(?:it'?s\s+)?decided\s*[:,-]",
     r"(?:we'?re|we are|i'?m|i am)\s+going\s+with",
     r"go\s+with",
-    r"(?:final\s+)?decision\s*:",
+    r"(?:final\s+|the\s+)?decision(?:\s+is)?\s*:",
 )
 _DECISION = re.compile(
     _LEAD + r"(?P<lead>" + "|".join(_FORMS) + r")\s+(?P<what>[^.!?;\n]{3,200})(?P<end>[.!?;]|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 _DECISION_WORDS = ("go with", "use", "stick with", "stay with", "pick", "choose", "switch to",
-                   "adopt", "decided", "agreed", "settled", "going with", "decision")
+                   "adopt", "decided", "agreed", "settled", "going with", "decision", " it is")
+_IT_IS = re.compile(
+    r"(?:^|(?<=[.!?;])\s+|\n)\W*(?:(?:ok(?:ay)?|so|then|alright|right|fine|great)\W+)*"
+    r"(?P<what>(?!(?:that|this|it|what|here|there|so|such|which|who|how|where|when)\b)"
+    r"[\w][\w .+#/-]{0,40}?)\s+it\s+is\s*(?P<end>[.!]|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+""""Postgres it is.", "Netlify it is!": a choice said as settled."""
 """A phrase every form holds: most messages have none."""
 
 
@@ -72,6 +82,10 @@ def read_stated_decision(text: str) -> StatedDecision | None:
 
 @lru_cache(maxsize=8)
 def _read(head: str) -> StatedDecision | None:
+    for found in _IT_IS.finditer(head):
+        what = found.group("what").strip()
+        if extract_keywords(what):
+            return StatedDecision(shorten(f"go with {what}", 200), found.group(0).strip())
     for found in _DECISION.finditer(head):
         if found.group("end") == "?":
             continue
@@ -95,3 +109,19 @@ def _verb(lead: str) -> str:
     if lead.endswith("going with"):
         return "go with"
     return ""
+
+
+# ── as intents (the rules tier) ─────────────────────────────────────────────
+
+
+def read_decision_intents(said: str) -> list[Intent]:
+    """The first decision `said` states, as an intent: a move arbitration places (its words
+    stay in what it weighs), recorded in the working set of the problem it goes to."""
+    stated = read_stated_decision(said)
+    if stated is None:
+        return []
+    at = said.find(stated.sentence)
+    if at < 0:
+        return []
+    return [Intent(IntentKind.DECISION, (at, at + len(stated.sentence)), 0.85,
+                   "rules:decisions", Slots(statement=stated.decision))]

@@ -22,7 +22,7 @@ from now on?"): a request put as a question is still an instruction.
 An imperative is a word that is not a pronoun, determiner, question word or auxiliary, and not
 a third-person or past form ("Always fails on CI" reports; it does not instruct). Whether the
 sentence is a question or a report is judged afterwards, with every other preference, by
-`hrm.governance.preference_scope`.
+`hrm.reading.rules.preference_scope`.
 """
 
 from __future__ import annotations
@@ -47,10 +47,19 @@ _SCOPES = (
     "answers", "replies", "responses", "examples", "code", "code examples", "code samples",
     "code snippets", "snippets", "suggestions", "explanations",
 )  # fmt: skip
-_SCOPE = r"in your (?:" + "|".join(sorted(_SCOPES, key=len, reverse=True)) + r")\b"
+_WHOSE = ("your", "all your", "all the", "all", "every", "any")
+"""How a scope says it is everything the assistant writes: "in your code", "in all code (you
+send me)", "in every answer"."""
+_SINGULAR = ("answer", "reply", "response", "example", "snippet", "suggestion", "explanation",
+             "message", "messages")  # fmt: skip
+_SCOPE = (
+    r"in (?:" + "|".join(w.replace(" ", r"\s+") for w in _WHOSE) + r")\s+(?:"
+    + "|".join(sorted((*_SCOPES, *_SINGULAR), key=len, reverse=True)) + r")\b"
+)
 MARKERS = frozenset(
     {"always", "never", "from now on", "going forward", "from here on", "from here on out",
-     "henceforth", "in future", "in the future"} | {f"in your {scope}" for scope in _SCOPES}
+     "henceforth", "in future", "in the future"}
+    | {f"in {whose} {scope}" for whose in _WHOSE for scope in (*_SCOPES, *_SINGULAR)}
 )  # fmt: skip
 """What `standing_instruction` returns (lower case)."""
 _OPENING = re.compile(
@@ -117,6 +126,7 @@ def _may_hold(text: str) -> bool:
     return (
         "always" in low or "never" in low or "from now on" in low or "forward" in low
         or "here on" in low or "henceforth" in low or "future" in low or "in your " in low
+        or "in all " in low or "in every " in low or "in any " in low
     )
 
 
