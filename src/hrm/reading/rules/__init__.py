@@ -1,8 +1,8 @@
 """The rules tier: today's phrasings as tables per intent, fast and precise, always on.
 
-`RulesReader` (`tier.py`) runs every table over the sentences it is given and returns their intents, the
-first table's intent winning where two overlap (answers, then memory, problems, preferences,
-decisions, focus, moves). The tables:
+`RulesReader` (`tier.py`) runs every table over the sentences it is given and returns their
+intents, the first table's intent winning where two commands overlap (answers, forget, problems,
+preferences, facts, decisions, focus, moves). The tables:
 
 - `answers`: yes / no, switch / queue, a bare "switch", thanks and goodbyes, negative feedback;
 - `memory`: facts to remember (D73), requests to forget (D77, D83);

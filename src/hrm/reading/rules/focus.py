@@ -119,11 +119,11 @@ def _read(head: str) -> FocusRequest | None:
     low = head.lower()
     span = FOR_TURNS.search(head) if "next" in low else None
     topic = _topic(head) if any(word in low for word in _FOCUS_WORDS) else None
-    if span is not None and span.group("for") is None and topic is None:
-        span = None  # "show me the next 3 messages" commits to nothing
     if topic is None and span is not None:
         bare = _BARE_FOCUS_ON.search(head)
         topic = bare.group(1) if bare else None
+        if topic is None and span.group("for") is None:
+            span = None  # "show me the next 3 messages" commits to nothing
     if span is None and topic is None:
         return None
     turns = number_of(span.group("n")) if span else None

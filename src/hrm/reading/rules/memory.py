@@ -338,6 +338,15 @@ _FORGET_ABOUT = re.compile(
 )
 """"Forget about my cat": a request to forget when something kept says it; else it may set
 work aside ("Forget about the report") or ask to forget what was never kept."""
+_LOOSE_FORGET = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|also|and|actually|oh|so|please|pls)\W+)*"
+    r"(?:drop|scrap|ditch|never\s*mind|disregard|ignore|lose)\s+"
+    r"(?:the\s+|my\s+|that\s+|this\s+)?(?P<what>[^.!?;,\n]{2,60}?)"
+    r"(?:\s+(?:thing|bit|part|stuff|one|preference|fact|note))?\s*[.!]*$",
+    re.IGNORECASE,
+)
+""""Drop the Celsius thing", "scrap that tabs preference": perhaps a request to forget what is
+kept, perhaps a set-aside. Read only when something kept matches, and then asked about."""
 _THAT = frozenset({"that", "this", "it"})
 FORGET_ACT = 0.9
 FORGET_ASK = 0.6
@@ -389,6 +398,11 @@ def _forget_intent(
             return None  # "Forget about the report": set aside (focus rules)
         return Intent(IntentKind.FORGET, (start, end), FORGET_ASK, "rules:memory.about",
                       Slots(what=what))  # fmt: skip
+    for start, end in spans:
+        loose = _LOOSE_FORGET.match(head, start, end)
+        if loose is not None and kept_matching(context.kept, loose.group("what")):
+            return Intent(IntentKind.FORGET, (start, end), FORGET_ASK, "rules:memory.loose",
+                          Slots(what=loose.group("what").strip()))  # fmt: skip
     return None
 
 

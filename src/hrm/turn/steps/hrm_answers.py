@@ -35,4 +35,6 @@ def hrm_answers(ctx: TurnContext) -> Outcome | None:
     )
     if only_problem and ctx.asked_of is not None:
         return Outcome("\n".join(ctx.notes), ctx.asked_of.kind)
-    return Outcome("\n".join(ctx.notes), "remember", kind=said_only(ctx))
+    held = ctx.state.pending_intent or {}
+    asked = held.get("asked_turn") == ctx.record.turn  # a middle-band question (D150)
+    return Outcome("\n".join(ctx.notes), "remember", asked=asked, kind=said_only(ctx))
