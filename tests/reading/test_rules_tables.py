@@ -17,7 +17,7 @@ _TIERS = available_tiers(
 )
 _KEPT = ReadingContext(
     kept={"preference.i-prefer-celsius": "I prefer Celsius",
-          "fact.my-cat-is-called-tom": "my cat is called Tom"},  # fmt: skip
+          "fact.my-cat-is-called-tom": "my cat is called Tom"},
     just_kept="fact.my-cat-is-called-tom",
 )
 K = IntentKind

@@ -25,6 +25,8 @@ from hrm.turn.steps.statements import statements
 from hrm.types import AltitudeLevel, HRMContext, Stance, TurnInput
 
 _CLASSIFIER = PreferenceClassifier(PolicySurface())
+_BANDS = Bands()
+_NOTHING = ReadingContext()
 
 
 class _Kernel:
@@ -61,7 +63,7 @@ class _Feedback:
 
 
 def _ctx(text: str, *, canon: dict[str, Any] | None = None, state: TurnState | None = None,
-         bands: Bands = Bands()) -> TurnContext:  # fmt: skip
+         bands: Bands = _BANDS) -> TurnContext:  # fmt: skip
     services = TurnServices(
         stack=_Stack(canon), focus=_Focus(), kernel=_Kernel(), altitude=None, router=None,
         evaluator=None, feedback=_Feedback(), db=None, decisions=None, config=None,  # type: ignore[arg-type]
@@ -80,7 +82,7 @@ def _ctx(text: str, *, canon: dict[str, Any] | None = None, state: TurnState | N
     )  # fmt: skip
 
 
-def _with_reading(ctx: TurnContext, context: ReadingContext = ReadingContext()) -> TurnContext:
+def _with_reading(ctx: TurnContext, context: ReadingContext = _NOTHING) -> TurnContext:
     tiers = available_tiers(
         PreferenceRules(lambda s: _CLASSIFIER.classify(s, "user"), _CLASSIFIER.spans)
     )
