@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from hrm.config import PolicySurface
     from hrm.governance.signals import DerivedSignals
+    from hrm.reading.types import Cues
     from hrm.reasoning.types import InputClassification, SelectedAction
     from hrm.storage.sqlite import Database
 
@@ -187,11 +188,13 @@ class FocusHRM:
         signals: DerivedSignals | None = None,
         *,
         decided: ArbitrationDecision | None = None,
+        cues: Cues | None = None,
     ) -> FocusResult:
         """Arbitrate one input and move focus accordingly (001 §12.7).
 
         ``decided`` is an arbitration the person made (`answered`): it is applied as the
-        arbiter's would be, and the arbiter is not asked.
+        arbiter's would be, and the arbiter is not asked. ``cues`` are what the reading stage
+        read in the input (`hrm.reading`); without them the arbiter reads them itself.
         """
         stance_before = self.stance.get_current()
         commitment_before = self.commitments.get_active()
@@ -202,7 +205,7 @@ class FocusHRM:
                 context=turn_input.context, stance=stance_before, commitment=commitment_before
             )
             arbitration = self.kernel.arbitrate(
-                turn_input, state, self.problem_registry, signals=signals
+                turn_input, state, self.problem_registry, signals=signals, cues=cues
             )
         arbitration_record = arbitration.to_record()
         events = [_event("arbitration", **arbitration_record)]

@@ -245,9 +245,34 @@ class Cues:
     """A question or remark on a subject of the person's own ("Also, my laptop's battery …")."""
     urgency: bool = False
     """Something is on fire ("prod is down", "ASAP")."""
+    remark: bool = False
+    """A remark on a subject of the person's own that asks nothing ("Our budget is about 5000
+    euros"): a sentence model may find it is about the work (D79)."""
+    closing: bool = False
+    """The whole message is a thanks or a goodbye: it brings no problem (D78)."""
+    resume: bool = False
+    """It asks to go back to the thread before the current one, naming none (D75)."""
+    focus: bool = False
+    """It asks to commit focus (D54): `focus_topic` for `focus_turns` turns."""
+    focus_turns: int | None = None
+    focus_topic: str = ""
+    aside: str | None = None
+    """It opens by setting something aside ("Forget the offsite for now, …", D81): what,
+    "" for "never mind"; `aside_rest` is what it turns to."""
+    aside_rest: str = ""
 
-    def to_record(self) -> dict[str, bool]:
-        return {name: True for name in self.__slots__ if getattr(self, name)}
+    def to_record(self) -> dict[str, object]:
+        """The cues that are set (flags as True, the focus span and topic, what is set aside)."""
+        out: dict[str, object] = {
+            name: True for name in self.__slots__ if getattr(self, name) is True
+        }
+        if self.focus_turns is not None:
+            out["focus_turns"] = self.focus_turns
+        if self.focus_topic:
+            out["focus_topic"] = self.focus_topic
+        if self.aside is not None:
+            out["aside"] = self.aside
+        return out
 
 
 @dataclass(frozen=True, slots=True)

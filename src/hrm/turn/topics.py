@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hrm._text import shorten
 from hrm.reading.pasted import spoken
-from hrm.reading.rules.cues import is_follow_up, opens_new_topic
+from hrm.reading.rules.cues import cues_of
 from hrm.turn.state import CONVERSATION_ACTIONS
 
 if TYPE_CHECKING:
@@ -78,7 +78,8 @@ def about_the_closed(text: str) -> bool:
     """Does what a message says beside closing the problem in focus tell of that work ("Done,
     switched to Decimal and it passes.") rather than bring something ("How do I rename a
     branch?", "Our CI is broken", "Unrelated: …")?"""
-    return "?" not in text and is_follow_up(text) and not opens_new_topic(text)
+    cues = cues_of(spoken(text))
+    return "?" not in text and cues.follow_up and not cues.opens_new_topic
 
 
 def parked(state: TurnState, record: DecisionRecord) -> None:

@@ -447,16 +447,28 @@ def _asks(words: list[str]) -> bool:
 @lru_cache(maxsize=64)
 def cues_of(rest: str) -> Cues:
     """What arbitration weighs besides similarity, read from what is left of the person's
-    words once the commands are out (`Reading.rest`)."""
+    words once the commands are out (`Reading.rest`); the arbiter reads a text it derives
+    itself (what follows a set-aside) through this same function."""
     if not rest.strip():
         return Cues()
     from hrm.governance.signals import emergency_markers_in, urgency_markers_in
+    from hrm.reading.rules.focus import asks_to_resume, read_focus_request, read_set_aside
 
     words = _WORD.findall(rest[:_HEAD_CHARS].lower())
+    focus = read_focus_request(rest)
+    aside = read_set_aside(rest)
     return Cues(
         follow_up=is_follow_up(rest),
         report=bool(words) and _reports(words),
         opens_new_topic=opens_new_topic(rest),
-        own_subject=opens_on_own_subject(rest) or remarks_on_own_subject(rest),
+        own_subject=opens_on_own_subject(rest),
         urgency=bool(urgency_markers_in(rest) or emergency_markers_in(rest)),
+        remark=remarks_on_own_subject(rest),
+        closing=is_closing(rest),
+        resume=asks_to_resume(rest),
+        focus=focus is not None,
+        focus_turns=focus.turns if focus is not None else None,
+        focus_topic=focus.description if focus is not None else "",
+        aside=aside.aside if aside is not None else None,
+        aside_rest=aside.rest if aside is not None else "",
     )

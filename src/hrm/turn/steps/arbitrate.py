@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hrm.governance.arbiter import ArbitrationDisposition
+from hrm.reading.pasted import spoken
 from hrm.turn.context import Outcome
 from hrm.turn.records import CommitmentRecord, ProblemRef
 from hrm.turn.switch import held_question
@@ -24,8 +25,12 @@ __all__ = ["arbitrate"]
 def arbitrate(ctx: TurnContext) -> Outcome | None:
     focus, record = ctx.services.focus, ctx.record
     arbitrated = ctx.arbitrated or ctx.turn_input
+    # The reading's cues were read from what is left once the commands it set apart are out;
+    # when the commands this turn acted on leave another text (an answer that settled a
+    # question, a request that named nothing kept), arbitration reads that text's own.
+    cues = ctx.reading.cues if spoken(arbitrated.text) == ctx.reading.rest else None
     with ctx.tracer.span("focus", "process_turn", "FocusHRM") as span:
-        result = focus.process_turn(arbitrated, ctx.signals, decided=ctx.decided)
+        result = focus.process_turn(arbitrated, ctx.signals, decided=ctx.decided, cues=cues)
         span.set_output(result.arbitration.disposition.value)
     ctx.arbitration = result
     record.arbitration = result.arbitration_record or result.arbitration.to_record()
