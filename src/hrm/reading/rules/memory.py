@@ -348,6 +348,8 @@ _LOOSE_FORGET = re.compile(
 """"Drop the Celsius thing", "scrap that tabs preference": perhaps a request to forget what is
 kept, perhaps a set-aside. Read only when something kept matches, and then asked about."""
 _THAT = frozenset({"that", "this", "it"})
+_ANY_FORGET_WORD = (*_FORGET_WORDS, "erase", "wipe", "clear", "scrap", "ditch", "lose")
+"""A word every form of a request to forget holds (`_FORGET_WORDS` and the loose forms)."""
 FORGET_ACT = 0.9
 FORGET_ASK = 0.6
 """A form that may be a figure of speech, matching something kept: asked about."""
@@ -375,7 +377,10 @@ def _forget_intent(
     said: str, spans: Sequence[Span], context: ReadingContext
 ) -> Intent | None:
     head = said[:_SCAN_LIMIT]
-    outright = _FROM_MEMORY.search(head)
+    low = head.lower()
+    if not any(word in low for word in _ANY_FORGET_WORD):
+        return None  # most messages: nothing to match at every position
+    outright = _FROM_MEMORY.search(head) if "memor" in low or "notes" in low else None
     if outright is not None:
         what = outright.group("what").strip()
         named = None if what.lower() in _THAT else what

@@ -175,7 +175,9 @@ _KIND_OF = {"resolve": IntentKind.RESOLVE, "park": IntentKind.PARK,
 
 def read_problem_intents(said: str, spans: Sequence[Span]) -> list[Intent]:
     """A request to resolve, park or list problems in `said`, as one intent."""
-    for start, end in spans:
+    low = said.lower()
+    said_done = "solved" in low or "close" in low or "resolve" in low
+    for start, end in spans if said_done else ():
         for pattern in (_SAID_DONE, _BARE_DONE, _CLOSE_IT):
             if pattern.search(said, start, end) is not None:
                 return [Intent(IntentKind.RESOLVE, (start, end), 0.85, "rules:problems.done")]

@@ -6,8 +6,9 @@ matches the message with patterns of its own. The reading is part of the decisio
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hrm.reading.reader import available_tiers, read
 from hrm.reading.rules.memory import kept_text
@@ -42,16 +43,39 @@ def _read(ctx: TurnContext, *, pending: str | None) -> Reading:
     kernel = services.kernel
     classify = partial(kernel.classify_preference, source=ctx.turn_input.source)
     rules = PreferenceRules(classify, kernel.preference_classifier.spans)
-    canon = services.stack.canon()
-    kept = {
-        key: said for key, value in canon.items()
-        if key.startswith(("preference.", "fact.")) and (said := kept_text(value)) is not None
-    }  # fmt: skip
     context = ReadingContext(
-        pending=pending, just_kept=ctx.just_kept, kept=kept,
+        pending=pending, just_kept=ctx.just_kept, kept=_Kept(services.stack.canon()),
         open_problems=_open_titles(ctx) if "forget" in text.lower() else (),
     )  # fmt: skip
     return read(text, context, available_tiers(rules), bands=services.bands)
+
+
+class _Kept(Mapping[str, str]):
+    """What the canon keeps, key → text, read only when a rule asks (most messages ask
+    nothing of memory, and the canon grows with every preference and fact)."""
+
+    __slots__ = ("_canon",)
+
+    def __init__(self, canon: Mapping[str, Any]) -> None:
+        self._canon = canon
+
+    def __getitem__(self, key: str) -> str:
+        said = kept_text(self._canon[key]) if key.startswith(_KEPT) else None
+        if said is None:
+            raise KeyError(key)
+        return said
+
+    def __iter__(self) -> Iterator[str]:
+        return (
+            key for key, value in self._canon.items()
+            if key.startswith(_KEPT) and kept_text(value) is not None
+        )  # fmt: skip
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+_KEPT = ("preference.", "fact.")
 
 
 def _pending(ctx: TurnContext) -> str | None:
