@@ -90,12 +90,12 @@ def _with_reading(ctx: TurnContext, context: ReadingContext = _NOTHING) -> TurnC
     return ctx
 
 
-def test_read_records_the_reading_with_what_the_turn_knows() -> None:
+def test_read_reads_the_message_with_what_the_turn_knows() -> None:
     state = TurnState(last_kept={"key": "fact.cat", "turn": 1})
     ctx = _ctx("forget that", canon={"fact.cat": "my cat is Tom"}, state=state)
     assert read_message(ctx) is None
     assert ctx.just_kept == "fact.cat" and ctx.reading.has(IntentKind.FORGET)
-    assert ctx.record.reading["intents"][0]["kind"] == "forget"
+    assert ctx.reading.to_record()["intents"][0]["kind"] == "forget"  # type: ignore[index]
 
 
 def test_read_takes_a_yes_as_an_answer_only_while_a_question_waits() -> None:

@@ -244,7 +244,8 @@ class Cues:
     own_subject: bool = False
     """A question or remark on a subject of the person's own ("Also, my laptop's battery …")."""
     urgency: bool = False
-    """Something is on fire ("prod is down", "ASAP")."""
+    """Something is on fire ("prod is down", "ASAP"): the urgency and emergency markers the
+    governance signals found (set by the turn's ``signals`` step, which reads them anyway)."""
     remark: bool = False
     """A remark on a subject of the person's own that asks nothing ("Our budget is about 5000
     euros"): a sentence model may find it is about the work (D79)."""

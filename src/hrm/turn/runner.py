@@ -76,6 +76,7 @@ class TurnRunner:
             except Exception as exc:
                 outcome = self._degrade(exc, turn_input, record, event)
             span.set_output(outcome.response[:200])
+        record.reading = ctx.reading.to_record()
         record.work_orders = list(work_orders)
         stack.work_order_sink = None
         self._store_bookkeeping(record)

@@ -451,7 +451,6 @@ def cues_of(rest: str) -> Cues:
     itself (what follows a set-aside) through this same function."""
     if not rest.strip():
         return Cues()
-    from hrm.governance.signals import urgency_markers_in
     from hrm.reading.rules.focus import asks_to_resume, read_focus_request, read_set_aside
 
     words = _WORD.findall(rest[:_HEAD_CHARS].lower())
@@ -462,7 +461,6 @@ def cues_of(rest: str) -> Cues:
         report=bool(words) and _reports(words),
         opens_new_topic=opens_new_topic(rest),
         own_subject=opens_on_own_subject(rest),
-        urgency=bool(urgency_markers_in(rest)),
         remark=remarks_on_own_subject(rest),
         closing=is_closing(rest),
         resume=asks_to_resume(rest),

@@ -28,7 +28,9 @@ def arbitrate(ctx: TurnContext) -> Outcome | None:
     # The reading's cues were read from what is left once the commands it set apart are out;
     # when the commands this turn acted on leave another text (an answer that settled a
     # question, a request that named nothing kept), arbitration reads that text's own.
-    cues = ctx.reading.cues if spoken(arbitrated.text) == ctx.reading.rest else None
+    reading = ctx.reading
+    same = arbitrated is ctx.turn_input and reading.rest == reading.said.strip()
+    cues = reading.cues if same or spoken(arbitrated.text) == reading.rest else None
     with ctx.tracer.span("focus", "process_turn", "FocusHRM") as span:
         result = focus.process_turn(arbitrated, ctx.signals, decided=ctx.decided, cues=cues)
         span.set_output(result.arbitration.disposition.value)

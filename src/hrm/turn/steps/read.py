@@ -1,8 +1,9 @@
 """Step ``read``: the message read once (`hrm.reading.reader.read`), with what the turn knows —
 the question hrm is waiting on, what the turn before kept, what the canon holds, the open
 problems a "forget about X" may name instead. Every later step acts on this `Reading`; none
-matches the message with patterns of its own. The reading is part of the decision record
-(``reading``), so `/why` can say what was understood and by which reader."""
+matches the message with patterns of its own. The reading the turn acted on is part of the
+decision record (``reading``, written by the runner), so `/why` can say what was understood and
+by which reader."""
 
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ __all__ = ["read_message", "reread"]
 def read_message(ctx: TurnContext) -> Outcome | None:
     ctx.just_kept = just_kept(ctx.state, ctx.record.turn)
     ctx.reading = _read(ctx, pending=_pending(ctx))
-    ctx.record.reading = ctx.reading.to_record()
     return None
 
 
@@ -34,7 +34,6 @@ def reread(ctx: TurnContext) -> Reading:
     """Read the turn's input again, with no question pending: after "switch", the input that
     was asked about is the one answered (D43)."""
     ctx.reading = _read(ctx, pending=None)
-    ctx.record.reading = ctx.reading.to_record()
     return ctx.reading
 
 

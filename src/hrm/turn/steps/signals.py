@@ -4,6 +4,7 @@ been read as material, not as the person's words (D71)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hrm.reading.pasted import spoken
@@ -30,6 +31,10 @@ def signals(ctx: TurnContext) -> Outcome | None:
             ctx.turn_input, ctx.hctx, canon=ctx.services.stack.canon()
         )
     ctx.record.escalation = EscalationRecord(signals=ctx.signals.to_record())
+    found = ctx.signals.deterministic_components
+    if found.get("urgency_markers") or found.get("emergency_markers"):
+        reading = ctx.reading
+        ctx.reading = replace(reading, cues=replace(reading.cues, urgency=True))
     return None
 
 
