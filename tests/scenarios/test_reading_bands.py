@@ -120,3 +120,13 @@ def test_the_decision_record_carries_the_reading(tmp_path: Path) -> None:
         [intent] = record["reading"]["intents"]
         assert intent["kind"] == "decision" and intent["reader"] == "rules:decisions"
         assert record["reading"]["readers"] == ["rules"]
+
+
+def test_the_cues_arbitration_weighed_are_recorded(tmp_path: Path) -> None:
+    with _open(tmp_path) as h:
+        h.turn("I need to finish the quarterly report by Friday")
+        h.turn("Unrelated: production is down, the payment webhook fails, fix it ASAP")
+        record = h.last_decision()
+        assert record is not None
+        cues = record["reading"]["cues"]
+        assert cues.get("opens_new_topic") and cues.get("urgency")

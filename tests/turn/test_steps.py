@@ -189,3 +189,40 @@ def test_hrm_answers_a_message_that_was_only_commands() -> None:
     ctx.arbitration = _Result()
     outcome = hrm_answers(ctx)
     assert outcome is not None and outcome.action == "remember" and outcome.kind == "preference"
+
+
+def test_a_problem_request_in_the_middle_band_is_asked_about() -> None:
+    class _Problem:
+        id, title = "prob_1", "The webhook fails."
+
+    class _Active(_Registry):
+        def get_active(self) -> Any:
+            return _Problem()
+
+    ctx = _ctx("close it maybe")
+    ctx.services.focus.problem_registry = _Active()  # type: ignore[misc]
+    ctx.heard = ctx.turn_input
+    ctx.reading = Reading(text="close it maybe", said="close it maybe", intents=(
+        Intent(IntentKind.RESOLVE, (0, 14), 0.6, "exemplars"),
+    ))  # fmt: skip
+    problems(ctx)
+    assert ctx.notes == ["Do you want me to resolve “The webhook fails”? (yes/no)"]
+    assert ctx.state.pending_intent is not None and ctx.state.pending_intent["kind"] == "resolve"
+    from hrm.turn.intents import settle_intent
+
+    assert settle_intent(ctx, IntentKind.NO) == "Understood — “The webhook fails.” stays as it is."
+    assert ctx.state.pending_intent is None
+
+
+def test_an_explicit_preference_below_the_act_threshold_is_asked_about() -> None:
+    from hrm.turn.preferences import preference_reading
+
+    reading = Reading(text="I prefer tabs", said="I prefer tabs", intents=(
+        Intent(IntentKind.PREFERENCE, (0, 13), 0.6, "exemplars",
+               Slots(statement="I prefer tabs", scope="explicit")),
+    ))  # fmt: skip
+    held = preference_reading(reading, Bands())
+    assert held is not None and held.classification.needs_confirmation
+    assert preference_reading(reading, Bands(act=0.5)) is not None
+    assert not preference_reading(reading, Bands(act=0.5)).classification.needs_confirmation  # type: ignore[union-attr]
+    assert preference_reading(reading, Bands(act=0.9, ask=0.7)) is None

@@ -1,26 +1,32 @@
 """Requests read in the middle confidence band: asked about in one short question, settled by
 the next yes or no (D150), as a preference held for confirmation is (D36).
 
-"Forget about my cat" when a kept fact says "my cat is called Tom" reads as a request to forget
-with less than the act threshold's confidence: hrm asks "Do you want me to forget ‘my cat is
-called Tom’?" and keeps the request in the turn state (`TurnState.pending_intent`). A yes acts
+"Drop the Celsius thing" when a kept preference says "I prefer Celsius" reads as a request to
+forget with less than the act threshold's confidence: hrm asks "Do you want me to forget “I
+prefer Celsius”?" and keeps the request in the turn state (`TurnState.pending_intent`). A
+request to resolve or park a problem read in that band is asked about the same way. A yes acts
 on it; a no keeps what was kept; anything else lets it go, recorded. Never silent: a request
 that matches nothing kept says so.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from hrm.governance.arbiter import named_problem
 from hrm.reading.rules.memory import ForgetRequest, kept_matching, kept_text
+from hrm.reading.rules.problems import ProblemRequest
 from hrm.reading.types import IntentKind
 from hrm.turn.facts import forget_kept
+from hrm.turn.problems import act_on_problem
 
 if TYPE_CHECKING:
     from hrm.reading.types import Intent
     from hrm.turn.context import TurnContext
 
-__all__ = ["ask_to_forget", "settle_intent"]
+__all__ = ["ask_about_problem", "ask_to_forget", "settle_intent"]
+
+_PROBLEM_KINDS: dict[str, Literal["resolve", "park"]] = {"resolve": "resolve", "park": "park"}
 
 
 def ask_to_forget(ctx: TurnContext, intent: Intent, request: ForgetRequest) -> list[str]:
@@ -44,6 +50,25 @@ def ask_to_forget(ctx: TurnContext, intent: Intent, request: ForgetRequest) -> l
     return [f"Do you want me to forget “{said}”? (yes/no)"]
 
 
+def ask_about_problem(ctx: TurnContext, intent: Intent, request: ProblemRequest) -> list[str]:
+    """The question for a request to resolve or park a problem read in the ask band, held in
+    the turn state; or that no open problem matches (nothing to ask)."""
+    registry = ctx.services.focus.problem_registry
+    target = named_problem(request.ref, registry) if request.ref else registry.get_active()
+    verb = "resolve" if request.kind == "resolve" else "park"
+    if target is None:
+        named = f"called “{request.ref}”" if request.ref else "in focus"
+        return [f"No open problem is {named}, so there was nothing to {verb}."]
+    ctx.state.pending_intent = {
+        "kind": intent.kind.value, "clause": request.clause, "ref": request.ref,
+        "said": target.title, "asked_turn": ctx.record.turn,
+        "confidence": round(intent.confidence, 3),
+    }  # fmt: skip
+    ctx.event("intent_pending", kind=intent.kind.value, problem_id=target.id,
+              confidence=intent.confidence)  # fmt: skip
+    return [f"Do you want me to {verb} “{target.title.rstrip(' .')}”? (yes/no)"]
+
+
 def settle_intent(ctx: TurnContext, answer: IntentKind | None) -> str | None:
     """Settle the request held last turn with this input's yes or no; returns the note to
     show, or None when the input answered nothing (the request goes unconfirmed)."""
@@ -56,7 +81,16 @@ def settle_intent(ctx: TurnContext, answer: IntentKind | None) -> str | None:
         return None
     if answer is IntentKind.NO:
         ctx.event("intent_declined", kind=kind, key=held.get("key"))
+        if kind in _PROBLEM_KINDS:
+            return f"Understood — “{held.get('said')}” stays as it is."
         return f"Understood — I still keep “{held.get('said')}”."
+    if kind in _PROBLEM_KINDS:
+        asked = ProblemRequest(_PROBLEM_KINDS[kind], held.get("ref"), str(held.get("clause")))
+        services = ctx.services
+        notes = act_on_problem(services.focus, services.db, asked,
+                               last_topic=ctx.state.last_topic, record=ctx.record,
+                               event=ctx.event)  # fmt: skip
+        return "\n".join(notes)
     request = ForgetRequest(clause=str(held.get("clause") or ""), what=held.get("what"))
     notes = forget_kept(ctx.services.stack, request, just_kept=None, record=ctx.record,
                         event=ctx.event)  # fmt: skip

@@ -23,7 +23,7 @@ from hrm.reading.types import IntentKind
 from hrm.turn.records import HeldPreferenceRecord, PreferenceRecord
 
 if TYPE_CHECKING:
-    from hrm.reading.types import Reading
+    from hrm.reading.types import Bands, Reading
     from hrm.turn.records import DecisionRecord
     from hrm.turn.state import TurnState
     from hrm.types import TurnInput
@@ -113,13 +113,21 @@ class PreferenceReading:
         )
 
 
-def preference_reading(reading: Reading) -> PreferenceReading | None:
+def preference_reading(reading: Reading, bands: Bands) -> PreferenceReading | None:
     """What the message's `Reading` says about the person's preferences, in the form the
-    write step takes: the preference intent, or why a preference word stated none."""
+    write step takes: the preference intent, or why a preference word stated none.
+
+    An explicit preference read below the act threshold is asked about, as an inferred one is
+    ("Should I remember …?", D150); one below the ask threshold is an ordinary message.
+    """
     intent = reading.first(IntentKind.PREFERENCE)
+    if intent is not None and intent.confidence < bands.ask:
+        return None
     if intent is not None:
         slots = intent.slots
         scope = _CLASS_OF.get(slots.scope or "explicit", PreferenceClass.EXPLICIT)
+        if scope is PreferenceClass.EXPLICIT and intent.confidence < bands.act:
+            scope = PreferenceClass.INFERRED_CONFIRM_REQUIRED
         inferred = scope is PreferenceClass.INFERRED_CONFIRM_REQUIRED
         classification = PreferenceClassification(
             preference_class=scope, statement=slots.statement or "",

@@ -182,6 +182,11 @@ class Sessions:
                 "session_id": state.session_id,
                 "problem_id": state.pending_switch.get("problem_id"), "reason": reason,
             }))  # fmt: skip
+        if state.pending_intent:
+            records.append(("intent_unconfirmed", {
+                "session_id": state.session_id, "kind": state.pending_intent.get("kind"),
+                "reason": reason,
+            }))  # fmt: skip
         return records
 
     def _retired(self, state: TurnState) -> list[tuple[str, dict[str, Any]]]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from hrm.reading.rules.problems import ProblemRequest
 from hrm.reading.types import IntentKind
+from hrm.turn.intents import ask_about_problem
 from hrm.turn.preferences import without_sentence
 from hrm.turn.problems import act_on_problem
 from hrm.turn.topics import about_the_closed, closed_in_focus, parked
@@ -32,11 +33,15 @@ def problems(ctx: TurnContext) -> Outcome | None:
     asked_of = ProblemRequest(_KINDS[intent.kind], intent.slots.ref, ctx.reading.text_of(intent))
     ctx.asked_of = asked_of
     services, record = ctx.services, ctx.record
-    ctx.notes += act_on_problem(
-        services.focus, services.db, asked_of,
-        last_topic=ctx.state.last_topic, record=record, event=ctx.event,
-    )  # fmt: skip
-    parked(ctx.state, record)
+    if intent.confidence < services.bands.act and asked_of.kind != "list":
+        # The middle band: one short question, settled by the next yes or no (D150).
+        ctx.notes += ask_about_problem(ctx, intent, asked_of)
+    else:
+        ctx.notes += act_on_problem(
+            services.focus, services.db, asked_of,
+            last_topic=ctx.state.last_topic, record=record, event=ctx.event,
+        )  # fmt: skip
+        parked(ctx.state, record)
     before = ctx.heard or ctx.turn_input
     ctx.heard = without_sentence(before, asked_of.clause)
     if ctx.heard is not before:

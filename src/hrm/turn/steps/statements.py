@@ -21,7 +21,7 @@ def statements(ctx: TurnContext) -> Outcome | None:
     if ctx.confirmation is not None:
         ctx.arbitrated = heard
         return None
-    reading = preference_reading(ctx.reading)
+    reading = preference_reading(ctx.reading, ctx.services.bands)
     ctx.preference = reading
     arbitrated = without_preference(heard, reading)
     if arbitrated is not heard:
