@@ -97,15 +97,6 @@ class RecordPart(Mapping[str, Any]):
         return len(self.to_record())
 
 
-def _part(value: Any) -> Any:
-    """A field of the record as it is stored: parts by their record, lists of parts likewise."""
-    if isinstance(value, RecordPart):
-        return value.to_record()
-    if type(value) is list and value and isinstance(value[0], RecordPart):
-        return [item.to_record() for item in value]
-    return value
-
-
 # ── the parts the turn loop decides ─────────────────────────────────────────
 
 
@@ -430,11 +421,19 @@ class DecisionRecord:
         writer that copies anyway (the ledger scrubs what it stores into a new value). Use
         `to_dict` for a copy that is JSON data whatever was put in.
         """
-        return {
-            name: _stored(name, getattr(self, name))
-            for name in self.__dataclass_fields__
-            if name not in omit
-        }
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            if name in omit:
+                continue
+            value = getattr(self, name)
+            if isinstance(value, RecordPart):
+                value = value.to_record()
+            elif value is None and name in _EMPTY_WHEN_NONE:
+                value = {}
+            elif type(value) is list and value and isinstance(value[0], RecordPart):
+                value = [item.to_record() for item in value]
+            out[name] = value
+        return out
 
     def to_dict(self, *, omit: frozenset[str] = frozenset()) -> dict[str, Any]:
         """The record as JSON data, without the fields named in `omit`."""
@@ -444,12 +443,6 @@ class DecisionRecord:
 _EMPTY_WHEN_NONE = frozenset({"altitude", "escalation", "selected", "governance"})
 """Parts stored as ``{}`` when the turn did not reach the step that fills them (as they were
 stored when they were dictionaries)."""
-
-
-def _stored(name: str, value: Any) -> Any:
-    if value is None and name in _EMPTY_WHEN_NONE:
-        return {}
-    return _part(value)
 
 
 @dataclass
