@@ -1,12 +1,13 @@
 """What a turn does with a stated preference (001 §12.4, §12.6).
 
-The kernel classifies each input: an explicit preference goes to the write gate for canon, an
-inferred one is held until the person confirms it, a behavioural one is written as an
-inferred observation, and anything else is silent. A held preference waits in the turn state
+The reading stage finds the preference a message states (`hrm.reading.rules.preferences`);
+here an explicit one goes to the write gate for canon, an inferred one (or one read in the
+middle band, D150) is held until the person confirms it, a behavioural one is written as an
+inferred observation. A held preference waits in the turn state
 (`TurnState.pending_preference`) for the next input to say yes or no; an input that does
 neither lets it go unconfirmed (D36), so a "yes" said later to something else cannot make it
-canon. The turn loop (`pipeline.HRM`) calls these two steps and records what they did in the
-decision record.
+canon. The steps ``pending``, ``statements`` and ``memory`` call these and record what they did
+in the decision record.
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ def handle_preference(
     record: DecisionRecord,
     event: Any,
 ) -> list[str]:
-    """Write or hold what `read_preference` found; returns notes for the answer."""
+    """Write or hold what `preference_reading` found; returns notes for the answer."""
     if reading is None:
         return []
     pref, statement = reading.classification, reading.statement
