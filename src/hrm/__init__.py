@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from hrm.errors import ErrorCode, HRMError, recover_from_error
     from hrm.home import HRMHome, initialize
     from hrm.pipeline import HRM
-    from hrm.records import DecisionRecord, TurnResult
+    from hrm.turn.records import DecisionRecord, TurnResult
     from hrm.types import (
         AltitudeLevel,
         BlastRadius,
@@ -55,8 +55,8 @@ __all__ = [
 
 _LAZY = {
     "HRM": "hrm.pipeline",
-    "DecisionRecord": "hrm.records",
-    "TurnResult": "hrm.records",
+    "DecisionRecord": "hrm.turn.records",
+    "TurnResult": "hrm.turn.records",
     "HRMConfig": "hrm.config",
     "LLMConfig": "hrm.config",
     "PolicySurface": "hrm.config",

@@ -311,6 +311,10 @@ class HRMConfig:
     """Queued or paused problems without progress this many days are resolved when a session
     starts (recorded as ``problems_retired``); 0 keeps every problem until the person resolves
     it."""
+    reading_act_threshold: float = 0.75
+    """A request read at least this sure is acted on; from `reading_ask_threshold` up to it,
+    hrm asks one short question first (issue 29, D150)."""
+    reading_ask_threshold: float = 0.45
     memory_file_locking: bool = True
     trace_enabled: bool = False
     trace_file: str = "trace.jsonl"
@@ -359,6 +363,8 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "pattern_creation_threshold": (lambda v: v >= 1, "at least 1"),
     "working_set_default_ttl_hours": (lambda v: v >= 1, "at least 1"),
     "problem_retire_days": (lambda v: v >= 0, "at least 0 (0 never retires)"),
+    "reading_act_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
+    "reading_ask_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
     "ledger_durability": (lambda v: v in ("group", "fsync"), "'group' or 'fsync'"),
     "ledger_group_commit_ms": (lambda v: 0 <= v <= 5000, "between 0 and 5000"),
     "context_token_budget": (lambda v: v >= 64, "at least 64"),

@@ -101,7 +101,7 @@ def _cut_answer(shown: str, response: str) -> str | None:
     A model stopped in a loop streamed the loop's first copies before it was recognised; the
     answer keeps one, and its note says so. What is on the screen stays; only the notes follow.
     """
-    from hrm.turn_state import NOTES_START
+    from hrm.turn.state import NOTES_START
 
     answer, separator, notes = response.partition(NOTES_START)
     if not answer.strip() or not shown.startswith(answer.rstrip()):
@@ -390,7 +390,7 @@ def _chat_command(hrm: Any, command: str) -> None:
 
 def _show_canon(canon: Any) -> None:
     """The preferences and facts hrm keeps now (not the ones replaced or forgotten)."""
-    from hrm.governance.memory_requests import kept_text
+    from hrm.reading.rules.memory import kept_text
 
     kept = [
         (key.partition(".")[0], text)
