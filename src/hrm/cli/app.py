@@ -192,9 +192,9 @@ def _plain(value: Any) -> Any:
 @app.command()
 def version() -> None:
     """Print the hrm version."""
-    from importlib.metadata import version as _version
+    import hrm
 
-    console.print(_version("hrm"))
+    console.print(hrm.__version__)
 
 
 class _OneLine(logging.Formatter):
