@@ -33,7 +33,7 @@ def test_list_human_output() -> None:
     assert result.exit_code == 0
     assert "offline" in result.stdout
     assert "auto" in result.stdout
-    assert "hrm[anthropic]" in result.stdout.replace("\n", "")
+    assert "hrm-runtime[anthropic]" in result.stdout.replace("\n", "")
 
 
 def test_install_local_runs_the_documented_pip_commands(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +78,7 @@ def test_install_dry_run_and_unknown_target(monkeypatch: pytest.MonkeyPatch) -> 
     assert [s["returncode"] for s in steps] == [None, None]
     result = runner.invoke(app, ["install", "openai"])
     assert result.exit_code == 1
-    assert "hrm[openai]" in result.stderr
+    assert "hrm-runtime[openai]" in result.stderr
 
 
 def test_test_with_the_offline_provider() -> None:

@@ -96,7 +96,7 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "__import__", fake_import)
     with pytest.raises(ImportError) as caught:
         LLMAdapterFactory.create(LLMConfig(provider="anthropic", api_key="k"))
-    assert "hrm[anthropic]" in str(caught.value)
+    assert "hrm-runtime[anthropic]" in str(caught.value)
 
 
 def test_missing_local_model_is_a_clear_error(no_local: None) -> None:

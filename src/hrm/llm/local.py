@@ -160,7 +160,7 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
         except ImportError as exc:
             raise ImportError(
                 "The local provider needs xllamacpp: run `hrm models install local` "
-                "(or pip install 'hrm[local]')"
+                "(or pip install 'hrm-runtime[local]')"
             ) from exc
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
@@ -209,7 +209,7 @@ class LocalAdapter:
         if importlib.util.find_spec("xllamacpp") is None:
             raise ImportError(
                 "The local provider needs xllamacpp: run `hrm models install local` "
-                "(or pip install 'hrm[local]')"
+                "(or pip install 'hrm-runtime[local]')"
             )
         self.model_path = path
         self._model = path.name.removesuffix(".gguf")

@@ -36,7 +36,7 @@ try:
     import openai
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "The openai provider needs the openai SDK: pip install 'hrm[openai]'"
+        "The openai provider needs the openai SDK: pip install 'hrm-runtime[openai]'"
     ) from exc
 
 if TYPE_CHECKING:
