@@ -385,11 +385,10 @@ sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
 
 
 REAL_RULES = (
-    Path(__file__).resolve().parents[3] / "shared/data/continuous-claude/skill-rules.v3-pr133.json"
+    Path(__file__).resolve().parents[1] / "fixtures/continuous-claude/skill-rules.v3-pr133.json"
 )
 
 
-@pytest.mark.skipif(not REAL_RULES.is_file(), reason="shared fixtures not present")
 def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(tmp_path: Path) -> None:
     """Start-up cost is the hook's budget: no dataclasses, logging, threading or SQLite; the
     second prompt reads the rules from the cache instead of compiling them again."""

@@ -15,8 +15,7 @@ from hrm.continuity.migration import DataType, detect_layout, migrate_legacy_dat
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared fixtures not present")
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def tree_digest(root: Path) -> dict[str, str]:

@@ -26,10 +26,9 @@ from hrm.continuity.skills import (
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 
-CC = Path(__file__).resolve().parents[3] / "shared" / "data" / "continuous-claude"
+CC = Path(__file__).resolve().parents[1] / "fixtures" / "continuous-claude"
 REAL = [CC / "skill-rules.v1.json", CC / "skill-rules.v3.json", CC / "skill-rules.v3-pr133.json"]
 SHIPPED = Path(__file__).resolve().parents[2] / "src/hrm/data/home/HOT/config/skill-rules.json"
-pytestmark = pytest.mark.skipif(not CC.is_dir(), reason="shared fixtures not present")
 
 
 def write_rules(
@@ -264,7 +263,7 @@ def _all_real_patterns() -> list[str]:
     return sorted(patterns)
 
 
-PATTERNS = _all_real_patterns() if CC.is_dir() else ["x"]
+PATTERNS = _all_real_patterns()
 VOCAB = sorted({w for p in PATTERNS for w in re.findall(r"[a-z]{3,}", p.lower())})[:400] or ["x"]
 
 

@@ -34,10 +34,10 @@ _BUILTIN: dict[str, str] = {
     "openai": "hrm.llm.openai:OpenAIAdapter",
 }
 _DESCRIPTIONS = {
-    "anthropic": "Claude through the official SDK (extra: hrm[anthropic])",
+    "anthropic": "Claude through the official SDK (extra: hrm-runtime[anthropic])",
     "local": "SmolLM2-135M (or any GGUF) in-process on xllamacpp; `hrm models install local`",
     "offline": "built in, deterministic, no network; quotes the context it is given",
-    "openai": "OpenAI or any compatible server via base_url (extra: hrm[openai])",
+    "openai": "OpenAI or any compatible server via base_url (extra: hrm-runtime[openai])",
 }
 _REQUIRES = {"anthropic": "anthropic", "openai": "openai"}
 
