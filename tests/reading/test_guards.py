@@ -10,6 +10,10 @@ from hrm.reading import IntentKind
 from hrm.reading.guards import GUARD_CHARS, asks_something, barred_kinds
 
 NEVER = {IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION}
+NOT_ASKED = NEVER | {
+    IntentKind.RESOLVE, IntentKind.PARK, IntentKind.FORGET, IntentKind.FOCUS, IntentKind.SET_ASIDE,
+}
+"""A sentence that opens as a question, not as a favour, also closes, parks, forgets nothing."""
 
 
 @pytest.mark.parametrize(
@@ -18,7 +22,11 @@ NEVER = {IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION}
         pytest.param("I hate how slow webpack is, what are alternatives?", NEVER, id="issue-webpack"),
         pytest.param("I prefer to know why this fails before patching it, can you explain the traceback?", NEVER, id="issue-traceback"),
         pytest.param("I prefer tabs but what do most projects use", NEVER, id="midway-what"),
-        pytest.param("do you prefer vim or emacs", NEVER, id="opens-as-question"),
+        pytest.param("do you prefer vim or emacs", NOT_ASKED, id="opens-as-question"),
+        pytest.param("Is this resolved?", NOT_ASKED, id="asks-about-the-state"),
+        pytest.param("What documents do I need for that?", NOT_ASKED, id="wh-question"),
+        pytest.param("Can you forget that I prefer tabs?", NEVER, id="favour-may-forget"),
+        pytest.param("could we park this for now?", NEVER, id="favour-may-park"),
         pytest.param("can u always use metric", NEVER, id="can-u"),
         pytest.param("I love rust, any tips for the borrow checker", NEVER, id="any-tips"),
         pytest.param("Can you remember that the deploy key rotates monthly?", NEVER - {IntentKind.FACT}, id="keep-request-may-be-fact"),

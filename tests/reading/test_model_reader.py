@@ -74,11 +74,24 @@ def test_a_preference_an_earlier_tier_also_read_is_acted_on() -> None:
     assert BANDS.of(intent.confidence) is Band.ACT
 
 
-@pytest.mark.parametrize("kind", ["fact", "forget"])
-def test_other_canon_writes_are_capped_too(kind: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("fact", "the on-call rota is in notion, keep that"),
+        ("forget", "the on-call rota thing, drop it from what you keep"),
+    ],
+)
+def test_other_canon_writes_are_capped_too(kind: str, text: str) -> None:
     adapter = ScriptedAdapter([answer({"sentence": 0, "kind": kind, "confidence": 0.97})])
-    (intent,) = read(ModelReader(adapter), "the on-call rota is in notion, keep that")
+    (intent,) = read(ModelReader(adapter), text)
     assert BANDS.of(intent.confidence) is Band.ASK
+
+
+def test_a_statement_about_the_work_is_no_decision_whatever_the_model_says() -> None:
+    """A decision names the deciding ("go with", "decided", "it is"); the model's word alone
+    does not make "We're moving our infrastructure to Terraform" one."""
+    adapter = ScriptedAdapter([answer({"sentence": 0, "kind": "decision", "confidence": 0.95})])
+    assert read(ModelReader(adapter), "We're moving our infrastructure to Terraform") == ()
 
 
 def test_a_question_is_never_a_preference_whatever_the_model_says() -> None:

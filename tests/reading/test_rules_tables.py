@@ -107,8 +107,6 @@ NOTHING = [
     "Is this resolved?",
     "What it is, is a caching bug.",
     "we use Postgres for the orders table",
-    "Focus on the tests",
-    "where were we with the methods?",
     "I'll get back to it later",
     "no",
     "yes",

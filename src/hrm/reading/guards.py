@@ -25,6 +25,7 @@ __all__ = [
     "asks_something",
     "barred_kinds",
     "is_keep_request",
+    "may_carry",
     "readable",
 ]
 
@@ -40,6 +41,18 @@ _PENDING_ANSWERS = {
 _NEVER_FOR_QUESTIONS = frozenset({IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION})
 """A decision is stated, never asked ("should we go with Netlify?", D88)."""
 _KEEP_QUESTION = _NEVER_FOR_QUESTIONS - {IntentKind.FACT}
+_NOT_ASKED_AS_QUESTIONS = frozenset(
+    {
+        IntentKind.RESOLVE,
+        IntentKind.PARK,
+        IntentKind.FORGET,
+        IntentKind.FOCUS,
+        IntentKind.SET_ASIDE,
+    }
+)
+"""A sentence that opens as a question about the work ("Is this resolved?", "What documents
+do I need for that?", "Should I park it?") asks about it; it does not close, park, forget or
+set anything aside. Asked as a favour ("Can you forget that?", "could we park this?") it does."""
 _NONE: frozenset[IntentKind] = frozenset()
 
 _LEAD = r"^\W*(?:(?:ok(?:ay)?|so|and|also|but|hey|oh|well|actually|pls|please)\b\W*)*"
@@ -48,6 +61,7 @@ _KEEP_VERB = (
     r"(?:remember|rember|remembr|note|keep\s+in\s+mind|make\s+a\s+note|store|save|"
     r"write\s+(?:this|that|it)\s+down|add\s+(?:this|that|it)?\s*to\s+your\s+memory)"
 )
+_FAVOUR = re.compile(_LEAD + r"(?:can|could|would|will)\s+(?:you|u|we)\b", re.IGNORECASE)
 _KEEP_REQUEST = re.compile(_LEAD + _POLITE + r"?" + _KEEP_VERB + r"\b", re.IGNORECASE)
 _OPENS_AS_QUESTION = re.compile(
     _LEAD
@@ -85,10 +99,25 @@ def asks_something(sentence: str) -> bool:
 
 def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     """The intents `sentence` may not carry: preference, fact and decision for a question or
-    request, except that a request to keep something may be a fact."""
+    request, except that a request to keep something may be a fact; and for a sentence that
+    opens as a question not asked as a favour, a request to close, park, forget, focus or set
+    aside (`_NOT_ASKED_AS_QUESTIONS`)."""
     if not asks_something(sentence):
         return _NONE
-    return _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
+    barred = _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
+    head = sentence[:GUARD_CHARS]
+    if _OPENS_AS_QUESTION.match(head) is not None and _FAVOUR.match(head) is None:
+        barred = barred | _NOT_ASKED_AS_QUESTIONS
+    return barred
+
+
+def may_carry(kind: IntentKind, sentence: str) -> bool:
+    """Whether a tier that generalises (the sentence model, a model) may read `sentence` as
+    `kind`: not barred (`barred_kinds`), and the sentence mentions one of the intent's cue
+    words (`hrm.reading.cue_gates`)."""
+    from hrm.reading.cue_gates import has_cue
+
+    return kind not in barred_kinds(sentence) and has_cue(kind, sentence)
 
 
 def answers_for(pending: str | None) -> frozenset[IntentKind]:

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
-from hrm.reading.guards import answers_for, barred_kinds
+from hrm.reading.guards import answers_for, may_carry
 from hrm.reading.slots import slots_for
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Slots, Span
 
@@ -187,7 +187,9 @@ class ModelReader:
         start, end = chosen[entry["sentence"]]
         sentence = said[start:end]
         pending = answers_for(context.pending)
-        if kind in barred_kinds(sentence) or (kind in ANSWERS and kind not in pending):
+        if (kind in ANSWERS and kind not in pending) or (
+            kind not in ANSWERS and not may_carry(kind, sentence)
+        ):
             return None
         confidence = min(float(entry["confidence"]), _CONFIDENCE_CAP)
         if kind in _CANON_KINDS and not _agreed(kind, (start, end), earlier, self._bands):

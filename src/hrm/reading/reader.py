@@ -102,7 +102,7 @@ def read(
         except Exception:  # a reader must never fail a turn: its tier is left out
             logger.exception("reader %s failed; its tier is left out of this reading", tier.name)
             continue
-        intents = _merge(intents, found)
+        intents = _merge(intents, found, bands)
         declined += getattr(tier, "declined", ())
     rest = rest_of(head, intents, bands)
     return Reading(
@@ -137,16 +137,25 @@ def without_span_text(text: str, span: Span) -> str:
 def _unread(spans: Sequence[Span], intents: Sequence[Intent], bands: Bands) -> list[Span]:
     """The sentences no intent read with a confidence at or above the ask threshold."""
     sure = [i.span for i in intents if i.confidence >= bands.ask]
-    return [s for s in spans if not any(a < s[1] and s[0] < b for a, b in sure)]
+    return [s for s in spans if not any(_overlap(s, span) for span in sure)]
 
 
-def _merge(earlier: list[Intent], later: Sequence[Intent]) -> list[Intent]:
-    """`earlier` and what a later tier found outside their spans (earlier tiers win)."""
+def _merge(earlier: list[Intent], later: Sequence[Intent], bands: Bands) -> list[Intent]:
+    """`earlier` and what a later tier read with confidence: a later tier's reading below the
+    ask threshold is no reading (the sentence stays ordinary, and no note speaks of it); a
+    sure later reading replaces an earlier unsure one of the same words; otherwise earlier
+    tiers win where readings overlap."""
+    sure = [i for i in later if i.confidence >= bands.ask]
     kept = [
-        i for i in later
-        if not any(e.span[0] < i.span[1] and i.span[0] < e.span[1] for e in earlier)
+        e for e in earlier
+        if e.confidence >= bands.ask or not any(_overlap(e.span, i.span) for i in sure)
     ]  # fmt: skip
-    return sorted([*earlier, *kept], key=lambda i: i.span)
+    added = [i for i in sure if not any(_overlap(e.span, i.span) for e in kept)]
+    return sorted([*kept, *added], key=lambda i: i.span)
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _lines(text: str) -> int:

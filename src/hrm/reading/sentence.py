@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hrm.reading.guards import answers_for, barred_kinds, readable
+from hrm.reading.guards import answers_for, may_carry, readable
 from hrm.reading.slots import slots_for
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Span
 
@@ -282,7 +282,7 @@ def _choose(
         return SpanScore(kind=None, score=best, confidence=0.0, moves=moves)
     kind = IntentKind(best_label)
     unasked = kind in ANSWERS and kind not in answers_for(context.pending)
-    if unasked or kind in barred_kinds(sentence):
+    if unasked or (kind not in ANSWERS and not may_carry(kind, sentence)):
         return SpanScore(kind=None, score=best, confidence=0.0, moves=moves)
     confidence = calibration.confidence(best_label, best, bands)
     return SpanScore(kind=kind, score=best, confidence=confidence, moves=moves)

@@ -318,7 +318,9 @@ class Reading:
         return iter(self.intents)
 
     def first(self, kind: IntentKind) -> Intent | None:
-        return next((i for i in self.intents if i.kind is kind), None)
+        """The surest intent of `kind` (the earliest among equals), or None."""
+        found = [i for i in self.intents if i.kind is kind]
+        return max(found, key=lambda i: i.confidence) if found else None
 
     def has(self, kind: IntentKind) -> bool:
         return any(i.kind is kind for i in self.intents)

@@ -34,6 +34,10 @@ def forget(ctx: TurnContext) -> Outcome | None:
     if intent.confidence < ctx.services.bands.ask:
         return None  # an ordinary message (`answer` says a command-shaped one was not acted on)
     slots = intent.slots
+    if slots.what is None and ctx.just_kept is None:
+        # "Scratch that", "forget it" with nothing just kept takes back what the person said,
+        # not what hrm keeps (D77), whichever reader heard it.
+        return None
     ctx.forget_intent = intent
     ctx.forget = ForgetRequest(clause=ctx.reading.text_of(intent), what=slots.what,
                                sure=slots.sure)  # fmt: skip
