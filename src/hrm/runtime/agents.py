@@ -5,6 +5,11 @@
 earlier definition with the same id. Each file is validated against
 ``agent_definition.schema.json`` at load. A bad file is reported — file, field and problem — and
 skipped, so one typo never hides the other agents; `AgentRegistry.errors` lists what was skipped.
+
+A project's agent that asks for tools, capabilities (delegation among them) or another provider
+or model is loaded only once the person trusts the project with that file's content
+(`hrm trust`, D219); until then it is set aside, listed in `AgentRegistry.untrusted`, and said
+once per file content. An agent that only writes text with the configured model needs no trust.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ ORIGINS = ("builtin", "home", "project")
 """Where a definition came from, in override order."""
 
 _PROJECT_AGENTS = Path(".hrm") / "agents"
+_NEEDS_TRUST = ("tools", "capabilities", "provider", "model")
+"""What a project's agent may ask for only once the project is trusted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,6 +230,8 @@ class AgentRegistry:
             self._agents[definition.id] = definition
         self.errors: list[AgentLoadError] = list(errors)
         """Files that were skipped, with file, field and problem."""
+        self.untrusted: list[AgentLoadError] = []
+        """Project agents set aside until the project is trusted (D219), with what they ask."""
 
     @classmethod
     def load(
@@ -247,14 +256,15 @@ class AgentRegistry:
             for definition in _load_builtins(registry.errors):
                 builtins[definition.id] = definition
                 registry._agents[definition.id] = definition
-        layers: list[tuple[str, Path]] = [("home", h.agents_dir)]
+        for definition in _load_directory(h.agents_dir, "home", registry.errors):
+            shipped = builtins.get(definition.id)
+            if shipped is not None and shipped == definition:
+                continue  # `hrm init` copies the built-ins into the home unchanged
+            registry._agents[definition.id] = definition
         if project_dir is not None:
-            layers.append(("project", Path(project_dir) / _PROJECT_AGENTS))
-        for origin, directory in layers:
-            for definition in _load_directory(directory, origin, registry.errors):
-                shipped = builtins.get(definition.id)
-                if origin == "home" and shipped is not None and shipped == definition:
-                    continue  # `hrm init` copies the built-ins into the home unchanged
+            gate = _TrustGate(h, Path(project_dir), registry.untrusted)
+            directory = Path(project_dir) / _PROJECT_AGENTS
+            for definition in _load_directory(directory, "project", registry.errors, gate):
                 registry._agents[definition.id] = definition
         for error in registry.errors:
             logger.warning("agent definition skipped: %s", error.message)
@@ -310,8 +320,45 @@ def _load_builtins(errors: list[AgentLoadError]) -> list[AgentDefinition]:
     return loaded
 
 
+class _TrustGate:
+    """Lets a project's agent through when it asks for nothing that needs trust, or when the
+    project is trusted with the file's content; records and says once what it held back."""
+
+    def __init__(self, home: HRMHome, project: Path, held: list[AgentLoadError]) -> None:
+        from hrm.trust import TrustStore
+
+        self._store = TrustStore(home)
+        self._project = project
+        self._held = held
+
+    def admits(self, definition: AgentDefinition, path: Path, raw: bytes) -> bool:
+        asked = [name for name in _NEEDS_TRUST if getattr(definition, name)]
+        if not asked:
+            return True
+        from hrm.trust import digest_of
+
+        digest = digest_of(raw)
+        verdict = self._store.check(self._project, path, digest)
+        if verdict.trusted:
+            return True
+        why = "changed since you trusted the project" if verdict.state == "changed" else (
+            "the project is not trusted"
+        )
+        problem = (
+            f"asks for {', '.join(asked)} and {why}; set aside until "
+            f"`hrm trust {self._project.resolve()}`"
+        )
+        self._held.append(AgentLoadError(str(path), asked[0], problem))
+        if self._store.first_notice("log", path, digest):
+            logger.warning("project agent '%s' (%s) %s", definition.id, path, problem)
+        return False
+
+
 def _load_directory(
-    directory: Path, origin: str, errors: list[AgentLoadError]
+    directory: Path,
+    origin: str,
+    errors: list[AgentLoadError],
+    gate: _TrustGate | None = None,
 ) -> list[AgentDefinition]:
     if not directory.is_dir():
         return []
@@ -320,12 +367,13 @@ def _load_directory(
         if not path.name.endswith(AGENT_FILE_SUFFIXES) or path.name.startswith("."):
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             errors.append(AgentLoadError(str(path), "(file)", f"cannot be read: {exc}"))
             continue
         definition = _parse_text(text, str(path), origin, errors)
-        if definition is None:
+        if definition is None or (gate is not None and not gate.admits(definition, path, raw)):
             continue
         earlier = loaded.get(definition.id)
         if earlier is not None:
