@@ -46,9 +46,16 @@ CASES = [
 ]
 
 
+def configure(home: HRMHome, continuity: str = "") -> None:
+    """The home's config: a matching budget no machine's load can overrun (the hook answers
+    with nothing when matching overruns it), and `continuity` keys."""
+    home.config_path.write_text(f"continuity:\n  skill_match_budget_ms: 60000\n{continuity}")
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, home: HRMHome) -> Path:
     """A project with Continuous-Claude's rules where Claude Code keeps them."""
+    configure(home)
     root = tmp_path / "project"
     (root / ".claude" / "skills").mkdir(parents=True)
     shutil.copyfile(PR133, root / ".claude" / "skills" / "skill-rules.json")
@@ -86,7 +93,7 @@ def test_by_default_a_block_rule_is_a_required_step_never_a_block(
 def test_opted_in_a_trusted_projects_rule_blocks_naming_the_rule_and_the_way_out(
     home: HRMHome, project: Path, case: Case
 ) -> None:
-    home.config_path.write_text("continuity:\n  enforcement: block\n")
+    configure(home, "  enforcement: block\n")
     TrustStore(home).trust(project)
     answer = ask(home, project, case.prompt)
     assert answer["decision"] == "block"
@@ -99,7 +106,7 @@ def test_opted_in_a_trusted_projects_rule_blocks_naming_the_rule_and_the_way_out
 def test_opted_in_an_untrusted_projects_rule_is_required_not_blocking_and_said_once(
     home: HRMHome, project: Path
 ) -> None:
-    home.config_path.write_text("continuity:\n  enforcement: block\n")
+    configure(home, "  enforcement: block\n")
     first = ask(home, project, "Fix the typo in the README")
     assert "decision" not in first
     context = context_of(first)
@@ -114,7 +121,7 @@ def test_opted_in_an_untrusted_projects_rule_is_required_not_blocking_and_said_o
 
 
 def test_the_homes_own_rules_block_when_opted_in(home: HRMHome, tmp_path: Path) -> None:
-    home.config_path.write_text("continuity:\n  enforcement: block\n")
+    configure(home, "  enforcement: block\n")
     shutil.copyfile(PR133, home.hot_config_dir / "skill-rules.json")
     answer = ask(home, tmp_path, "Add an index to the users table")
     assert answer["decision"] == "block" and "'databases'" in answer["reason"]
@@ -145,7 +152,7 @@ def checkpoint(project: Path) -> SessionCheckpoint:
 def test_capture_off_stores_no_handoff_and_no_artifact(
     home: HRMHome, tmp_path: Path, capture: str
 ) -> None:
-    orch = HookOrchestrator(home, HookSettings(capture=capture))
+    orch = HookOrchestrator(home, HookSettings(capture=capture, session_end_budget_ms=60_000))
     ended = orch.on_session_end(checkpoint(tmp_path))
     compacted = orch.on_pre_compact(checkpoint(tmp_path))
     plan = tmp_path / "thoughts" / "shared" / "plans" / "plan.md"
