@@ -33,6 +33,7 @@ from hrm.continuity.hooks import (
 from hrm.continuity.learnings import LearningsRepository
 from hrm.continuity.learnings_types import LearningInput
 from hrm.home import HRMHome
+from hrm.trust import TrustStore
 
 
 class GatedActivator:
@@ -57,8 +58,8 @@ class GatedActivator:
             raise self.error
         return self.real.match_skills(prompt, rules, budget_ms=budget_ms)
 
-    def apply_enforcement(self, matches: Any) -> Any:
-        return self.real.apply_enforcement(matches)
+    def apply_enforcement(self, matches: Any, **options: Any) -> Any:
+        return self.real.apply_enforcement(matches, **options)
 
 
 def write_rules(project: Path, **skills: tuple[str, list[str]]) -> None:
@@ -265,7 +266,9 @@ def test_block_rule_blocks_with_a_reason_naming_the_skill(home: HRMHome, tmp_pat
         tmp_path,
         **{"security-review": ("block", ["deploy"]), "docs": ("suggest", ["prod"])},
     )
-    response = orchestrator(home).on_user_prompt_submit(prompt("deploy to prod", tmp_path))
+    TrustStore(home).trust(tmp_path)  # the project's own rules block only once trusted (D220)
+    orch = orchestrator(home, enforcement="block")
+    response = orch.on_user_prompt_submit(prompt("deploy to prod", tmp_path))
     assert response.action is HookAction.BLOCK
     assert "security-review" in (response.blocking_reason or "")
     assert response.additional_context is None

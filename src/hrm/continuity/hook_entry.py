@@ -292,8 +292,9 @@ def _settings(
     try:
         from hrm.config import load_config
 
-        resolved = load_config(home, project, environ=env)
-        settings = HookSettings.from_continuity(resolved.config.continuity)
+        resolved = load_config(home, project, environ=env, announce=False)
+        ignored = resolved.ignored[0] if resolved.ignored else None
+        settings = HookSettings.from_continuity(resolved.config.continuity, ignored)
     except Exception as exc:
         log.write("warning", event, f"config not loaded, using defaults: {exc}")
         return HookSettings()
@@ -309,7 +310,8 @@ _RACY_NS = 2_000_000_000
 
 
 def _settings_key(home: HRMHome, project: Path) -> str | None:
-    """What the settings depend on when no ``HRM_*`` variable is set: the two config files.
+    """What the settings depend on when no ``HRM_*`` variable is set: the two config files,
+    and the trust store, which decides what the project's file may set (D216).
 
     Loading the configuration imports YAML and the config machinery (~30 ms, twice the
     interpreter's start-up), so the hook keeps the continuity settings it derived, keyed by each
@@ -318,9 +320,12 @@ def _settings_key(home: HRMHome, project: Path) -> str | None:
     overrides are never cached.
     """
     package = Path(__file__).resolve().parent.parent
-    code = (package / "config.py", package / "continuity" / "hooks.py")
+    code = (
+        package / "config.py", package / "_config_trust.py", package / "continuity" / "hooks.py"
+    )
     parts = [str(_SETTINGS_CACHE_FORMAT)]
-    for path in (home.config_path, project / ".hrm" / "config.yaml", *code):
+    trust = home.root / "trust.json"  # `hrm.trust.TRUST_FILE`, not imported on this path
+    for path in (home.config_path, project / ".hrm" / "config.yaml", trust, *code):
         try:
             st = path.stat()
         except FileNotFoundError:

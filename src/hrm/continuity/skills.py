@@ -461,15 +461,35 @@ class SkillActivator:
             excluded=excluded,
         )
 
-    def apply_enforcement(self, matches: Sequence[SkillMatch]) -> EnforcementAction:
-        """Decide the hook's action: BLOCK if any match blocks, SUGGEST if any suggests, WARN if
-        all only warn, CONTINUE when there is nothing."""
+    def apply_enforcement(
+        self,
+        matches: Sequence[SkillMatch],
+        *,
+        enforcement: str = "suggest",
+        may_block: Callable[[SkillMatch], bool] | None = None,
+    ) -> EnforcementAction:
+        """Decide the hook's action from the matches and the person's enforcement setting.
+
+        A rule marked ``block`` blocks only when the person chose ``continuity.enforcement:
+        block`` and `may_block` lets that rule (a project's rule blocks once the project is
+        trusted, D220); otherwise it is a required step of a SUGGEST (D221). Then SUGGEST if
+        any match suggests, WARN if all only warn, CONTINUE when there is nothing.
+
+        Args:
+            matches: What `match_skills` found.
+            enforcement: ``suggest`` (the default) or ``block``.
+            may_block: Whether a matched ``block`` rule may stop the prompt; default: all may.
+        """
         if not matches:
             return EnforcementAction(
                 action=ActivationAction.CONTINUE, skills=[], message="No skill matched."
             )
         names = [m.skill for m in matches]
-        blocking = [m.skill for m in matches if m.enforcement is Enforcement.BLOCK]
+        required = [m for m in matches if m.enforcement is Enforcement.BLOCK]
+        blocking = [
+            m.skill for m in required
+            if enforcement == "block" and (may_block is None or may_block(m))
+        ]
         if blocking:
             return EnforcementAction(
                 action=ActivationAction.BLOCK,
@@ -477,12 +497,15 @@ class SkillActivator:
                 message=f"Use {_join(blocking)} before proceeding (required).",
                 blocking_skills=blocking,
             )
-        if any(m.enforcement is Enforcement.SUGGEST for m in matches):
+        if required or any(m.enforcement is Enforcement.SUGGEST for m in matches):
             listed = _join(f"{m.skill} ({m.priority.value})" for m in matches)
+            needed = f"Required before proceeding: {_join(m.skill for m in required)}. " if (
+                required
+            ) else ""
             return EnforcementAction(
                 action=ActivationAction.SUGGEST,
                 skills=names,
-                message=f"Suggested skills: {listed}.",
+                message=f"{needed}Suggested skills: {listed}.",
             )
         return EnforcementAction(
             action=ActivationAction.WARN, skills=names, message=f"Skills available: {_join(names)}."
