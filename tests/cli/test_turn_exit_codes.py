@@ -16,7 +16,6 @@ from typer.testing import CliRunner, Result
 from hrm.cli._common import EXIT_OK, EXIT_PROVIDER, EXIT_STORAGE
 from hrm.cli.app import app
 from hrm.errors import ErrorCode, HRMError
-from hrm.pipeline import HRM
 
 pytest.importorskip("openai")
 
@@ -86,10 +85,11 @@ def test_a_turn_the_model_answered_exits_0(tmp_path: Path, openai_at: object) ->
 def test_a_turn_without_governance_exits_with_its_causes_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def full_disk(self: HRM, *args: object, **kwargs: object) -> object:
+    def full_disk(*args: object, **kwargs: object) -> object:
         raise HRMError(ErrorCode.DISK_FULL, "database or disk is full", recoverable=False)
 
-    monkeypatch.setattr(HRM, "_run", full_disk)  # the supervisor fails; the turn degrades
+    # The supervisor (the turn's steps) fails; the turn degrades to a direct model call.
+    monkeypatch.setattr("hrm.turn.runner.run_steps", full_disk)
     result = run(tmp_path / "home", "turn", "--provider", "offline", "What is a monad?")
     assert result.exit_code == EXIT_STORAGE
     assert result.stdout.strip()  # the direct model call's answer is still shown
