@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import sys
 
@@ -98,6 +99,10 @@ def serve(settings: ServeSettings) -> None:
     keys = KeyStore(HRMHome(settings.home)).count_active()
     sys.stderr.write(announce(settings, settings.port, keys) + "\n")
     sys.stderr.flush()
+    # Uvicorn re-raises SIGTERM once its graceful shutdown is done, to die of it; a stop that
+    # let every turn finish is a success, so the re-raised signal lands here and is noted.
+    stops: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda sig, _frame: stops.append(sig))
     try:
         if settings.workers > 1:
             from uvicorn.supervisors import Multiprocess
@@ -106,7 +111,9 @@ def serve(settings: ServeSettings) -> None:
         else:
             uvicorn.Server(config).run(sockets=[sock])
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
+    sys.stderr.write("hrm serve: stopped; every turn in flight was recorded\n")
 
 
 def _with_port(settings: ServeSettings, port: int) -> ServeSettings:
