@@ -174,7 +174,7 @@ class Upstream:
                 upstream.calls.append(body)
                 upstream.answer(self, body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         thread.start()
@@ -223,6 +223,14 @@ class Upstream:
         handler.send_header("Content-Length", str(len(payload)))
         handler.end_headers()
         handler.wfile.write(payload)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client (hrm) hanging up on the upstream is part of the tests, not an error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _completion(text: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+from typing import Any
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.server.settings import ENV_SETTINGS, ServeSettings
@@ -109,11 +110,29 @@ def serve(settings: ServeSettings) -> None:
 
             Multiprocess(config, sockets=[sock]).run()
         else:
-            uvicorn.Server(config).run(sockets=[sock])
+            _server_class()(config).run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     sys.stderr.write("hrm serve: stopped; every turn in flight was recorded\n")
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """Uvicorn's server, saying when a stop begins and how many requests it waits for."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                sys.stderr.write(
+                    f"hrm serve: stopping (signal {sig}): finishing "
+                    f"{len(self.server_state.tasks)} request(s) in flight\n"
+                )
+                sys.stderr.flush()
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 def _with_port(settings: ServeSettings, port: int) -> ServeSettings:
