@@ -155,7 +155,7 @@ def _check_message(index: int, message: Any) -> None:
     if not isinstance(message, dict):
         raise _bad(where, "must be an object with a role and content", message)
     role = message.get("role")
-    if role not in _ROLES:
+    if not isinstance(role, str) or role not in _ROLES:
         raise _bad(f"{where}.role", f"must be one of {', '.join(sorted(_ROLES))}", role)
     content = message.get("content")
     if content is not None and not isinstance(content, str | list):
