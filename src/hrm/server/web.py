@@ -42,7 +42,8 @@ templates = Jinja2Templates(
     env=jinja2.Environment(
         loader=jinja2.PackageLoader("hrm.server", "templates"),
         autoescape=True,
-        undefined=jinja2.StrictUndefined,
+        # A decision record of another age lacks parts: they show as empty, never fail.
+        undefined=jinja2.ChainableUndefined,
     )
 )
 
