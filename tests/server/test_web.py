@@ -7,7 +7,6 @@ import subprocess
 
 import httpx
 import pytest
-
 from tests.server.conftest import Served
 from tests.server.support import HRM, WAIT_S, clean_env, create_key, ledger_sizes, turn_records
 

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from tests.server.conftest import Served
 from tests.server.support import WAIT_S, create_key
 
