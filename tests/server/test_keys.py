@@ -102,3 +102,17 @@ def test_a_session_cookie_is_signed_and_expires(home: HRMHome) -> None:
     # Another process on the same home shares the secret; a session has its own CSRF token.
     assert SessionSigner(home).read(cookie, now=1001.0) == session
     assert signer.read(signer.issue("abc123", now=1000.0), now=1001.0).csrf != session.csrf  # type: ignore[union-attr]
+
+
+def test_the_listening_socket_turns_nagle_off() -> None:
+    """With Nagle on, each answer on a kept-alive connection waited ~40 ms for a delayed ACK."""
+    import socket
+
+    from hrm.server.runner import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP  # asyncio sets TCP_NODELAY only then
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        sock.close()

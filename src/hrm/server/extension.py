@@ -30,10 +30,10 @@ __all__ = [
     "usage_of",
 ]
 
-_TAIL_FIRST = 8
-"""Records read back from the ledger's end to find a turn's own record (it is almost always
-the last one; another process's turn of the same stack cannot come between, the turn lock
-serialises them, but a resolve or a session start may)."""
+_TAIL_READS = (1, 8, 256)
+"""Records read back from the ledger's end, widening, to find a turn's own record: it is
+almost always the last one (the turn lock keeps other turns of the stack out), and each record
+read back is parsed and its hash checked, so the first read is of one record only."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,7 +196,7 @@ def usage_of(decision: dict[str, Any]) -> dict[str, int]:
 
 def find_turn_record(ledger: Ledger, turn: int) -> LedgerRecord | None:
     """The ``turn`` record of turn number `turn`, searched from the ledger's end."""
-    for count in (_TAIL_FIRST, _TAIL_FIRST * 32):
+    for count in _TAIL_READS:
         for record in reversed(ledger.tail(count)):
             if record.kind == "turn" and record.data.get("turn") == turn:
                 return record
