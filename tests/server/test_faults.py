@@ -45,6 +45,15 @@ def post(server: ServerProcess, key: str, text: str, **extra: object) -> httpx.R
             "model": "hrm", "messages": [{"role": "user", "content": text}], **extra})
 
 
+def held_turn(
+    pool: ThreadPoolExecutor, server: ServerProcess, upstream: Upstream, key: str
+) -> Future[httpx.Response]:
+    """A request whose turn is in flight, held at the upstream until `upstream.release`."""
+    held = pool.submit(post, server, key, "HOLD explain a trie")
+    assert upstream.entered.wait(WAIT_S)
+    return held
+
+
 @pytest.fixture
 def pool() -> Iterator[ThreadPoolExecutor]:
     with ThreadPoolExecutor(max_workers=4) as executor:
@@ -96,8 +105,7 @@ def test_one_stack_queues_and_refuses_past_its_wait_while_others_run(
 ) -> None:
     alice, bob = create_key(home, "alice"), create_key(home, "bob")
     with start(home, upstream, "--stack-wait", "0.5") as server:
-        held: Future[httpx.Response] = pool.submit(post, server, alice, "HOLD explain a trie")
-        assert upstream.entered.wait(WAIT_S)
+        held = held_turn(pool, server, upstream, alice)
         # Alice's stack is in a turn: her next request waits its 0.5 s, then 409.
         busy = post(server, alice, "Explain how a stack works")
         # Bob's stack is free: his turn runs while Alice's is still held.
@@ -121,8 +129,7 @@ def test_requests_on_one_stack_queue_and_both_run_in_order(
 ) -> None:
     alice = create_key(home, "alice")
     with start(home, upstream) as server:
-        held = pool.submit(post, server, alice, "HOLD explain a trie")
-        assert upstream.entered.wait(WAIT_S)
+        held = held_turn(pool, server, upstream, alice)
         start_line = len(server.lines)
         queued = pool.submit(post, server, alice, "Explain how a stack works")
         upstream.release.set()
@@ -163,8 +170,7 @@ def test_sigterm_lets_the_turn_in_flight_finish_and_be_recorded(
 ) -> None:
     alice = create_key(home, "alice")
     with start(home, upstream) as server:
-        held = pool.submit(post, server, alice, "HOLD explain a trie")
-        assert upstream.entered.wait(WAIT_S)
+        held = held_turn(pool, server, upstream, alice)
         server.process.send_signal(signal.SIGTERM)
         # Shutting down: the server no longer accepts, but the held turn is still running.
         server.wait_for(r"stopping \(signal 15\): finishing 1 request")
@@ -201,8 +207,7 @@ def test_two_workers_serialise_one_stacks_turns_across_processes(
 ) -> None:
     alice = create_key(home, "alice")
     with start(home, upstream, "--workers", "2") as server:
-        held = pool.submit(post, server, alice, "HOLD explain a trie")
-        assert upstream.entered.wait(WAIT_S)
+        held = held_turn(pool, server, upstream, alice)
         queued = [pool.submit(post, server, alice, f"Explain topic number {n}") for n in range(3)]
         upstream.release.set()
         results = [held.result(WAIT_S), *(f.result(WAIT_S) for f in queued)]

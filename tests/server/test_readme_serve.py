@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from tests.server.conftest import Served
 from tests.server.support import HRM, WAIT_S, clean_env
 

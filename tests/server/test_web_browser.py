@@ -75,10 +75,23 @@ def _all(driver: object, selector: str) -> list[object]:
     return driver.find_elements("css selector", selector)  # type: ignore[attr-defined, no-any-return]
 
 
+def _go(driver: object, element: object) -> None:
+    """Click `element` and wait until the browser has left the page it was on."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = _css(driver, "html")
+    element.click()  # type: ignore[attr-defined]
+    wait = WebDriverWait(driver, WAIT_S)  # type: ignore[arg-type]
+    wait.until(expected_conditions.staleness_of(page))
+    # The new page whole, not its first rows: a partly parsed table would be read short.
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def _send(driver: object, text: str) -> None:
     box = _css(driver, "textarea#message")
     box.send_keys(text)  # type: ignore[attr-defined]
-    _css(driver, "form.send button").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "form.send button"))
 
 
 def test_sign_in_send_open_the_decision_and_roll_back_canon(
@@ -89,7 +102,7 @@ def test_sign_in_send_open_the_decision_and_roll_back_canon(
     driver.delete_all_cookies()  # type: ignore[attr-defined]
     driver.get(f"{served.server.base_url}/login")  # type: ignore[attr-defined]
     _css(driver, "input#key").send_keys(key)  # type: ignore[attr-defined]
-    _css(driver, "form button").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "form button"))
     assert _css(driver, "h1").text == "Conversation"  # type: ignore[attr-defined]
     assert _css(driver, ".who").text == "RESIDENT:erin"  # type: ignore[attr-defined]
 
@@ -97,7 +110,7 @@ def test_sign_in_send_open_the_decision_and_roll_back_canon(
     turn = _css(driver, "li.turn:last-child")
     assert "binary search" in turn.text  # type: ignore[attr-defined]
     shots(driver, "conversation")  # type: ignore[operator]
-    turn.find_element("css selector", "a.why").click()  # type: ignore[attr-defined]
+    _go(driver, turn.find_element("css selector", "a.why"))  # type: ignore[attr-defined]
 
     assert _css(driver, "h1").text.startswith("Why turn 1")  # type: ignore[attr-defined]
     arbitration = _css(driver, "#arbitration").text  # type: ignore[attr-defined]
@@ -112,15 +125,15 @@ def test_sign_in_send_open_the_decision_and_roll_back_canon(
     driver.get(f"{served.server.base_url}/")  # type: ignore[attr-defined]
     _send(driver, "Remember that my locker code is 4512")
     _send(driver, "Remember that my locker code is 7788")
-    _css(driver, "nav a[href='/turns/3'], a[href='/turns/3']").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "a[href='/turns/3']"))
     writes = _css(driver, "#writes").text  # type: ignore[attr-defined]
     assert "fact.my-locker-code" in writes and "approved" in writes
 
-    _css(driver, "nav a[href='/canon']").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "nav a[href='/canon']"))
     versions = _all(driver, "section.canon tr.version")
     assert [v.text.split()[0] for v in versions] == ["v1", "v2"]  # type: ignore[attr-defined]
     assert "7788" in versions[1].text and "current" in versions[1].text  # type: ignore[attr-defined]
-    versions[0].find_element("css selector", "button").click()  # type: ignore[attr-defined]
+    _go(driver, versions[0].find_element("css selector", "button"))  # type: ignore[attr-defined]
 
     versions = _all(driver, "section.canon tr.version")
     assert len(versions) == 3
@@ -129,9 +142,9 @@ def test_sign_in_send_open_the_decision_and_roll_back_canon(
     assert "@v3" in _css(driver, ".citation").text  # type: ignore[attr-defined]
     shots(driver, "canon-rolled-back")  # type: ignore[operator]
 
-    _css(driver, "nav a[href='/ledger']").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "nav a[href='/ledger']"))
     assert "Every ledger verifies" in _css(driver, ".verdict").text  # type: ignore[attr-defined]
-    _css(driver, "nav a[href='/problems']").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "nav a[href='/problems']"))
     assert "binary search" in _css(driver, "table.rows").text  # type: ignore[attr-defined]
 
 
@@ -140,7 +153,7 @@ def test_the_pages_fit_a_phone_width_window(served: Served, chrome: object, shot
     driver.delete_all_cookies()  # type: ignore[attr-defined]
     driver.get(f"{served.server.base_url}/login")  # type: ignore[attr-defined]
     _css(driver, "input#key").send_keys(served.alice)  # type: ignore[attr-defined]
-    _css(driver, "form button").click()  # type: ignore[attr-defined]
+    _go(driver, _css(driver, "form button"))
     _send(driver, "Explain how a hash map resolves collisions when two keys share a bucket")
     driver.set_window_size(390, 844)  # type: ignore[attr-defined]
     try:

@@ -17,11 +17,20 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hrm.server.api_errors import APIError
 
-__all__ = ["ChatRequest", "parse_chat_request", "parse_json_body", "read_body"]
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+__all__ = [
+    "ChatRequest",
+    "parse_chat_request",
+    "parse_json_body",
+    "read_body",
+    "read_json_body",
+]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
@@ -64,6 +73,14 @@ async def read_body(
         if len(received) > limit:
             raise _too_large(len(received), limit)
     return bytes(received)
+
+
+async def read_json_body(request: Request, *, limit: int) -> dict[str, Any]:
+    """A request's body as a JSON object, within `limit` bytes (413, 400 as above)."""
+    body = await read_body(
+        request.stream(), declared_length=request.headers.get("content-length"), limit=limit
+    )
+    return parse_json_body(body)
 
 
 def _too_large(size: int, limit: int) -> APIError:

@@ -30,7 +30,7 @@ from starlette.routing import Route
 from hrm.server import stack_data
 from hrm.server.api_errors import APIError
 from hrm.server.auth import require_visible
-from hrm.server.chat_request import parse_json_body, read_body
+from hrm.server.chat_request import read_json_body
 from hrm.server.keys import Principal
 from hrm.server.state import ServerState, authenticate, state_of
 from hrm.stacks.visibility import record_denial
@@ -138,11 +138,7 @@ async def rollback(request: Request) -> Response:
     principal = authenticate(request)
     stack = target_stack(request, principal, operation="rollback")
     state = state_of(request)
-    body = await read_body(
-        request.stream(), declared_length=request.headers.get("content-length"),
-        limit=state.settings.body_limit,
-    )
-    version = parse_json_body(body).get("version")
+    version = (await read_json_body(request, limit=state.settings.body_limit)).get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise APIError(
             400, f"'version' must be a version number from 1 (got {version!r})",

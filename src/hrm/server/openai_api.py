@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from hrm.errors import HRMError
 from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.chat import TurnOutcome, governed_turn
-from hrm.server.chat_request import ChatRequest, parse_chat_request, parse_json_body, read_body
+from hrm.server.chat_request import ChatRequest, parse_chat_request, read_json_body
 from hrm.server.openai_format import DONE, StreamHead, chunk, completion, model_list, sse
 from hrm.server.state import ServerState, authenticate, state_of
 
@@ -39,11 +39,7 @@ async def list_models(request: Request) -> Response:
 
 async def read_chat_request(request: Request, state: ServerState) -> ChatRequest:
     """The request's body, checked in the order the module docstring gives."""
-    body = await read_body(
-        request.stream(), declared_length=request.headers.get("content-length"),
-        limit=state.settings.body_limit,
-    )
-    chat = parse_chat_request(parse_json_body(body))
+    chat = parse_chat_request(await read_json_body(request, limit=state.settings.body_limit))
     if chat.model != MODEL_ID:
         raise APIError(
             404,
