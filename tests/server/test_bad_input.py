@@ -112,3 +112,12 @@ def test_unknown_routes_and_methods_answer_in_openais_shape(served: Served) -> N
     assert missing.json()["error"]["code"] == "unknown_url"
     assert wrong.status_code == 405
     assert wrong.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_path_cannot_forge_an_access_log_line(served: Served) -> None:
+    start = len(served.server.lines)
+    with served.server.client(served.alice) as http:
+        assert http.get("/v1/x%0Aforged%20200").status_code == 404
+    line = served.server.wait_for(r"GET /v1/x", start=start).string
+    assert "%0A" in line
+    assert not any(entry.startswith("forged") for entry in served.server.lines[start:])

@@ -180,7 +180,10 @@ class AccessLog:
         finally:
             client = scope.get("client") or ("-", 0)
             stack = (scope.get("state") or {}).get("agent_class", "-")
+            # The raw path, still percent-encoded: a decoded one could carry a newline and
+            # forge a log line of its own.
+            path = bytes(scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
             access_log.info(
-                "%s %s %s %d %.1f ms %s", client[0], scope["method"], scope["path"],
+                "%s %s %s %d %.1f ms %s", client[0], scope["method"], path,
                 status, (time.perf_counter() - started) * 1000, stack,
             )
