@@ -284,3 +284,18 @@ def test_threads_never_share_a_turn(home: Path) -> None:
         assert [r["data"]["turn"] for r in records] == [1, 2, 3]
         assert verify_ledger(home / f"HO2/ledger/RESIDENT_{name}/workorder.jsonl").ok
 
+
+
+def test_a_damaged_ledger_is_a_500_that_names_it_and_how_to_repair(home: Path) -> None:
+    alice = create_key(home, "alice")
+    with ServerProcess(home) as server:
+        assert post(server, alice, "Explain how binary search works").status_code == 200
+        ledger = home / "HO2/ledger/RESIDENT_alice/workorder.jsonl"
+        lines = ledger.read_text().splitlines(keepends=True)
+        ledger.write_text("".join(lines[:-2]))  # records cut from the end, below the anchor
+        broken = post(server, alice, "Explain how a heap works")
+        assert server.stop() == 0
+    assert broken.status_code == 500
+    error = broken.json()["error"]
+    assert error["code"] == "ledger_corrupt" and error["type"] == "server_error"
+    assert "workorder.jsonl" in error["message"] and "hrm ledger quarantine" in error["message"]
