@@ -149,6 +149,8 @@ class Upstream:
     words: tuple[str, ...] = ("Hello", " from", " the", " upstream", " model.")
     status: int = 200
     """Answer every call with this status (429, 500 …) instead of a reply."""
+    fail_after_first_word: bool = False
+    """Streaming: an error event after the first word, as a provider falling over mid-answer."""
     entered: threading.Event = field(default_factory=threading.Event)
     """Set when a HOLD call has arrived (and, streaming, sent its first word)."""
     release: threading.Event = field(default_factory=threading.Event)
@@ -206,6 +208,11 @@ class Upstream:
         for index, word in enumerate(self.words):
             handler.wfile.write(_event(_chunk({"content": word}, body)))
             handler.wfile.flush()
+            if self.fail_after_first_word:
+                handler.wfile.write(_event({"error": {"message": "overloaded", "type": "x"}}))
+                handler.wfile.flush()
+                handler.close_connection = True
+                return
             if hold and index == 0:
                 self.entered.set()
                 self.release.wait(WAIT_S)

@@ -299,3 +299,23 @@ def test_a_damaged_ledger_is_a_500_that_names_it_and_how_to_repair(home: Path) -
     error = broken.json()["error"]
     assert error["code"] == "ledger_corrupt" and error["type"] == "server_error"
     assert "workorder.jsonl" in error["message"] and "hrm ledger quarantine" in error["message"]
+
+
+def test_a_provider_failing_mid_stream_ends_the_stream_with_its_error(
+    home: Path, upstream: Upstream
+) -> None:
+    alice = create_key(home, "alice")
+    upstream.fail_after_first_word = True
+    with start(home, upstream) as server:
+        response = post(server, alice, "Explain how a trie works", stream=True)
+        assert server.stop() == 0
+    assert response.status_code == 200  # the first word had been sent: the stream had begun
+    events = [e[len("data: "):] for e in response.text.split("\n\n") if e]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    shown = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c.get("choices"))
+    assert shown.startswith("Hello\n\n")  # words cannot be taken back: the replacement follows
+    error = chunks[-1]["error"]
+    assert error["code"] == "provider_unavailable" and "turn is recorded" in error["message"]
+    assert chunks[-1]["hrm"]["turn"] == 1
+    assert turn_records(home, "RESIDENT:alice")[0]["data"]["turn"] == 1
