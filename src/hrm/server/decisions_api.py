@@ -47,10 +47,11 @@ def routes() -> list[Route]:
         Route("/v1/hrm/turns/{turn}", turn, methods=["GET"]),
         Route("/v1/hrm/problems", problems, methods=["GET"]),
         Route("/v1/hrm/problems/{problem_id}/resolve", resolve, methods=["POST"]),
-        Route("/v1/hrm/canon", canon, methods=["GET"]),
+        Route("/v1/hrm/canon", _whole_stack(stack_data.canon, "canon"), methods=["GET"]),
         Route("/v1/hrm/canon/{key}", canon_entry, methods=["GET"]),
         Route("/v1/hrm/canon/{key}/rollback", rollback, methods=["POST"]),
-        Route("/v1/hrm/working", working, methods=["GET"]),
+        Route("/v1/hrm/working", _whole_stack(stack_data.working_sets, "working"),
+              methods=["GET"]),
         Route("/v1/hrm/learnings", learnings, methods=["GET"]),
         Route("/v1/hrm/ledger/verify", verify, methods=["GET"]),
     ]
@@ -73,6 +74,18 @@ def _limit(request: Request, default: int) -> int:
             param="limit", code="invalid_value",
         )
     return int(raw)
+
+
+def _whole_stack(read: Any, operation: str) -> Any:
+    """A route answering `read(home, stack)` for the request's stack."""
+
+    async def route(request: Request) -> Response:
+        principal = authenticate(request)
+        stack = target_stack(request, principal, operation=operation)
+        return JSONResponse(await _read(read, state_of(request).home, stack))
+
+    route.__name__ = operation
+    return route
 
 
 async def _read(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -121,12 +134,6 @@ async def resolve(request: Request) -> Response:
     return JSONResponse(data)
 
 
-async def canon(request: Request) -> Response:
-    principal = authenticate(request)
-    stack = target_stack(request, principal, operation="canon")
-    return JSONResponse(await _read(stack_data.canon, state_of(request).home, stack))
-
-
 async def canon_entry(request: Request) -> Response:
     principal = authenticate(request)
     stack = target_stack(request, principal, operation="canon")
@@ -158,12 +165,6 @@ async def rollback_in(
         stack, lambda hrm: stack_data.rollback_canon(hrm, key, version, source=source)
     )
     return result
-
-
-async def working(request: Request) -> Response:
-    principal = authenticate(request)
-    stack = target_stack(request, principal, operation="working")
-    return JSONResponse(await _read(stack_data.working_sets, state_of(request).home, stack))
 
 
 async def learnings(request: Request) -> Response:
