@@ -61,7 +61,7 @@ def create_app(settings: ServeSettings, *, llm: Any = None) -> Starlette:
     state = ServerState(
         settings=settings, home=home, config=config, keys=KeyStore(home),
         pool=StackPool(home, llm=model, stack_wait_s=settings.stack_wait_s,
-                       threads=settings.turn_threads),
+                       threads=settings.turn_threads, max_open=settings.max_open_stacks),
         replies=ReplyCache(settings.regenerate_window_s), signer=SessionSigner(home),
     )
 

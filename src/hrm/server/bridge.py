@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -25,7 +27,10 @@ from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
 
-__all__ = ["StackPool"]
+__all__ = ["DEFAULT_MAX_OPEN", "StackPool"]
+
+DEFAULT_MAX_OPEN = 64
+"""Stacks one server process keeps open at once (each holds a few file descriptors)."""
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +46,28 @@ class StackPool:
             adapter, or None for the home's configuration.
         stack_wait_s: How long work on a busy stack waits before it is refused.
         threads: Threads that run turns (stacks beyond this many wait for a free one).
+        max_open: Stacks kept open at once. Each holds a database connection and a handful
+            of file descriptors; past this many, the least recently used idle one is closed
+            (it reopens from its ledgers on its next request, D203).
     """
 
     def __init__(
-        self, home: HRMHome, *, llm: Any = None, stack_wait_s: float, threads: int
+        self,
+        home: HRMHome,
+        *,
+        llm: Any = None,
+        stack_wait_s: float,
+        threads: int,
+        max_open: int = DEFAULT_MAX_OPEN,
     ) -> None:
         self.home = home
         self.llm = llm
         self.stack_wait_s = stack_wait_s
+        self.max_open = max_open
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hrm-turn")
         self._stacks: dict[str, HRM] = {}
+        self._used: OrderedDict[str, None] = OrderedDict()
+        """Stacks opened (or being opened) in this process, least recently used first."""
         self._slots: dict[str, asyncio.Lock] = {}
         self._closed = False
 
@@ -74,6 +91,10 @@ class StackPool:
                 f"{self.stack_wait_s:g} s; try again when it ends",
                 recoverable=True, context={"agent_class": agent_class},
             ) from None
+        self._used[agent_class] = None
+        self._used.move_to_end(agent_class)
+        if len(self._used) > self.max_open:
+            await self._evict(keep=agent_class)
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         try:
@@ -85,7 +106,7 @@ class StackPool:
             raise
         # The slot is freed when the work ends, not when the request does: a client that
         # disconnects must not let the next turn in while its own is still running.
-        future.add_done_callback(lambda done: _finish(done, slot))
+        future.add_done_callback(functools.partial(_finish, slot=slot))
         return await asyncio.shield(future)
 
     def _call(self, agent_class: str, work: Callable[[HRM], T]) -> T:
@@ -96,6 +117,27 @@ class StackPool:
             self._stacks[agent_class] = hrm
         return work(hrm)
 
+    async def _evict(self, *, keep: str) -> None:
+        """Close the least recently used idle stack (its slot free) in a turn thread."""
+        for candidate in list(self._used):
+            slot = self._slots[candidate]
+            if candidate == keep or slot.locked():
+                continue
+            # A free lock with no waiters is taken without yielding to the loop, so nothing
+            # can start work on the stack between the check above and this.
+            await slot.acquire()
+            del self._used[candidate]
+            hrm = self._stacks.pop(candidate, None)
+            if hrm is None:
+                slot.release()
+                return
+            # The slot is held until the stack is closed: a request for it meanwhile waits,
+            # then opens it again from its ledgers.
+            loop = asyncio.get_running_loop()
+            closing = loop.run_in_executor(self._executor, _close, candidate, hrm)
+            closing.add_done_callback(functools.partial(_finish, slot=slot))
+            return
+
     def opened(self) -> list[str]:
         """The stacks this process has opened."""
         return sorted(self._stacks)
@@ -105,11 +147,15 @@ class StackPool:
         self._closed = True
         await asyncio.to_thread(self._executor.shutdown, wait=True)
         for agent_class, hrm in list(self._stacks.items()):
-            try:
-                hrm.close()
-            except Exception:  # one stack failing to close must not keep the others open
-                logger.exception("closing stack %s failed", agent_class)
+            _close(agent_class, hrm)  # one failing to close must not keep the others open
         self._stacks.clear()
+
+
+def _close(agent_class: str, hrm: HRM) -> None:
+    try:
+        hrm.close()
+    except Exception:  # a stack that fails to close must not fail the request that evicted it
+        logger.exception("closing stack %s failed", agent_class)
 
 
 def _finish(future: asyncio.Future[Any], slot: asyncio.Lock) -> None:

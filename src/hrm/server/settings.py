@@ -66,6 +66,8 @@ class ServeSettings:
     regenerate_window_s: float = DEFAULT_REGENERATE_WINDOW_S
     turn_threads: int = 8
     """Threads that run turns: stacks beyond this many wait for a free thread."""
+    max_open_stacks: int = 64
+    """Stacks one process keeps open; the least recently used idle one is closed past it."""
     provider: str | None = None
     """The model provider for every stack (default: the home's configuration)."""
     model: str | None = None
