@@ -116,3 +116,20 @@ def test_the_listening_socket_turns_nagle_off() -> None:
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
     finally:
         sock.close()
+
+
+def test_any_cookie_or_token_is_read_without_raising(home: HRMHome) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    signer, store = SessionSigner(home), KeyStore(home)
+    store.create("alice")
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text())
+    def check(text: str) -> None:
+        assert signer.read(text) is None
+        assert store.verify(text) is None
+        assert store.verify("sk-hrm-" + text) is None
+
+    check()

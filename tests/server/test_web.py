@@ -54,7 +54,8 @@ def test_a_form_without_the_sessions_csrf_token_is_refused_and_writes_nothing(se
         before = ledger_sizes(served.home)
         forged = http.post("/chat", data={"message": "Remember that my pin is 1"})
         wrong = http.post("/chat", data={"message": "x", "csrf": "0" * 64})
-    assert forged.status_code == 403 and wrong.status_code == 403
+        odd = http.post("/chat", data={"message": "x", "csrf": "é" * 64})
+    assert forged.status_code == 403 and wrong.status_code == 403 and odd.status_code == 403
     assert "CSRF" in forged.text
     assert ledger_sizes(served.home) == before
 

@@ -102,7 +102,8 @@ async def _form(request: Request, session: WebSession | None) -> dict[str, str]:
         fields = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
     except UnicodeDecodeError:
         raise APIError(400, "The form is not valid UTF-8") from None
-    if session is not None and not hmac.compare_digest(fields.get("csrf", ""), session.csrf):
+    sent = fields.get("csrf", "").encode("utf-8")  # bytes: a str with non-ASCII would raise
+    if session is not None and not hmac.compare_digest(sent, session.csrf.encode("ascii")):
         raise APIError(
             403, "The form's CSRF token does not match this session: reload the page and send "
             "it again", type="permission_error", code="csrf_failed",
