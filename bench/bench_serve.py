@@ -1,0 +1,183 @@
+"""`hrm serve` under bounded load on loopback: the governed endpoint against a pass-through.
+
+One server, started in bench mode (``HRM_SERVE_BENCH=1``) over a fresh home with the offline
+model, serves both ``POST /v1/chat/completions`` (a governed turn: arbitration, gates, memory,
+ledgers) and ``POST /v1/bench/passthrough`` (the same key check and request parsing, then the
+same model called directly: no governance). Clients are threads of this process, each with its
+own keep-alive connection, sending requests one after another:
+
+- governed, distinct stacks: client i uses user i's key (stack ``RESIDENT:user-i``);
+- governed, one stack: every client uses one key (turns of one stack run one at a time);
+- pass-through: client i uses user i's key.
+
+At 1, 8 and 32 concurrent clients, each cell is measured in rounds that alternate the three
+kinds, so a machine whose speed drifts slows all of them alike. Reported per cell: requests/s
+and latency p50/p95. Goals (issue 30): governance adds ≤ 3 ms p50 per request over the
+pass-through (1 client), and governed throughput with 8 clients on distinct stacks is ≥ 0.5×
+the pass-through's. Also the time from starting ``hrm serve`` to its first answer.
+
+Every request goes to 127.0.0.1 only; every loop is bounded by a request count.
+Writes bench/out/serve.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+sys.path.insert(0, str(ROOT / "src"))
+
+from hrm.home import HRMHome, initialize  # noqa: E402
+from hrm.server.keys import KeyStore  # noqa: E402
+
+CONCURRENCY = (1, 8, 32)
+KINDS = ("governed_distinct", "governed_one_stack", "passthrough")
+_ANNOUNCE = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+TOPICS = ("binary search", "hash maps", "B-trees", "garbage collection", "TCP slow start",
+          "bloom filters", "raft elections", "vector clocks", "quicksort pivots", "heap order")
+
+
+def start_server(home: Path) -> tuple[subprocess.Popen[str], str, float]:
+    """Start the server; return it, its base URL and the seconds to its first answer."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HRM_", "OPENAI_"))}
+    env.update({"HRM_HOME": str(home), "HRM_PROVIDER": "offline", "HRM_SERVE_BENCH": "1"})
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hrm.cli", "serve", "--port", "0", "--regenerate-window", "0",
+         "--stack-wait", "600"],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = _ANNOUNCE.search(line)
+    if found is None:
+        process.kill()
+        raise SystemExit(f"hrm serve did not start: {line}{process.stderr.read()}")
+    threading.Thread(target=process.stderr.read, daemon=True).start()
+    base = f"http://127.0.0.1:{found.group(1)}"
+    with httpx.Client(base_url=base) as http:
+        http.get("/v1/models")  # 401 without a key: the app answers
+    return process, base, time.perf_counter() - started
+
+
+def client_run(base: str, key: str, path: str, texts: list[str]) -> list[float]:
+    latencies = []
+    # Without TCP_NODELAY httpx writes the headers and the body apart and waits ~40 ms for the
+    # server's delayed ACK in between: the client, not either endpoint, would be measured.
+    transport = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"},
+                      timeout=600, transport=transport) as http:
+        for text in texts:
+            begun = time.perf_counter()
+            response = http.post(path, json={
+                "model": "hrm", "messages": [{"role": "user", "content": text}]})
+            latencies.append(time.perf_counter() - begun)
+            if response.status_code != 200:
+                raise SystemExit(f"{path}: {response.status_code} {response.text[:300]}")
+    return latencies
+
+
+def run_cell(base: str, keys: list[str], kind: str, clients: int, per_client: int,
+             counter: list[int]) -> tuple[list[float], float]:
+    path = "/v1/bench/passthrough" if kind == "passthrough" else "/v1/chat/completions"
+    chosen = [keys[0]] * clients if kind == "governed_one_stack" else keys[:clients]
+    jobs = []
+    for index, key in enumerate(chosen):
+        texts = []
+        for _ in range(per_client):
+            counter[0] += 1
+            topic = TOPICS[(counter[0] + index) % len(TOPICS)]
+            texts.append(f"Explain {topic}, question {counter[0]}")
+        jobs.append((key, texts))
+    begun = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        results = list(pool.map(lambda job: client_run(base, job[0], path, job[1]), jobs))
+    elapsed = time.perf_counter() - begun
+    return [x for r in results for x in r], elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    total = 64 if args.quick else 256  # requests per kind and concurrency, over all rounds
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
+        home = Path(tmp) / "home"
+        initialize(HRMHome(home))
+        store = KeyStore(HRMHome(home))
+        keys = [store.create(f"user-{n}").token for n in range(max(CONCURRENCY))]
+        process, base, startup_s = start_server(home)
+        try:
+            counter = [0]
+            for kind in KINDS:  # warm every path and the first stacks
+                run_cell(base, keys, kind, 8, 4, counter)
+            figures = {}
+            for clients in CONCURRENCY:
+                per_client = max(1, total // clients // args.rounds)
+                cells: dict[str, tuple[list[float], float]] = {k: ([], 0.0) for k in KINDS}
+                for _ in range(args.rounds):
+                    for kind in KINDS:
+                        latencies, elapsed = run_cell(base, keys, kind, clients, per_client,
+                                                      counter)
+                        old = cells[kind]
+                        cells[kind] = (old[0] + latencies, old[1] + elapsed)
+                for kind, (latencies, elapsed) in cells.items():
+                    figures[f"{kind}@{clients}"] = {
+                        "requests": len(latencies),
+                        "rps": round(len(latencies) / elapsed, 1),
+                        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+                        "p95_ms": round(percentile(latencies, 0.95) * 1000, 2),
+                    }
+        finally:
+            process.terminate()
+            process.wait(timeout=600)
+    added = figures["governed_distinct@1"]["p50_ms"] - figures["passthrough@1"]["p50_ms"]
+    ratio = figures["governed_distinct@8"]["rps"] / figures["passthrough@8"]["rps"]
+    summary = {
+        "startup_s": round(startup_s, 2),
+        "cells": figures,
+        "governance_added_p50_ms": round(added, 2),
+        "goal_added_p50_ms": 3.0,
+        "throughput_ratio_8_distinct": round(ratio, 2),
+        "goal_throughput_ratio": 0.5,
+        "load_average": os.getloadavg(),
+    }
+    (OUT / "serve.json").write_text(json.dumps(summary, indent=2))
+    print(f"start to first answer: {startup_s:.2f} s (goal < 2 s)")
+    print(f"{'cell':28} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, cell in figures.items():
+        print(f"{name:28} {cell['requests']:>8} {cell['rps']:>8} {cell['p50_ms']:>8} "
+              f"{cell['p95_ms']:>8}")
+    print(f"governance adds {added:.2f} ms p50 over the pass-through at 1 client (goal ≤ 3 ms): "
+          f"{'met' if added <= 3 else 'NOT met'}")
+    print(f"governed / pass-through throughput, 8 clients on distinct stacks: {ratio:.2f}× "
+          f"(goal ≥ 0.5×): {'met' if ratio >= 0.5 else 'NOT met'}")
+    print(f"load average during the run: {summary['load_average']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""The data the decisions API returns and the web view shows: what ``hrm … --json`` prints.
+
+Each function is blocking (SQLite, ledger files) and runs in a turn thread. Reads open the
+stack's stores read-side, as the CLI's commands do, without opening the stack (no session
+starts for a look). Changes (resolve a problem, roll canon back) go through the stack's open
+`HRM`, with the stack's slot held, so they are ordered with its turns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hrm.cli.why import read_turn
+from hrm.config import load_config
+from hrm.errors import HRMError
+from hrm.governance.problems import ProblemRegistry, ProblemStatus
+from hrm.home import HRMHome
+from hrm.memory.bus import MemoryBus
+from hrm.storage.ledger import Ledger
+from hrm.storage.sqlite import Database
+
+if TYPE_CHECKING:
+    from hrm.pipeline import HRM
+    from hrm.server.keys import Principal
+
+__all__ = [
+    "canon",
+    "canon_entry",
+    "ledgers_of",
+    "list_problems",
+    "recent_turns",
+    "resolve_problem",
+    "rollback_canon",
+    "search_learnings",
+    "turn_why",
+    "verify_ledgers",
+    "working_sets",
+]
+
+_RECORDS_PER_TURN = 40
+"""Ledger records read back per turn wanted (a turn appends a few dozen at most)."""
+
+
+def recent_turns(home: HRMHome, agent_class: str, limit: int = 20) -> list[dict[str, Any]]:
+    """The stack's last turns, oldest first: as `HRM.history` and ``/history`` give them."""
+    path = home.decision_ledger(agent_class)
+    if not path.is_file():
+        return []
+    with Ledger(path, read_only=True) as ledger:
+        records = [r for r in ledger.tail(limit * _RECORDS_PER_TURN) if r.kind == "turn"]
+    return [
+        {
+            "turn": r.data.get("turn"), "ts": r.ts, "input": r.data.get("input"),
+            "response": r.data.get("response"), "action": r.data.get("action"),
+            "asked": bool(r.data.get("asked")), "seq": r.seq, "hash": r.hash,
+        }
+        for r in records[-limit:]
+    ]
+
+
+def turn_why(home: HRMHome, agent_class: str, turn: int | None) -> dict[str, Any]:
+    """One turn's decision record, events and explanation: `hrm why N --json`."""
+    return read_turn(home.decision_ledger(agent_class), agent_class, turn).to_dict()
+
+
+def list_problems(
+    home: HRMHome, agent_class: str, *, include_resolved: bool = False
+) -> list[dict[str, Any]]:
+    """The stack's problems, the active one first: `hrm problems list --json`."""
+    db = Database(home.memory_db)
+    try:
+        problems = [
+            p.to_record() for p in ProblemRegistry(db, agent_class).list()
+            if include_resolved or p.status is not ProblemStatus.RESOLVED
+        ]
+    finally:
+        db.close()
+    problems.sort(key=lambda p: p["status"] != "active")
+    return problems
+
+
+def resolve_problem(hrm: HRM, problem_id: str) -> dict[str, Any]:
+    """Resolve a problem through the stack (recorded in its ledger): `hrm problems resolve`."""
+    record: dict[str, Any] = hrm.resolve_problem(problem_id).to_record()
+    return record
+
+
+def canon(home: HRMHome, agent_class: str) -> list[dict[str, Any]]:
+    """Every shared reference with its latest version: `hrm memory shared list --json`."""
+    bus = MemoryBus.open(home, agent_class)
+    try:
+        return [bus.shared.get(key).to_dict() for key in bus.shared.keys()]  # noqa: SIM118
+    finally:
+        bus.close()
+
+
+def canon_entry(home: HRMHome, agent_class: str, key: str) -> dict[str, Any]:
+    """One reference's versions (`hrm memory shared history`) and citation (`… cite`)."""
+    bus = MemoryBus.open(home, agent_class)
+    try:
+        versions = bus.shared.history(key)
+        if not versions:
+            raise HRMError.not_found(
+                "shared reference", key, f"it was never set for {agent_class}"
+            )
+        return {
+            "key": key,
+            "versions": [v.to_dict() for v in versions],
+            "citation": bus.shared.cite(key),
+        }
+    finally:
+        bus.close()
+
+
+def rollback_canon(hrm: HRM, key: str, version: int, *, source: str) -> dict[str, Any]:
+    """Restore `version` of `key` as a new version: `hrm memory shared rollback --json`."""
+    hrm.bus.rollback_shared(key, version, source=source)
+    hrm.bus.commit()
+    ref: dict[str, Any] = hrm.bus.shared.get(key).to_dict()
+    return ref
+
+
+def working_sets(home: HRMHome, agent_class: str) -> list[dict[str, Any]]:
+    """The live working sets: `hrm memory working list --json`."""
+    bus = MemoryBus.open(home, agent_class)
+    try:
+        return [w.to_dict() for w in bus.working.list_active()]
+    finally:
+        bus.close()
+
+
+def search_learnings(home: HRMHome, text: str, *, limit: int = 10) -> dict[str, Any]:
+    """Learnings matching `text`, best first: `hrm memory search TEXT --json`."""
+    from hrm.continuity.learnings import LearningsRepository
+    from hrm.continuity.learnings_types import SearchQuery
+
+    mode = load_config(home).config.continuity.embeddings
+    with LearningsRepository.open(home, embeddings=mode) as repo:
+        results: dict[str, Any] = repo.search_memories(
+            SearchQuery(text=text, limit=limit)
+        ).to_dict()
+    return results
+
+
+def ledgers_of(home: HRMHome, principal: Principal) -> list[Path]:
+    """The ledgers a key may verify: every ledger for an admin, its own stack's for a user."""
+    if principal.admin:
+        return home.all_ledgers()
+    own = (
+        home.decision_ledger(principal.agent_class),
+        home.execution_ledger(principal.agent_class),
+        home.episodic_ledger(principal.agent_class),
+    )
+    return [path for path in own if path.is_file()]
+
+
+def verify_ledgers(home: HRMHome, paths: list[Path]) -> dict[str, Any]:
+    """Each ledger's chain checked: `hrm ledger verify --json`, paths relative to the home."""
+    reports = []
+    for path in paths:
+        with Ledger(path, read_only=True) as ledger:
+            report = ledger.verify().to_dict()
+        report["path"] = _relative(path, home)
+        reports.append(report)
+    return {"ok": all(r["ok"] for r in reports), "ledgers": reports}
+
+
+def _relative(path: Path, home: HRMHome) -> str:
+    try:
+        return str(path.relative_to(home.root))
+    except ValueError:
+        return str(path)

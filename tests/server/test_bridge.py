@@ -1,0 +1,51 @@
+"""The thread bridge in-process: stacks closed past the cap reopen from their ledgers."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from hrm.home import HRMHome
+from hrm.server.bridge import StackPool
+from hrm.storage.ledger import verify_ledger
+
+
+def test_past_the_cap_the_least_recently_used_stack_is_closed_and_reopens(tmp_path: Path) -> None:
+    home = HRMHome(tmp_path / "home")
+
+    async def scenario() -> list[int]:
+        pool = StackPool(home, llm="offline", stack_wait_s=30, threads=2, max_open=2)
+        turns = []
+        try:
+            for name in ("a", "b", "c", "a", "c", "b"):
+                result = await pool.run(
+                    f"RESIDENT:{name}", lambda hrm, n=name: hrm.turn(f"Explain idea of {n}")
+                )
+                turns.append(result.decision.turn)
+                assert len(pool.opened()) <= 2
+        finally:
+            await pool.aclose()
+        return turns
+
+    turns = asyncio.run(scenario())
+    # Each stack's turns number on from its ledger, whether it stayed open or was reopened.
+    assert turns == [1, 1, 1, 2, 2, 2]
+    for name in ("a", "b", "c"):
+        assert verify_ledger(home.decision_ledger(f"RESIDENT:{name}")).ok
+
+
+def test_work_on_one_stack_runs_one_at_a_time_in_order(tmp_path: Path) -> None:
+    home = HRMHome(tmp_path / "home")
+
+    async def scenario() -> list[int]:
+        pool = StackPool(home, llm="offline", stack_wait_s=30, threads=4)
+        try:
+            results = await asyncio.gather(*(
+                pool.run("RESIDENT:a", lambda hrm, n=n: hrm.turn(f"Explain idea {n}"))
+                for n in range(5)
+            ))
+        finally:
+            await pool.aclose()
+        return [r.decision.turn for r in results]
+
+    assert sorted(asyncio.run(scenario())) == [1, 2, 3, 4, 5]
