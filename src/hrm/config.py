@@ -313,6 +313,11 @@ class ReadingConfig:
     """auto | on | off — a bounded structured call to the configured model for sentences the
     other tiers leave uncertain; auto: only a capable hosted model (anthropic, or openai
     without a base URL), never the local or offline one; on: any model but the offline one."""
+    act_threshold: float = 0.75
+    """A request read at least this sure is acted on; from `ask_threshold` up to it, hrm asks
+    one short question first (issue 29, D150)."""
+    ask_threshold: float = 0.45
+    """Below this a reading is no request: the message is ordinary."""
 
 
 @dataclass
@@ -336,10 +341,6 @@ class HRMConfig:
     """Queued or paused problems without progress this many days are resolved when a session
     starts (recorded as ``problems_retired``); 0 keeps every problem until the person resolves
     it."""
-    reading_act_threshold: float = 0.75
-    """A request read at least this sure is acted on; from `reading_ask_threshold` up to it,
-    hrm asks one short question first (issue 29, D150)."""
-    reading_ask_threshold: float = 0.45
     trace_enabled: bool = False
     trace_file: str = "trace.jsonl"
     """Relative paths are inside the home's logs directory."""
@@ -413,8 +414,8 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "pattern_creation_threshold": (lambda v: v >= 1, "at least 1"),
     "working_set_default_ttl_hours": (lambda v: v >= 1, "at least 1"),
     "problem_retire_days": (lambda v: v >= 0, "at least 0 (0 never retires)"),
-    "reading_act_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
-    "reading_ask_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
+    "reading.act_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
+    "reading.ask_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
     "ledger_durability": (lambda v: v in ("group", "fsync"), "'group' or 'fsync'"),
     "ledger_group_commit_ms": (lambda v: 0 <= v <= 5000, "between 0 and 5000"),
     "context_token_budget": (lambda v: v >= 64, "at least 64"),

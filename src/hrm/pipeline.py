@@ -24,6 +24,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import HRMError
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus
 from hrm.home import HRMHome, initialize, parse_agent_class
+from hrm.reading.reader import later_tiers
 from hrm.reading.types import Bands
 from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
@@ -91,12 +92,15 @@ class HRM:
             from hrm.tracing import Tracer, set_tracer
 
             set_tracer(Tracer.from_config(config, home, clock=clock))
+        bands = Bands(act=config.reading.act_threshold, ask=config.reading.ask_threshold)
         services = TurnServices(
             stack=s, focus=s.focus, kernel=s.focus.kernel, altitude=s.altitude, router=s.router,
             evaluator=s.evaluator, feedback=s.feedback, db=s.db, decisions=s.decision_ledger,
             config=config,
-            bands=Bands(act=config.reading_act_threshold, ask=config.reading_ask_threshold),
-        )
+            bands=bands,
+            later_tiers=later_tiers(config, cache_dir=home.cache_dir,
+                                    llm=s.gateway, bands=bands),
+        )  # fmt: skip
         self._sessions = Sessions(services, agent_class, clock)
         self._runner = TurnRunner(services, self._sessions, clock)
         try:

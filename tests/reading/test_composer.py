@@ -20,7 +20,12 @@ class _Tier:
         self.given: list[Sequence[Span]] = []
 
     def read(
-        self, said: str, spans: Sequence[Span], context: ReadingContext
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
     ) -> tuple[Intent, ...]:
         self.given.append(spans)
         return tuple(Intent(IntentKind.RESOLVE, span, self.confidence, self.name) for span in spans)
@@ -30,7 +35,12 @@ class _Broken:
     name = "broken"
 
     def read(
-        self, said: str, spans: Sequence[Span], context: ReadingContext
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
     ) -> tuple[Intent, ...]:
         raise RuntimeError("a reader bug")
 

@@ -15,7 +15,6 @@ control characters — raises: a reader that fails is logged and its tier is lef
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Sequence
 from functools import lru_cache
@@ -37,9 +36,13 @@ from hrm.reading.types import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from hrm.config import HRMConfig
+    from hrm.llm.types import ILLMAdapter
     from hrm.reading.rules.preferences import PreferenceRules
 
-__all__ = ["available_tiers", "read", "rest_of", "without_span_text"]
+__all__ = ["available_tiers", "later_tiers", "read", "rest_of", "without_span_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +50,8 @@ _NO_CONTEXT = ReadingContext()
 
 
 def available_tiers(preferences: PreferenceRules | None = None) -> tuple[Reader, ...]:
-    """The tiers this process can read with, in order: the rules (always), then the exemplar
-    classifier on the sentence model when the `embeddings` extra and its module are there."""
+    """The rules (always), then the exemplar classifier with its defaults when the
+    `embeddings` extra is installed: what tests and benchmarks read with."""
     tiers: list[Reader] = [RulesReader(preferences)]
     exemplars = _exemplar_reader()
     if exemplars is not None:
@@ -56,22 +59,43 @@ def available_tiers(preferences: PreferenceRules | None = None) -> tuple[Reader,
     return tuple(tiers)
 
 
+def later_tiers(
+    config: HRMConfig,
+    *,
+    cache_dir: Path | None,
+    llm: ILLMAdapter | None,
+    bands: Bands,
+) -> tuple[Reader, ...]:
+    """The tiers that read after the rules for a stack, as its configuration says: the
+    exemplar classifier (``reading.sentence_model``; its index kept under `cache_dir`), then
+    the model tier (``reading.model_tier``, through the stack's gateway `llm`, only for a
+    capable model). Built once when a stack opens; each loads its model on first use.
+
+    Raises:
+        HRMError: ``VALIDATION_FAILED`` when a tier is set ``on`` and cannot run here.
+    """
+    from hrm.reading.model_reader import load_model_reader
+    from hrm.reading.sentence import load_exemplar_reader
+
+    tiers: list[Reader] = []
+    exemplars = load_exemplar_reader(
+        cache_dir=cache_dir, bands=bands, setting=config.reading.sentence_model
+    )
+    if exemplars is not None:
+        tiers.append(exemplars)
+    model = load_model_reader(config, llm, bands=bands)
+    if model is not None:
+        tiers.append(model)
+    return tuple(tiers)
+
+
 @lru_cache(maxsize=1)
 def _exemplar_reader() -> Reader | None:
-    """The exemplar tier, loaded once per process; None without the `embeddings` extra or
-    before `hrm.reading.sentence` exists (another work package builds it)."""
-    try:
-        module = importlib.import_module("hrm.reading.sentence")
-    except ImportError:
-        return None
-    load = getattr(module, "load_exemplar_reader", None)
-    if load is None:
-        return None
-    try:
-        reader: Reader | None = load()
-    except ImportError:  # the extra is missing
-        return None
-    return reader
+    """The exemplar tier with its defaults, once per process (tests, benchmarks); None
+    without the `embeddings` extra. A stack builds its own from its config (`later_tiers`)."""
+    from hrm.reading.sentence import load_exemplar_reader
+
+    return load_exemplar_reader()
 
 
 def read(
@@ -98,7 +122,7 @@ def read(
             break
         ran.append(tier.name)
         try:
-            found = tier.read(head, todo, context)
+            found = tier.read(head, todo, context, earlier=tuple(intents))
         except Exception:  # a reader must never fail a turn: its tier is left out
             logger.exception("reader %s failed; its tier is left out of this reading", tier.name)
             continue

@@ -133,7 +133,12 @@ class ExemplarReader:
         self._ensure_index()
 
     def read(
-        self, said: str, spans: Sequence[Span], context: ReadingContext
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
     ) -> tuple[Intent, ...]:
         """The intents of the given sentence spans of `said` (at most `MAX_SPANS` of them).
 

@@ -352,8 +352,14 @@ class Reader(Protocol):
     name: str
 
     def read(
-        self, said: str, spans: Sequence[Span], context: ReadingContext
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
     ) -> tuple[Intent, ...]:
         """The intents this reader finds in the given sentence spans of `said` (the composer
         passes a later tier only the sentences no earlier tier read with confidence); every
-        returned span lies inside one of `spans`."""
+        returned span lies inside one of `spans`. `earlier` is what the tiers before it read,
+        for a tier that acts only where another agrees (the model tier's canon writes)."""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hrm.governance.problems import Problem
     from hrm.reading.rules.memory import ForgetRequest, MemoryRequest
     from hrm.reading.rules.problems import ProblemRequest
-    from hrm.reading.types import Bands, Intent
+    from hrm.reading.types import Bands, Intent, Reader
     from hrm.storage.ledger import Ledger
     from hrm.storage.sqlite import Database
     from hrm.tracing import Tracer
@@ -67,6 +67,9 @@ class TurnServices:
     config: HRMConfig
     bands: Bands
     """The confidence bands reading acts on (`reading.act_threshold`, `reading.ask_threshold`)."""
+    later_tiers: tuple[Reader, ...] = ()
+    """The reading tiers after the rules (exemplars, a capable model), built when the stack
+    opens (`hrm.reading.reader.later_tiers`)."""
 
     @property
     def stance(self) -> Stance:

@@ -30,7 +30,12 @@ class RulesReader:
         """What the last `read` matched and judged no intent (read by the composer)."""
 
     def read(
-        self, said: str, spans: Sequence[Span], context: ReadingContext
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
     ) -> tuple[Intent, ...]:
         answers = read_answers(said, context)
         declined: list[Declined] = []

@@ -11,9 +11,10 @@ from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from hrm.reading.reader import available_tiers, read
+from hrm.reading.reader import read
 from hrm.reading.rules.memory import kept_text
 from hrm.reading.rules.preferences import PreferenceRules
+from hrm.reading.rules.tier import RulesReader
 from hrm.reading.types import ReadingContext
 from hrm.turn.steps.forget import just_kept
 
@@ -46,7 +47,8 @@ def _read(ctx: TurnContext, *, pending: str | None) -> Reading:
         pending=pending, just_kept=ctx.just_kept, kept=_Kept(services.stack.canon()),
         open_problems=_open_titles(ctx) if "forget" in text.lower() else (),
     )  # fmt: skip
-    return read(text, context, available_tiers(rules), bands=services.bands)
+    tiers = (RulesReader(rules), *services.later_tiers)
+    return read(text, context, tiers, bands=services.bands)
 
 
 class _Kept(Mapping[str, str]):
