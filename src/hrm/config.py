@@ -216,6 +216,10 @@ class LLMConfig:
     """A GGUF file for the ``local`` provider (default: the bundled SmolLM2-135M-Instruct)."""
     n_ctx: int = 2048
     n_threads: int = 2
+    capable: Switch = "auto"
+    """auto | on | off — whether the model may do structured work: the reading's model tier,
+    model-assisted governance, plans, checking another model's work. ``auto`` trusts the hosted
+    providers at their own endpoints and nothing else (`hrm.llm.capability`, D233)."""
     restate_preferences: Switch = "auto"
     """auto | on | off — restate the canon the context kept at the end of the person's message.
     ``auto`` does for the ``local`` provider: small in-process models follow a system prompt

@@ -184,7 +184,23 @@ def test_schema_numbers_only_the_sentences_sent() -> None:
 def test_auto_means_capable_hosted_models_only(
     setting: str, provider: str, base_url: str | None, enabled: bool
 ) -> None:
-    assert model_tier_enabled(setting, provider, base_url=base_url) is enabled
+    assert model_tier_enabled(setting, LLMConfig(provider=provider, base_url=base_url)) is enabled
+
+
+@pytest.mark.parametrize(
+    ("capable", "provider", "base_url", "enabled"),
+    [
+        ("on", "openai", "http://127.0.0.1:11434/v1", True),
+        ("on", "local", None, True),
+        ("off", "anthropic", None, False),
+        ("on", "offline", None, False),
+    ],
+)
+def test_the_person_says_whether_the_model_is_capable(
+    capable: str, provider: str, base_url: str | None, enabled: bool
+) -> None:
+    llm = LLMConfig(provider=provider, base_url=base_url, capable=capable)  # type: ignore[arg-type]
+    assert model_tier_enabled("auto", llm) is enabled
 
 
 def test_no_model_reader_for_the_offline_model() -> None:

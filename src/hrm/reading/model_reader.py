@@ -28,11 +28,10 @@ from hrm.reading.slots import slots_for
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Slots, Span
 
 if TYPE_CHECKING:
-    from hrm.config import HRMConfig
+    from hrm.config import HRMConfig, LLMConfig
     from hrm.llm.types import ILLMAdapter
 
 __all__ = [
-    "CAPABLE_PROVIDERS",
     "MAX_SENTENCES",
     "ModelReader",
     "load_model_reader",
@@ -41,9 +40,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CAPABLE_PROVIDERS = frozenset({"anthropic", "openai"})
-"""Providers ``auto`` trusts to read intents: hosted models. An OpenAI-compatible server at a
-base URL may run a model of any size, so it needs ``on``."""
 NEVER_PROVIDERS = frozenset({"offline"})
 """The offline model answers canned text: asking it would only add noise, even with ``on``."""
 MAX_SENTENCES = 8
@@ -76,13 +72,15 @@ Answer with JSON only: {"intents": [{"sentence": 0, "kind": "...", "confidence":
 "slots": {...}}]}; an empty list when nothing is asked."""
 
 
-def model_tier_enabled(setting: str, provider: str, *, base_url: str | None = None) -> bool:
-    """Whether the model tier runs for `provider` under the ``reading.model_tier`` `setting`."""
-    if setting == "off" or provider in NEVER_PROVIDERS:
+def model_tier_enabled(setting: str, llm: LLMConfig) -> bool:
+    """Whether the model tier runs under the ``reading.model_tier`` `setting` for the model
+    `llm` names: ``auto`` follows the one capability answer (`hrm.llm.capability`, D233)."""
+    from hrm.llm.capability import model_capability
+
+    capability = model_capability(llm)
+    if setting == "off" or capability.provider in NEVER_PROVIDERS:
         return False
-    if setting == "on":
-        return True
-    return provider in CAPABLE_PROVIDERS and not base_url
+    return setting == "on" or capability.capable
 
 
 def load_model_reader(
@@ -97,8 +95,7 @@ def load_model_reader(
     """
     from hrm.llm.factory import LLMAdapterFactory
 
-    provider = LLMAdapterFactory.resolve_provider(config.llm.provider)
-    if not model_tier_enabled(config.reading.model_tier, provider, base_url=config.llm.base_url):
+    if not model_tier_enabled(config.reading.model_tier, config.llm):
         return None
     if llm is None:
         from hrm.llm.gateway import LLMGateway
