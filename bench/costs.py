@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ROOT",
@@ -35,6 +36,7 @@ __all__ = [
     "SyncCounter",
     "bench_config",
     "callgrind_between_marks",
+    "callgrind_total",
     "code_key",
     "elapsed_cpu",
     "io_now",
@@ -162,6 +164,24 @@ def callgrind_between_marks(cmd: Sequence[str], *, env: dict[str, str] | None = 
         return _totals(_between_marks(list(Path(tmp).glob("callgrind.out*"))))
 
 
+def callgrind_total(cmd: Sequence[str], *, env: dict[str, str] | None = None,
+                    stdin: bytes = b"", timeout: float = 3600) -> int | None:
+    """Instructions of the whole process `cmd`, start to exit (``None``: no valgrind)."""
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             "--collect-systime=no", *cmd],
+            env=env, input=stdin, capture_output=True, timeout=timeout, check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"callgrind of {cmd[:3]} failed ({proc.returncode}): "
+                               f"{proc.stderr[-2000:]!r}")
+        return _totals(out)
+
+
 _SYSCALL_LINE = re.compile(r"^(?:\[pid\s+\d+\]\s+|\d+\s+)?(\w+)\(")
 
 
@@ -213,7 +233,7 @@ def code_key(patterns: Iterable[str], *, extra: Iterable[Path] = (), salt: str =
     return digest.hexdigest()[:16]
 
 
-def bench_config(home: Path) -> object:
+def bench_config(home: Path) -> Any:
     """The configuration a benchmark opens a stack with: the home's, no environment, no
     project layer, and a token ceiling no benchmark reaches.
 
