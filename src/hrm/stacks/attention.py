@@ -469,7 +469,8 @@ class _StageRunner:
             ContextItem(
                 "learning",
                 r.learning.id,
-                f"[{r.learning.type}] {r.learning.content}",
+                # the type's name as the hooks show it: "[CODEBASE_PATTERN]", not the enum's
+                f"[{getattr(r.learning.type, 'value', r.learning.type)}] {r.learning.content}",
                 0.3 + 0.4 * r.relevance_score,
             )
             for r in results.results
