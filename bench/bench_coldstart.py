@@ -106,26 +106,39 @@ def learnings_home() -> Path:
     return home
 
 
-def import_costs(hrm_bin: str, env: dict[str, str], top: int = 12) -> dict[str, Any]:
-    """The modules with the largest own import time in one `hrm turn`, and the packages by
-    cumulative time (microseconds, one run: an ordering, not a measurement to compare)."""
+def _importtime(hrm_bin: str, env: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
+    """One `hrm turn` under ``-X importtime``: each module's own microseconds, and each
+    top-level package's cumulative microseconds."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", hrm_bin, "turn", "where does the time go",
          "--provider", "offline"], env=env, capture_output=True, text=True, check=True)
-    own: list[tuple[int, str]] = []
+    own: dict[str, int] = {}
     packages: dict[str, int] = defaultdict(int)
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         self_us, cumulative_us, raw = line[12:].split("|")
         name = raw.strip()
-        own.append((int(self_us), name))
+        own[name] = int(self_us)
         if len(raw) - len(raw.lstrip()) <= 1:  # imported at top level: its cumulative counts
             packages[name.split(".")[0]] += int(cumulative_us)
+    return own, packages
+
+
+def import_costs(hrm_bin: str, env: dict[str, str], runs: int, top: int = 12) -> dict[str, Any]:
+    """Where `hrm turn`'s imports spend their time: the median over `runs` runs of each
+    module's own time and of each top-level package's cumulative time (microseconds)."""
+    measured = [_importtime(hrm_bin, env) for _ in range(runs)]
+    own = {name: statistics.median(run[0].get(name, 0) for run in measured)
+           for name in measured[0][0]}
+    packages = {name: statistics.median(run[1].get(name, 0) for run in measured)
+                for name in measured[0][1]}
     return {
-        "own_us": [{"module": name, "us": us} for us, name in sorted(own, reverse=True)[:top]],
+        "runs": runs,
+        "own_us": [{"module": name, "us": us}
+                   for name, us in sorted(own.items(), key=lambda kv: -kv[1])[:top]],
         "packages_cumulative_us": dict(sorted(packages.items(), key=lambda kv: -kv[1])[:top]),
-        "total_us": sum(us for us, _ in own),
+        "total_us": sum(own.values()),
     }
 
 
@@ -151,7 +164,7 @@ def main() -> int:
         result: dict[str, Any] = {
             "turn": paired(turn_cmd, turn_env, b"", pairs, base_env),
             "hook_10k_learnings": paired(hook_cmd, hook_env, hook_payload, pairs, base_env),
-            "imports": import_costs(hrm_bin, turn_env),
+            "imports": import_costs(hrm_bin, turn_env, 3 if args.quick else 7),
         }
         if not args.quick:
             base = callgrind_total([sys.executable, "-c", "pass"], env=base_env)
@@ -183,7 +196,8 @@ def report(result: dict[str, Any]) -> None:
               f"median of {row['pairs']} pairs; goal ≤ {goal:.0f}×: "
               f"{'met' if row['ratio'] <= goal else 'NOT met'}")
     imports = result["imports"]
-    print(f"imports of `hrm turn`: {imports['total_us'] / 1000:.0f} ms in all; largest own:")
+    print(f"imports of `hrm turn`: {imports['total_us'] / 1000:.0f} ms in all (median of "
+          f"{imports['runs']} runs); largest own:")
     for row in imports["own_us"][:8]:
         print(f"  {row['us'] / 1000:6.1f} ms  {row['module']}")
     print("  by top-level package (cumulative): " + ", ".join(

@@ -97,6 +97,31 @@ class Recorder:
 
     requests: list[dict[str, Any]] = field(default_factory=list)
     output_tokens: list[int] = field(default_factory=list)
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    """The server's count for each call that finished: ``prompt_n`` evaluated, ``cache_n``
+    taken from its cache."""
+
+
+class _Observed:
+    """The in-process server, noting the ``timings`` each streamed call ends with.
+
+    Read here rather than from the adapter, so the same benchmark measures code from before
+    the adapter counted them (``--src``)."""
+
+    def __init__(self, server: Any, recorder: Recorder) -> None:
+        self.server = server
+        self.recorder = recorder
+
+    def handle_chat_completions(self, request: dict[str, Any], callback: Any = None) -> Any:
+        if callback is None:
+            return self.server.handle_chat_completions(request)
+
+        def noting(chunk: Any) -> Any:
+            if isinstance(chunk, dict) and isinstance(chunk.get("timings"), dict):
+                self.recorder.timings.append(chunk["timings"])
+            return callback(chunk)
+
+        return self.server.handle_chat_completions(request, noting)
 
 
 def _learnings(home: Path, count: int) -> None:
@@ -137,6 +162,11 @@ def _stack(home: Path, max_tokens: int) -> tuple[Any, Recorder]:
         return response
 
     adapter._request, adapter.chat = recording_request, recording_chat
+    from hrm.llm import local
+
+    key = (str(adapter.model_path), adapter.context_window, adapter._n_threads)
+    server = local._load(adapter.model_path, adapter.context_window, adapter._n_threads)
+    local._servers[key] = _Observed(getattr(server, "server", server), recorder)
     return hrm, recorder
 
 
@@ -151,28 +181,28 @@ def _direct(server: Any, request: dict[str, Any]) -> tuple[float, float, int]:
 
 def scenario(home: Path, *, turns: int, max_tokens: int, learnings: int,
              preferences: tuple[str, ...]) -> list[Pair]:
-    from hrm.llm.local import _load
-
     if learnings:
         _learnings(home, learnings)
     hrm, recorder = _stack(home, max_tokens)
     adapter = hrm.stack.gateway.adapter
-    server = _load(adapter.model_path, adapter.context_window, adapter._n_threads)
+    server = adapter._server().server
     pairs: list[Pair] = []
     try:
         for text in preferences:
             hrm.turn(text)
         for text in MESSAGES[:turns]:
-            calls = len(recorder.requests)
+            calls, noted = len(recorder.requests), len(recorder.timings)
             started, cpu = time.perf_counter(), time.process_time()
             result = hrm.turn(text)
             turn_s, turn_cpu = time.perf_counter() - started, time.process_time() - cpu
             if len(recorder.requests) == calls or not recorder.output_tokens:
                 raise SystemExit(f"the turn made no model call ({result.action}): {text!r}")
-            cache = adapter.prompt_cache
+            # the turn's last call that ran to its end (one stopped early reports nothing)
+            last = recorder.timings[-1] if len(recorder.timings) > noted else {}
+            cached = int(last.get("cache_n") or 0)
             turn_tokens = sum(recorder.output_tokens[-(len(recorder.requests) - calls):])
             direct_s, direct_cpu, direct_tokens = _direct(server, recorder.requests[-1])
-            pair = Pair(cache.last_prompt_tokens, cache.last_cached_tokens, turn_s, turn_cpu,
+            pair = Pair(cached + int(last.get("prompt_n") or 0), cached, turn_s, turn_cpu,
                         max(1, turn_tokens), direct_s, direct_cpu, max(1, direct_tokens))
             pairs.append(pair)
             print(f"  prompt {pair.prompt_tokens:4d} tokens, {pair.cached_tokens:4d} from the "
