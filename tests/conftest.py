@@ -8,8 +8,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from hrm.home import HRMHome, initialize
+
+# Hypothesis profiles. "ci", the default, fails a property only on a counterexample: no per-example
+# deadline and no too-slow or too-much-data health check, because on a loaded 2-core machine an
+# example runs several times slower than on a quiet one and the speed is not what a property
+# states (a Hypothesis "too slow" check failed `make test` under load). "dev" is Hypothesis's own
+# defaults (200 ms deadline, every health check), to notice a property that has become slow:
+# HYPOTHESIS_PROFILE=dev make test.
+settings.register_profile(
+    "ci",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile("dev")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _PROVIDER_VARS = (
     "ANTHROPIC_API_KEY",

@@ -39,7 +39,6 @@ def test_defaults_match_the_spec(home: HRMHome, tmp_path: Path) -> None:
     assert cfg.default_stance is Stance.SENSEMAKING
     assert cfg.escalation_threshold == 0.6
     assert cfg.pattern_creation_threshold == 3
-    assert cfg.auto_trim_enabled is False
     assert cfg.policy == PolicySurface()
 
 

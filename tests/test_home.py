@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -41,14 +42,14 @@ def test_initialize_is_idempotent_and_force_keeps_data(tmp_path: Path) -> None:
 def test_unwritable_home_is_permission_denied_with_fallback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_mkdir = Path.mkdir
+    real_mkdir = os.mkdir
 
-    def denied(self: Path, *args: object, **kwargs: object) -> None:
-        if str(self).startswith(str(tmp_path / "ro")):
-            raise PermissionError(13, "Permission denied", str(self))
-        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+    def denied(path: str, *args: object, **kwargs: object) -> None:
+        if str(path).startswith(str(tmp_path / "ro")):
+            raise PermissionError(13, "Permission denied", str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "mkdir", denied)
+    monkeypatch.setattr(os, "mkdir", denied)
     with pytest.raises(HRMError) as info:
         initialize(HRMHome(tmp_path / "ro" / "home"))
     assert info.value.code is ErrorCode.PERMISSION_DENIED

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.records import DecisionRecord, jsonable
+from hrm.turn.records import DecisionRecord, jsonable
 from hrm.types import AltitudeLevel
 
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hrm.turn_state import clean_text, recent_exchange, recent_from, topic_of
+from hrm.turn.state import clean_text, recent_exchange, recent_from, topic_of
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")

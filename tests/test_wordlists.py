@@ -9,9 +9,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hrm._wordlists import HeadIndex, heads_of, required_literals
-from hrm.governance import arbiter, focus_requests, signals
+from hrm.governance import arbiter, signals
 from hrm.governance.policy import POLICY
 from hrm.governance.preferences import PreferenceClassifier
+from hrm.reading.rules import focus as focus_requests
 from hrm.reasoning import classifier
 
 CLASSIFIER_LISTS: dict[str, re.Pattern[str]] = {

@@ -10,11 +10,12 @@ from hrm._lazy import lazy_exports
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs the hook ~5 ms
 if TYPE_CHECKING:
+    from hrm._version import __version__
     from hrm.config import HRMConfig, LLMConfig, PolicySurface, load_config
     from hrm.errors import ErrorCode, HRMError, recover_from_error
     from hrm.home import HRMHome, initialize
     from hrm.pipeline import HRM
-    from hrm.records import DecisionRecord, TurnResult
+    from hrm.turn.records import DecisionRecord, TurnResult
     from hrm.types import (
         AltitudeLevel,
         BlastRadius,
@@ -48,15 +49,17 @@ __all__ = [
     "Stance",
     "TurnInput",
     "TurnResult",
+    "__version__",
     "initialize",
     "load_config",
     "recover_from_error",
 ]
 
 _LAZY = {
+    "__version__": "hrm._version",
     "HRM": "hrm.pipeline",
-    "DecisionRecord": "hrm.records",
-    "TurnResult": "hrm.records",
+    "DecisionRecord": "hrm.turn.records",
+    "TurnResult": "hrm.turn.records",
     "HRMConfig": "hrm.config",
     "LLMConfig": "hrm.config",
     "PolicySurface": "hrm.config",

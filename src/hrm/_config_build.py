@@ -97,7 +97,9 @@ def value_error(key: str, expected: str, value: Any, where: str) -> HRMError:
 
 @functools.cache
 def _hints(cls: Any) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    names = {
+        f.name for f in dataclasses.fields(cls) if f.init and f.metadata.get("config_key", True)
+    }
     return {k: v for k, v in typing.get_type_hints(cls).items() if k in names}
 
 

@@ -30,7 +30,7 @@ __all__ = [
 
 IMPORT_NAME = "hrm"
 """The import package whose distribution is looked up."""
-FALLBACK_DISTRIBUTION = "hrm"
+FALLBACK_DISTRIBUTION = "hrm-runtime"
 """The name used when no installed distribution provides `IMPORT_NAME` (a source checkout)."""
 
 # `name [extras] (version); extra == "x"` — the parts of a Requires-Dist line used here.

@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from hrm._private import make_private_dirs
 from hrm._process import pid
 from hrm.errors import ErrorCode, HRMError
 
@@ -229,7 +230,7 @@ class FileLock:
             self._fd, self._pid = None, pid()
         if self._fd is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                make_private_dirs(self.path.parent)
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError as exc:
                 raise HRMError.permission_denied(self.path) from exc

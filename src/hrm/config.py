@@ -12,7 +12,12 @@ section. Values are parsed as YAML scalars, so ``0.5``, ``true`` and ``[a, b]`` 
 
 Every file is safe-loaded and validated before anything uses it: an unknown key, a wrong type, a
 value out of range, PolicySurface weights that do not sum to 1.0 or ask bands out of order are
-rejected with an `HRMError` naming the key and the file (and line, for YAML syntax errors).
+rejected with an `HRMError` naming the key and the file (and line, for YAML syntax errors). A key
+001 §10 had and hrm removed loads with a warning instead (D225–D227).
+
+The project's file is data until the person trusts the project (`hrm trust`, D215): the keys that
+could move data or credentials apply only then, the harmless ones always (`hrm._config_trust`,
+D216), and what was left aside is said once per file content (D217).
 
 Values are checked by pydantic `TypeAdapter`s over the classes' own annotations
 (`hrm._config_build`). This module imports only the standard library and PyYAML, and pydantic is
@@ -34,7 +39,11 @@ from typing import Any, Literal
 from hrm._config_build import build_section
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import ENV_HOME, HRMHome
+from hrm.trust import TrustedFile
 from hrm.types import AltitudeLevel, Stance
+
+if typing.TYPE_CHECKING:
+    from hrm._config_trust import IgnoredSettings
 
 __all__ = [
     "ConfigScope",
@@ -44,6 +53,7 @@ __all__ = [
     "HRMConfig",
     "LLMConfig",
     "PolicySurface",
+    "ReadingConfig",
     "ResolvedConfig",
     "get_config",
     "load_config",
@@ -55,6 +65,8 @@ _ENV_SHORTHANDS = {"HRM_PROVIDER": "llm.provider", "HRM_MODEL": "llm.model"}
 
 Switch = Literal["auto", "on", "off"]
 """A setting that is on, off, or decided by hrm (``auto``); a bare YAML ``on``/``off`` counts."""
+OnOff = Literal["on", "off"]
+"""A setting that is on or off; a bare YAML ``on``/``off`` counts."""
 PROJECT_CONFIG = Path(".hrm") / "config.yaml"
 
 
@@ -208,6 +220,12 @@ class LLMConfig:
     """auto | on | off — restate the canon the context kept at the end of the person's message.
     ``auto`` does for the ``local`` provider: small in-process models follow a system prompt
     weakly (D60)."""
+    base_url_project: TrustedFile | None = field(
+        default=None, repr=False, compare=False, metadata={"config_key": False}
+    )
+    """Set by `load_config` when ``base_url`` came from a trusted project's file: the adapter
+    factory checks that the file is still trusted before the URL receives a credential (D218).
+    Not a config key: no file or variable can set it."""
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> LLMConfig:
@@ -274,6 +292,27 @@ class ContinuityConfig:
     """auto | on | off — hybrid search when the `embeddings` extra is installed."""
     session_start_max_learnings: int = 5
     additional_context_max_chars: int = 10_000
+    enforcement: Literal["suggest", "block"] = "suggest"
+    """suggest | block — what a skill rule marked ``enforcement: block`` does to a prompt.
+    ``suggest`` shows it to the assistant as a required step, as Continuous-Claude does; only
+    ``block`` stops the prompt, and a project's rules block only once the project is trusted
+    (D220, D221)."""
+    capture: OnOff = "on"
+    """on | off — whether the hooks store anything from this project: the handoffs written at
+    PreCompact and SessionEnd, the artifact index of PostToolUse, learnings (D222)."""
+
+
+@dataclass
+class ReadingConfig:
+    """How a message is read (issue 29): which tiers run after the rules."""
+
+    sentence_model: Switch = "auto"
+    """auto | on | off — the exemplar tier on the MiniLM sentence model; auto: when the
+    `embeddings` extra is installed."""
+    model_tier: Switch = "auto"
+    """auto | on | off — a bounded structured call to the configured model for sentences the
+    other tiers leave uncertain; auto: only a capable hosted model (anthropic, or openai
+    without a base URL), never the local or offline one; on: any model but the offline one."""
 
 
 @dataclass
@@ -286,18 +325,21 @@ class HRMConfig:
     pattern_match_threshold: float = 0.7
     max_agents_per_bundle: int = 5
     default_stance: Stance = Stance.SENSEMAKING
+    """The stance a new stack, and every new session, starts in: 001 §10's name for
+    ``policy.NEW_SESSION_STANCE`` (001 §12.1); setting either sets both (D224)."""
     max_commitment_turns: int = 10
     agent_execution_timeout_ms: int = 30_000
     pattern_creation_threshold: int = 3
     """Successes of one signature and strategy before a pattern is created."""
-    auto_trim_enabled: bool = False
-    """Per the spec's user decision: patterns are never trimmed automatically."""
     working_set_default_ttl_hours: int = 2
     problem_retire_days: int = 30
     """Queued or paused problems without progress this many days are resolved when a session
     starts (recorded as ``problems_retired``); 0 keeps every problem until the person resolves
     it."""
-    memory_file_locking: bool = True
+    reading_act_threshold: float = 0.75
+    """A request read at least this sure is acted on; from `reading_ask_threshold` up to it,
+    hrm asks one short question first (issue 29, D150)."""
+    reading_ask_threshold: float = 0.45
     trace_enabled: bool = False
     trace_file: str = "trace.jsonl"
     """Relative paths are inside the home's logs directory."""
@@ -321,6 +363,33 @@ class HRMConfig:
     llm: LLMConfig = field(default_factory=LLMConfig)
     policy: PolicySurface = field(default_factory=PolicySurface)
     continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
+    reading: ReadingConfig = field(default_factory=ReadingConfig)
+
+    def __post_init__(self) -> None:
+        """Make ``default_stance`` and ``policy.NEW_SESSION_STANCE`` one setting (D224).
+
+        Whichever was changed from its default wins; both changed and different is an error.
+        `load_config` has already settled a pair set in different layers by precedence.
+        """
+        policy_stance = self.policy.NEW_SESSION_STANCE
+        if self.default_stance.value == policy_stance:
+            return
+        if policy_stance == PolicySurface.NEW_SESSION_STANCE:
+            self.policy = dataclasses.replace(
+                self.policy, NEW_SESSION_STANCE=self.default_stance.value
+            )
+        elif self.default_stance is Stance.SENSEMAKING:
+            if policy_stance in _STANCES:  # else `PolicySurface.validate` names the bad value
+                self.default_stance = Stance(policy_stance)
+        else:
+            raise HRMError.validation_failed(
+                f"default_stance ({self.default_stance.value}) and policy.NEW_SESSION_STANCE "
+                f"({policy_stance}) are one setting and disagree; set one of them",
+                key="default_stance",
+            )
+
+
+_STANCES = frozenset(member.value for member in Stance)
 
 
 def _valid_agent_class(value: str) -> bool:
@@ -344,6 +413,8 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "pattern_creation_threshold": (lambda v: v >= 1, "at least 1"),
     "working_set_default_ttl_hours": (lambda v: v >= 1, "at least 1"),
     "problem_retire_days": (lambda v: v >= 0, "at least 0 (0 never retires)"),
+    "reading_act_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
+    "reading_ask_threshold": (lambda v: 0 < v <= 1, "between 0 (exclusive) and 1"),
     "ledger_durability": (lambda v: v in ("group", "fsync"), "'group' or 'fsync'"),
     "ledger_group_commit_ms": (lambda v: 0 <= v <= 5000, "between 0 and 5000"),
     "context_token_budget": (lambda v: v >= 64, "at least 64"),
@@ -421,6 +492,8 @@ class ResolvedConfig:
     """Config files that were read, in precedence order."""
     layers: dict[ConfigSource, dict[str, Any]]
     """The raw flat values of each layer (for scoped lookups)."""
+    ignored: list[IgnoredSettings] = field(default_factory=list)
+    """Keys of the project's file left aside because the project is not trusted (D216)."""
 
     @property
     def policy(self) -> PolicySurface:
@@ -452,13 +525,20 @@ def load_config(
     project_dir: str | Path | None = None,
     *,
     environ: Mapping[str, str] | None = None,
+    announce: bool = True,
 ) -> ResolvedConfig:
     """Merge defaults, the home's config, the project's config and the environment; validate.
+
+    The project's file is data until the person trusts the project (D215, D216): keys that
+    could move data or credentials apply only when `hrm.trust.TrustStore` holds the file with
+    its current hash; the others are left aside and listed in `ResolvedConfig.ignored`.
 
     Args:
         home: The home whose ``config.yaml`` is the global layer (default: resolved home).
         project_dir: Directory whose ``.hrm/config.yaml`` is the project layer (default: cwd).
         environ: Environment mapping (default: ``os.environ``).
+        announce: Log the keys left aside as a warning, once per file content (D217); the
+            hooks say it their own way and pass False.
 
     Raises:
         HRMError: ``PARSE_ERROR`` (YAML syntax, with file and line) or ``VALIDATION_FAILED``
@@ -468,35 +548,14 @@ def load_config(
     env = os.environ if environ is None else environ
     project = Path(project_dir) if project_dir is not None else Path.cwd()
 
+    known = _known_keys()
     layers: dict[ConfigSource, dict[str, Any]] = {source: {} for source in ConfigSource}
+    layers[ConfigSource.DEFAULT] = {
+        k: v for k, v in _flatten(dataclasses.asdict(HRMConfig()), "").items() if k in known
+    }
     origins: dict[str, str] = {}
-    files: list[Path] = []
-    defaults = _flatten(dataclasses.asdict(HRMConfig()), "")
-    layers[ConfigSource.DEFAULT] = defaults
-
-    global_path = h.config_path
-    project_path = (project / PROJECT_CONFIG).absolute()
-    for source, path in ((ConfigSource.GLOBAL, global_path), (ConfigSource.PROJECT, project_path)):
-        if source is ConfigSource.PROJECT and path == global_path.absolute():
-            continue
-        if path.is_file():
-            data = _read_yaml(path)
-            flat = _flatten(data, "")
-            _check_known_keys(flat, str(path))
-            layers[source] = flat
-            files.append(path)
-            for key in flat:
-                origins[key] = str(path)
-
-    env_flat: dict[str, Any] = {}
-    for var, raw in env.items():
-        env_key = _env_key(var)
-        if env_key is None:
-            continue
-        env_flat[env_key] = _parse_env_value(raw)
-        origins[env_key] = f"environment ({var})"
-    _check_known_keys(env_flat, "the environment")
-    layers[ConfigSource.ENV] = env_flat
+    read = _read_files(h, project, layers, origins, announce=announce)
+    layers[ConfigSource.ENV] = _env_layer(env, origins)
 
     merged: dict[str, Any] = {}
     values: dict[str, ConfigValue] = {}
@@ -510,10 +569,125 @@ def load_config(
                 precedence=source.precedence,
                 origin=origins.get(key, "built-in default"),
             )
+    _align_stances(layers, merged, values, origins)
 
     # Only what a file or the environment set is validated; the rest are the classes' defaults.
     given = {key: value for key, value in merged.items() if key in origins}
     config = build_section(HRMConfig, _unflatten(given), "", "", origins=origins)
+    _check_ranges(config, origins)
+    policy_sources = sorted(
+        {origins[k] for k in merged if k.startswith("policy.") and k in origins}
+    )
+    config.policy.validate(source=", ".join(policy_sources) or "built-in defaults")
+    if read.trusted_project is not None and origins.get("llm.base_url") == str(
+        read.trusted_project.path
+    ):
+        config.llm.base_url_project = read.trusted_project
+    # Store the coerced values (e.g. enums) in the attribution table.
+    for key, attributed in values.items():
+        values[key] = dataclasses.replace(attributed, value=_get_dotted(config, key))
+    return ResolvedConfig(
+        config=config, values=values, files=read.files, layers=layers, ignored=read.ignored
+    )
+
+
+@dataclass
+class _FilesRead:
+    """What `_read_files` found besides the layers it filled."""
+
+    files: list[Path] = field(default_factory=list)
+    ignored: list[IgnoredSettings] = field(default_factory=list)
+    trusted_project: TrustedFile | None = None
+    """The project's file, when it is trusted and set a key that needs trust."""
+
+
+def _read_files(
+    home: HRMHome,
+    project: Path,
+    layers: dict[ConfigSource, dict[str, Any]],
+    origins: dict[str, str],
+    *,
+    announce: bool,
+) -> _FilesRead:
+    """Fill the global and project layers from their files; the project's passes trust."""
+    read = _FilesRead()
+    global_path = home.config_path
+    project_path = (project / PROJECT_CONFIG).absolute()
+    for source, path in ((ConfigSource.GLOBAL, global_path), (ConfigSource.PROJECT, project_path)):
+        if source is ConfigSource.PROJECT and path == global_path.absolute():
+            continue
+        if not path.is_file():
+            continue
+        data, raw = _read_config_file(path)
+        flat = _without_removed(_flatten(data, ""), str(path))
+        _check_known_keys(flat, str(path))
+        if source is ConfigSource.PROJECT:
+            from hrm._config_trust import apply_trust
+
+            flat, ignored, trusted = apply_trust(home, project, path, raw, flat, announce=announce)
+            if ignored is not None:
+                read.ignored.append(ignored)
+            read.trusted_project = trusted
+        layers[source] = flat
+        read.files.append(path)
+        for key in flat:
+            origins[key] = str(path)
+    return read
+
+
+def _env_layer(env: Mapping[str, str], origins: dict[str, str]) -> dict[str, Any]:
+    env_flat: dict[str, Any] = {}
+    for var, raw in env.items():
+        env_key = _env_key(var)
+        if env_key is None:
+            if var.startswith(ENV_PREFIX) and var[len(ENV_PREFIX) :].lower() in _REMOVED_KEYS:
+                _warn_removed(var[len(ENV_PREFIX) :].lower(), f"the environment ({var})")
+            continue
+        env_flat[env_key] = _parse_env_value(raw)
+        origins[env_key] = f"environment ({var})"
+    _check_known_keys(env_flat, "the environment")
+    return env_flat
+
+
+_STANCE_KEYS = ("default_stance", "policy.NEW_SESSION_STANCE")
+
+
+def _align_stances(
+    layers: Mapping[ConfigSource, Mapping[str, Any]],
+    merged: dict[str, Any],
+    values: dict[str, ConfigValue],
+    origins: dict[str, str],
+) -> None:
+    """``default_stance`` and ``policy.NEW_SESSION_STANCE`` are one setting (D224): the layer
+    of highest precedence that sets either sets both; one layer setting both differently is an
+    error naming its file."""
+    for source in (ConfigSource.ENV, ConfigSource.PROJECT, ConfigSource.GLOBAL):
+        layer = layers[source]
+        set_here = [key for key in _STANCE_KEYS if key in layer]
+        if not set_here:
+            continue
+        if not all(isinstance(layer[key], str) for key in set_here):
+            return  # not a stance name: building the config names the key and what it must be
+        words = {str(layer[key]).lower() for key in set_here}
+        if len(words) > 1:
+            where = origins[set_here[0]]
+            raise HRMError.validation_failed(
+                f"default_stance and policy.NEW_SESSION_STANCE are one setting and disagree in "
+                f"{where}; set one of them",
+                key="default_stance",
+                file=where,
+            )
+        winner = set_here[0]
+        for key in _STANCE_KEYS:
+            merged[key] = layer[winner] if key == winner else str(layer[winner]).lower()
+            origins[key] = origins[winner]
+            values[key] = dataclasses.replace(
+                values[winner], key=key, value=merged[key]
+            )
+        return
+
+
+def _check_ranges(config: HRMConfig, origins: Mapping[str, str]) -> None:
     for key, (check, expected) in _RANGES.items():
         value = _get_dotted(config, key)
         if not check(value):
@@ -523,14 +697,6 @@ def load_config(
                 key=key,
                 file=where,
             )
-    policy_sources = sorted(
-        {origins[k] for k in merged if k.startswith("policy.") and k in origins}
-    )
-    config.policy.validate(source=", ".join(policy_sources) or "built-in defaults")
-    # Store the coerced values (e.g. enums) in the attribution table.
-    for key, attributed in values.items():
-        values[key] = dataclasses.replace(attributed, value=_get_dotted(config, key))
-    return ResolvedConfig(config=config, values=values, files=files, layers=layers)
 
 
 def get_config(
@@ -587,12 +753,18 @@ def _source_of_file(path: Path, r: ResolvedConfig) -> ConfigSource:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    return _read_config_file(path)[0]
+
+
+def _read_config_file(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The mapping a config file holds, and the bytes it was parsed from (for trust)."""
     import yaml
 
-    from hrm import _yaml
+    from hrm import _paths, _yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = _paths.read_bytes(path, max_bytes=_yaml.MAX_BYTES, what="config file")
+        text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise HRMError.parse_error(f"cannot read config file: {exc.strerror}", path=path) from exc
     except UnicodeDecodeError as exc:
@@ -605,13 +777,13 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise HRMError.parse_error(f"invalid YAML: {problem}", path=path, line=line) from exc
     if data is None:
-        return {}
+        return {}, raw
     if not isinstance(data, dict):
         raise HRMError.validation_failed(
             f"{path}: the config must be a mapping of keys to values, got {type(data).__name__}",
             file=str(path),
         )
-    return data
+    return data, raw
 
 
 def _flatten(data: Mapping[str, Any], prefix: str) -> dict[str, Any]:
@@ -636,14 +808,54 @@ def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
-_SECTIONS = {"llm": LLMConfig, "policy": PolicySurface, "continuity": ContinuityConfig}
+_SECTIONS = {
+    "llm": LLMConfig,
+    "policy": PolicySurface,
+    "continuity": ContinuityConfig,
+    "reading": ReadingConfig,
+}
 
 
 def _known_keys() -> set[str]:
-    keys = {f.name for f in dataclasses.fields(HRMConfig)} - set(_SECTIONS)
+    keys = {f.name for f in _config_fields(HRMConfig)} - set(_SECTIONS)
     for name, cls in _SECTIONS.items():
-        keys |= {f"{name}.{f.name}" for f in dataclasses.fields(cls)}
+        keys |= {f"{name}.{f.name}" for f in _config_fields(cls)}
     return keys
+
+
+def _config_fields(cls: type[Any]) -> list[dataclasses.Field[Any]]:
+    """The fields a file or variable may set (not those marked ``config_key: False``)."""
+    return [f for f in dataclasses.fields(cls) if f.metadata.get("config_key", True)]
+
+
+_REMOVED_KEYS = {
+    "memory_file_locking": "ledgers and the turn lock always lock: several processes share a "
+    "home, and writing without a lock loses records (D225)",
+    "auto_trim_enabled": "patterns are never trimmed automatically, as 001 §10's user decision "
+    "says; `hrm memory` removes one (D226)",
+}
+"""Keys 001 §10 had that hrm removed, with why: a file still holding one gets a warning."""
+_warned_removed: set[tuple[str, str]] = set()
+
+
+def _without_removed(flat: dict[str, Any], where: str) -> dict[str, Any]:
+    for key in [k for k in flat if k in _REMOVED_KEYS]:
+        _warn_removed(key, where)
+        del flat[key]
+    return flat
+
+
+def _warn_removed(key: str, where: str) -> None:
+    """One line per key and place a process: the setting is gone, and why (not an error)."""
+    if (key, where) in _warned_removed:
+        return
+    _warned_removed.add((key, where))
+    import logging
+
+    logging.getLogger(__name__).warning(
+        "config key '%s' in %s has no effect and can be deleted: %s",
+        key, where, _REMOVED_KEYS[key],
+    )
 
 
 def _check_known_keys(flat: Mapping[str, Any], where: str) -> None:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from hrm.records import TurnResult
+from hrm.turn.records import TurnResult
 
 __all__ = ["DEMO_PAUSES", "DEMO_SCRIPT", "DemoClock", "DemoReport", "run_demo"]
 
@@ -107,7 +107,7 @@ def _observe(report: DemoReport, result: TurnResult, events: list[dict[str, Any]
         report.note("arbitration_ask", n)
     elif disposition == "switch" and d.arbitration.get("candidate_problem_id"):
         report.note("arbitration_switch", n)
-    if d.escalation.get("escalated"):
+    if d.escalation is not None and d.escalation.escalated:
         report.note("escalation", n)
     for learned in d.learning:
         if learned.get("event_type") == "pattern_created":

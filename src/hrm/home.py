@@ -5,6 +5,10 @@ maps an agent class to its partition directories, so a crafted class name can ne
 stack outside its own partition. `initialize` creates the layout idempotently and, when the
 root cannot be written, raises ``PERMISSION_DENIED`` with a fallback path that can.
 
+Everything in a home is the person's alone: folders are created 0700 and files 0600 whatever
+the umask, and a home found open to other users is tightened on `initialize` with a warning
+(`hrm._private`).
+
 Files that hrm ships into a home (schemas, default attention templates, built-in agents) live in
 the package under ``hrm/data/home/`` and are copied on init: existing copies are kept unless
 ``force`` asks to reinstall them. Ledgers, ``memory.db`` and ``config.yaml`` are never touched by
@@ -18,6 +22,7 @@ import re
 from pathlib import Path
 
 from hrm._atomic import atomic_write as _atomic_write
+from hrm._private import make_private_dirs, tighten_home
 
 __all__ = [
     "ENV_HOME",
@@ -359,8 +364,10 @@ def initialize(
     ]
     installed: list[str] = []
     try:
+        if not created:
+            tighten_home(root)  # a home another user can read is made private, with a warning
         for d in dirs:
-            d.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(d)
         if not os.access(root, os.W_OK):
             raise PermissionError(root)
         if not h.config_path.exists():
@@ -409,7 +416,7 @@ def _install_shipped_files(root: Path, *, force: bool) -> list[str]:
             target = root / child_rel
             if target.exists() and not force:
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(target.parent)
             _atomic_write(target, child.read_bytes())
             installed.append(child_rel.as_posix())
 

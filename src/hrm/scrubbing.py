@@ -1,12 +1,14 @@
-"""Secret scrubbing: nothing hrm stores may contain a credential.
+"""Secret scrubbing: nothing hrm stores may contain a credential or a person's private text.
 
-Every store and ledger calls `scrub` on values before they are written. The table below is the
-single list of what counts as a secret; each row has a test. Replacement keeps the kind of secret
-(`[REDACTED:github_token]`) so a reader knows something was there and what it was, without it.
+Every store and ledger calls `scrub` on values before they are written. Two things go:
 
-Patterns are linear-time (no nested quantifiers) so scrubbing a megabyte of text stays fast.
-Each is compiled the first time a text contains one of its hints: most processes (a hook
-writing one log line) never compile any.
+* text inside ``<private>…</private>`` (any case; an unclosed tag hides the rest of the text),
+  which becomes ``[private]``: the person marked it as not to be kept;
+* credentials, as the families table in `hrm._secret_families` recognises them; each becomes
+  ``[REDACTED:<kind>]`` so a reader knows something was there and what, without it.
+
+Patterns are linear-time, so scrubbing a megabyte stays fast, and each runs only when the text
+holds one of its hints; a pattern is compiled the first time a text holds one.
 """
 
 from __future__ import annotations
@@ -18,135 +20,71 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["SECRET_PATTERNS", "SecretPattern", "contains_secret", "scrub", "scrub_text"]
+    from hrm._secret_families import FAMILIES as SECRET_PATTERNS
+    from hrm._secret_families import SecretPattern
+
+__all__ = [
+    "PRIVATE_MARKER",
+    "SECRET_PATTERNS",
+    "SecretPattern",
+    "contains_secret",
+    "scrub",
+    "scrub_text",
+    "strip_private",
+]
 
 
-class SecretPattern:
-    """One kind of credential and how to recognise it.
+def __getattr__(name: str) -> object:
+    """`SECRET_PATTERNS` (the families, in the order they are applied) and `SecretPattern`,
+    loaded on first use: a hook imports this module on every prompt and scrubs rarely."""
+    if name in ("SECRET_PATTERNS", "SecretPattern"):
+        from hrm import _secret_families
 
-    A frozen value like the dataclass it replaces (same fields and constructor), except that
-    `regex` may be given as source text and is then compiled on first use.
+        value = _secret_families.FAMILIES if name == "SECRET_PATTERNS" else (
+            _secret_families.SecretPattern
+        )
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+PRIVATE_MARKER = "[private]"
+"""What stands in a stored text where the person's ``<private>`` text was."""
+
+_PRIVATE_TAG = r"(?i)<[ \t]*(/?)[ \t]*private(?:[ \t][^<>\r\n]{0,200})?>"
+"""An opening or closing tag (with attributes); compiled and cached by `re` on first use."""
+_REDACTED = "[REDACTED:"
+
+
+def strip_private(text: str) -> str:
+    """Replace every ``<private>…</private>`` span of `text` by ``[private]``.
+
+    Tags nest; an opening tag never closed hides everything after it, and a closing tag whose
+    opening was cut off (a text clipped at its start) hides everything before it: a person's
+    private text is never kept because a tag went missing.
     """
-
-    __slots__ = ("_regex", "flags", "group", "hints", "kind", "pattern")
-    kind: str
-    pattern: str
-    """The regular expression's source."""
-    group: int
-    """Which group holds the secret itself; 0 replaces the whole match."""
-    hints: tuple[str, ...]
-    """Lower-case substrings every match contains (at least one); the regex runs only when the
-    text contains a hint, which keeps scrubbing of ordinary text to a few substring scans."""
-    flags: int
-    """`re` flags for compiling `pattern` (those of a compiled `regex` when one is given)."""
-    _regex: re.Pattern[str] | None
-
-    def __init__(
-        self,
-        kind: str,
-        regex: re.Pattern[str] | str,
-        group: int = 0,
-        hints: tuple[str, ...] = (),
-        flags: int = 0,
-    ) -> None:
-        compiled = None if isinstance(regex, str) else regex
-        values = {
-            "kind": kind,
-            "pattern": regex if isinstance(regex, str) else regex.pattern,
-            "group": group,
-            "hints": hints,
-            "flags": flags if compiled is None else compiled.flags & ~re.UNICODE,  # implied
-            "_regex": compiled,
-        }
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-
-    @property
-    def regex(self) -> re.Pattern[str]:
-        """The compiled pattern (compiled once, when first needed)."""
-        compiled = self._regex
-        if compiled is None:
-            compiled = re.compile(self.pattern, self.flags)
-            object.__setattr__(self, "_regex", compiled)
-        return compiled
-
-    def _key(self) -> tuple[object, ...]:
-        return (self.kind, self.pattern, self.flags, self.group, self.hints)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r} of a frozen SecretPattern")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SecretPattern):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"SecretPattern(kind={self.kind!r}, pattern={self.pattern!r}, group={self.group})"
-
-
-def _p(
-    kind: str, pattern: str, group: int = 0, flags: int = 0, *, hints: tuple[str, ...]
-) -> SecretPattern:
-    return SecretPattern(kind, pattern, group, hints, flags)
-
-
-SECRET_PATTERNS: tuple[SecretPattern, ...] = (
-    _p(
-        "private_key",
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-        hints=("private key",),
-    ),
-    _p("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}", hints=("sk-ant-",)),
-    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", hints=("sk-",)),
-    _p(
-        "aws_access_key",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
-        hints=("akia", "asia", "abia", "acca"),
-    ),
-    _p(
-        "aws_secret_key",
-        r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})",
-        group=1,
-        hints=("secret",),
-    ),
-    _p(
-        "github_token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-        hints=("gh", "github_pat_"),
-    ),
-    _p("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", hints=("glpat-",)),
-    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", hints=("xox",)),
-    _p(
-        "slack_webhook",
-        r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
-        hints=("hooks.slack.com",),
-    ),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", hints=("aiza",)),
-    _p("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", hints=("_live_", "_test_")),
-    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", hints=("hf_",)),
-    _p(
-        "jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", hints=("eyj",)
-    ),
-    _p("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)", group=1, hints=("bearer",)),
-    _p(
-        "url_password",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@]{1,256}:([^\s@/]{1,256})@",
-        group=1,
-        hints=("://",),
-    ),
-    _p(
-        "assigned_secret",
-        r"(?i)\b(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|access[_-]?token|"
-        r"auth[_-]?token|password|passwd|pwd)\b[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{8,})",
-        group=1,
-        hints=("key", "secret", "token", "pass", "pwd"),
-    ),
-)
+    if "private" not in text.lower():
+        return text
+    pieces: list[str] = []
+    depth = 0
+    last = 0
+    for tag in re.finditer(_PRIVATE_TAG, text):
+        if not tag.group(1):
+            if depth == 0:
+                pieces.append(text[last : tag.start()])
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                pieces.append(PRIVATE_MARKER)
+                last = tag.end()
+        else:
+            pieces = [PRIVATE_MARKER]
+            last = tag.end()
+    if depth > 0:
+        pieces.append(PRIVATE_MARKER)
+    else:
+        pieces.append(text[last:])
+    return "".join(pieces)
 
 
 _CACHED_MAX_LEN = 256
@@ -154,7 +92,7 @@ _CACHED_MAX_LEN = 256
 
 
 def scrub_text(text: str) -> str:
-    """Return `text` with every credential replaced by ``[REDACTED:<kind>]``.
+    """Return `text` without private spans and with every credential replaced.
 
     Every layer scrubs what it writes (a turn's input reaches the episodic store, the learning
     outcome and the ledgers), so the same short strings come back many times per turn: they are
@@ -184,28 +122,210 @@ Only `scrub_text` writes it."""
 
 def _scrub(text: str) -> str:
     lower = text.lower()
-    for pattern in SECRET_PATTERNS:
-        if not any(hint in lower for hint in pattern.hints):
-            continue
-        if pattern.group == 0:
-            text = pattern.regex.sub(f"[REDACTED:{pattern.kind}]", text)
-        else:
-            text = pattern.regex.sub(_group_replacer(pattern), text)
+    if "private" in lower:
+        text = strip_private(text)
+    shapes, contexts, scans = _GROUPS or _load_groups()
+    text = _apply_anchored(text, text, shapes)
+    lower = text.lower()
+    if len(lower) == len(text):
+        text = _apply_anchored(text, lower, contexts)
+    else:  # lower-casing changed the length (a few Unicode letters): search row by row
+        for pattern in contexts.rows:
+            text = _replace_checked(pattern, text)
+        lower = text.lower()
+    for pattern in scans:
+        for hint in pattern.hints:
+            if hint in lower:
+                text = _replace_checked(pattern, text)
+                break
     return text
 
 
-def _group_replacer(pattern: SecretPattern) -> Any:
-    def replace(match: re.Match[str]) -> str:
-        start, end = match.span(pattern.group)
-        whole_start = match.start()
-        value = match.group(0)
-        if value[start - whole_start : end - whole_start].startswith("[REDACTED:"):
-            return value
-        return (
-            value[: start - whole_start] + f"[REDACTED:{pattern.kind}]" + value[end - whole_start :]
-        )
+class _Anchored:
+    """A group of rows and one regex that finds all their anchors in one pass.
 
-    return replace
+    The regex is a trie of the anchors (``pass(?:word)?|pwd?|…``), so at each position it
+    tests one character class and rarely more: one pass over a text costs about what one
+    substring search per anchor would, for fifty anchors. It is compiled on first use.
+    """
+
+    __slots__ = ("_regex", "_starting", "rows")
+
+    def __init__(self, rows: tuple[SecretPattern, ...]) -> None:
+        self.rows = rows
+        self._starting: dict[str, list[tuple[int, SecretPattern]]] | None = None
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def starting(self) -> dict[str, list[tuple[int, SecretPattern]]]:
+        """For each anchor, the rows a match of it starts (a longer anchor found at a position
+        stands for every shorter one it begins with), with their order in the table."""
+        if self._starting is None:
+            anchors = sorted({anchor for row in self.rows for anchor in row.anchors})
+            self._starting = {
+                found: [
+                    (order, row)
+                    for order, row in enumerate(self.rows)
+                    if any(found.startswith(anchor) for anchor in row.anchors)
+                ]
+                for found in anchors
+            }
+        return self._starting
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(_trie(list(self.starting)))
+        return self._regex
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching the longest of `words` that starts at a position."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + build(child) for char, child in sorted(node.items())
+                    if char]
+        if not branches:
+            return ""
+        body = "(?:" + "|".join(branches) + ")" if len(branches) > 1 else branches[0]
+        if "" in node:
+            return "(?:" + body + ")?"
+        return body
+
+    return build(root)
+
+
+_STEP_BACK_LIMIT = 130
+"""How far left of an anchor a name may start (a setting's name is at most 128 characters)."""
+
+
+def _apply_anchored(text: str, haystack: str, group: _Anchored) -> str:
+    """Apply `group`'s rows at the anchors found in `haystack` (`text`, or it lower-cased)."""
+    regex = group.regex
+    found = regex.search(haystack)
+    if found is None:
+        return text
+    candidates: list[tuple[int, int, SecretPattern]] = []
+    backwards = ""
+    while found is not None:
+        at = found.start()
+        for order, row in group.starting[found.group()]:
+            start = at
+            if row.back:
+                backwards = backwards or text[::-1]
+                start = _step_back(backwards, at, row.back)
+            start -= row.lead
+            if start >= 0:
+                candidates.append((start, order, row))
+        found = regex.search(haystack, at + 1)
+    candidates.sort(key=_by_position)
+    pieces: list[str] = []
+    last = consumed = 0
+    tried: set[tuple[int, int]] = set()
+    for start, order, row in candidates:
+        if start < consumed or (start, order) in tried:
+            continue
+        tried.add((start, order))
+        match = row.regex.match(text, start)
+        if match is None:
+            continue
+        span = _secret_span(row, match)
+        if span is None:
+            continue
+        pieces.append(text[last : span[0]])
+        pieces.append(f"[REDACTED:{row.kind}]")
+        last = span[1]
+        consumed = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _by_position(candidate: tuple[int, int, SecretPattern]) -> tuple[int, int]:
+    return candidate[0], candidate[1]
+
+
+def _step_back(backwards: str, at: int, chars: str) -> int:
+    """Where the run of `chars` ending at `at` starts (`backwards` is the text reversed).
+
+    Matched in the reversed text so the step is one regex call, not a loop in Python.
+    """
+    run = _RUNS.get(chars)
+    if run is None:
+        run = _RUNS[chars] = re.compile(f"[{re.escape(chars)}]{{0,{_STEP_BACK_LIMIT}}}")
+    origin = len(backwards) - at
+    match = run.match(backwards, origin)
+    return at - (match.end() - origin) if match is not None else at
+
+
+_RUNS: dict[str, re.Pattern[str]] = {}
+"""The compiled run of each row's `back` characters."""
+
+
+def _secret_span(pattern: SecretPattern, match: re.Match[str]) -> tuple[int, int] | None:
+    """Where the secret of `match` lies, or None when the match holds none."""
+    start, end = match.span(pattern.group)
+    if start < 0:
+        return None
+    value = match.string[start:end]
+    if value.startswith(_REDACTED) or value.startswith(PRIVATE_MARKER):
+        return None
+    if pattern.check is not None and not pattern.check(match):
+        return None
+    if end - start >= 2 and value[0] == value[-1] and value[0] in "\"'`":
+        return start + 1, end - 1  # a quoted value keeps its quotes
+    return start, end
+
+
+def _replace_checked(pattern: SecretPattern, text: str) -> str:
+    """Search the whole text with one row; replace the secret of each match it accepts.
+
+    A rejected match is searched again from where its secret part starts, so a secret inside
+    it (``x = "password=hunter2"``: the outer name is no secret's) is still found.
+    """
+    regex = pattern.regex
+    label = f"[REDACTED:{pattern.kind}]"
+    pieces: list[str] = []
+    last = position = 0
+    while True:
+        match = regex.search(text, position)
+        if match is None:
+            break
+        span = _secret_span(pattern, match)
+        if span is None:
+            start = match.start(pattern.group)
+            position = start if start > match.start() else match.start() + 1
+            continue
+        pieces.append(text[last : span[0]])
+        pieces.append(label)
+        last = span[1]
+        position = max(match.end(), span[0] + 1)
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+_GROUPS: list[Any] = []
+"""The shape rows, the context rows (each an `_Anchored`) and the scan rows, once loaded."""
+
+
+def _load_groups() -> list[Any]:
+    from hrm._secret_families import FAMILIES
+
+    _GROUPS[:] = [
+        _Anchored(tuple(p for p in FAMILIES if p.phase == "shape")),
+        _Anchored(tuple(p for p in FAMILIES if p.phase == "context")),
+        tuple(p for p in FAMILIES if p.phase == "scan"),
+    ]
+    return _GROUPS
 
 
 def scrub(value: Any) -> Any:
@@ -241,5 +361,5 @@ _PLAIN = frozenset({int, float, bool})
 
 
 def contains_secret(text: str) -> bool:
-    """True if `text` holds anything the table recognises as a credential."""
+    """True if scrubbing would change `text`: it holds a credential or private text."""
     return scrub_text(text) != text

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from hrm._private import make_private_dirs
 from hrm._process import random_hex
 from hrm.errors import HRMError
 from hrm.scrubbing import scrub, scrub_text
@@ -395,7 +396,7 @@ class Tracer:
         with self._lock:
             try:
                 if self._fd is None:
-                    path.parent.mkdir(parents=True, exist_ok=True)
+                    make_private_dirs(path.parent)
                     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
                     self._fd = os.open(path, flags, 0o600)
                 os.write(self._fd, line)  # one write per line: whole lines even across processes

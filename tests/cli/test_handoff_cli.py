@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from hrm.cli._common import EXIT_INPUT
 from hrm.cli.handoff import app
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 runner = CliRunner()
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from hrm.cli.migrate import app
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 runner = CliRunner()
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from hrm.cli.skills import app
 from hrm.home import initialize
 
-CC = Path(__file__).resolve().parents[3] / "shared" / "data" / "continuous-claude"
+CC = Path(__file__).resolve().parents[1] / "fixtures" / "continuous-claude"
 runner = CliRunner()
 
 

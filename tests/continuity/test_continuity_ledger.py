@@ -16,11 +16,10 @@ from hrm.continuity.continuity_ledger import (
 )
 from hrm.errors import HRMError
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 EXAMPLE = DATA / "ring" / "CONTINUITY-example.md"
 TEMPLATE = DATA / "ring" / "CONTINUITY-template.md"
 CURRENT = DATA / "continuous-claude" / "handoffs" / "continuity-system" / "current.md"
-pytestmark = pytest.mark.skipif(not EXAMPLE.is_file(), reason="shared fixtures not present")
 
 
 def test_ring_example_parses_every_section() -> None:

@@ -31,13 +31,11 @@ from hrm.continuity.handoffs import (
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 RING = DATA / "ring" / "handoffs"
 CC = DATA / "continuous-claude" / "handoffs"
 LEGACY_FILES = sorted(p for p in [*RING.rglob("*"), *CC.rglob("*")] if p.is_file())
 T0 = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)
-
-pytestmark = pytest.mark.skipif(not RING.is_dir(), reason="shared fixtures not present")
 
 
 def make_handoff(**changes: object) -> HandoffData:

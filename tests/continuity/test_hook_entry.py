@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.hook_entry import MAX_INPUT_BYTES, answer_hook, read_input
 from hrm.home import HRMHome
+from hrm.trust import TrustStore
 
 EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"]
 ARGUMENTS = [
@@ -385,11 +386,10 @@ sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
 
 
 REAL_RULES = (
-    Path(__file__).resolve().parents[3] / "shared/data/continuous-claude/skill-rules.v3-pr133.json"
+    Path(__file__).resolve().parents[1] / "fixtures/continuous-claude/skill-rules.v3-pr133.json"
 )
 
 
-@pytest.mark.skipif(not REAL_RULES.is_file(), reason="shared fixtures not present")
 def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(tmp_path: Path) -> None:
     """Start-up cost is the hook's budget: no dataclasses, logging, threading or SQLite; the
     second prompt reads the rules from the cache instead of compiling them again."""
@@ -409,8 +409,10 @@ def test_a_prompt_answered_from_rules_alone_imports_nothing_heavy(tmp_path: Path
             [sys.executable, "-c", _IMPORTS_PROBE], input=payload.encode(), capture_output=True,
             env=env, check=True,
         )
-        assert json.loads(proc.stdout)["decision"] == "block"
-        assert b"systematic-debugging" in proc.stdout
+        answer = json.loads(proc.stdout)
+        assert "decision" not in answer  # a block rule is a required step by default (D221)
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert "REQUIRED before responding" in context and "systematic-debugging" in context
         modules = set(proc.stderr.decode().split("MODULES ", 1)[1].split())
         heavy = {"dataclasses", "inspect", "logging", "threading", "sqlite3", "yaml", "typer"}
         assert modules & heavy == set()
@@ -493,9 +495,14 @@ def test_settings_from_config_files_are_cached_until_a_file_changes(
     assert _hook_settings(home, tmp_path) == first and len(counted_config_loads) == 1
     (tmp_path / ".hrm").mkdir()
     (tmp_path / ".hrm" / "config.yaml").write_text("continuity:\n  skill_rules: [x.json]\n")
-    second = _hook_settings(home, tmp_path)
-    assert (second.skill_match_budget_ms, second.skill_rules) == (900, ("x.json",))
+    second = _hook_settings(home, tmp_path)  # an untrusted project's rule files are ignored
+    assert (second.skill_match_budget_ms, second.skill_rules) == (900, ())
+    assert "continuity.skill_rules" in second.ignored_note
     assert _hook_settings(home, tmp_path) == second and len(counted_config_loads) == 2
+    TrustStore(home).trust(tmp_path)
+    trusted = _hook_settings(home, tmp_path)  # trusting the project is a change too
+    assert (trusted.skill_rules, trusted.ignored_note) == (("x.json",), "")
+    assert len(counted_config_loads) == 3
     assert _hook_settings(home, tmp_path / "elsewhere").skill_rules == ()
 
 

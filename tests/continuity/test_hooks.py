@@ -33,6 +33,7 @@ from hrm.continuity.hooks import (
 from hrm.continuity.learnings import LearningsRepository
 from hrm.continuity.learnings_types import LearningInput
 from hrm.home import HRMHome
+from hrm.trust import TrustStore
 
 
 class GatedActivator:
@@ -57,8 +58,8 @@ class GatedActivator:
             raise self.error
         return self.real.match_skills(prompt, rules, budget_ms=budget_ms)
 
-    def apply_enforcement(self, matches: Any) -> Any:
-        return self.real.apply_enforcement(matches)
+    def apply_enforcement(self, matches: Any, **options: Any) -> Any:
+        return self.real.apply_enforcement(matches, **options)
 
 
 def write_rules(project: Path, **skills: tuple[str, list[str]]) -> None:
@@ -94,7 +95,19 @@ def handoff(project: Path, description: str, steps: list[str]) -> HandoffData:
     )
 
 
+# The product's budgets (300 ms to 2 s) are wall-clock; on a loaded machine the work they bound
+# can overrun them, and then a test about what a hook says would fail on speed. So tests get a
+# minute each, and a test about overrunning sets a small budget with a fake that waits.
+UNHURRIED_BUDGETS = {
+    "memory_search_budget_ms": 60_000,
+    "skill_match_budget_ms": 60_000,
+    "session_end_budget_ms": 60_000,
+    "prompt_recall_budget_ms": 60_000,
+}
+
+
 def orchestrator(home: HRMHome, activator: Any = None, **settings: Any) -> HookOrchestrator:
+    settings = {**UNHURRIED_BUDGETS, **settings}
     if activator is None:
         return HookOrchestrator(home, HookSettings(**settings))
     return HookOrchestrator(home, HookSettings(**settings), skill_activator=lambda: activator)
@@ -253,7 +266,9 @@ def test_block_rule_blocks_with_a_reason_naming_the_skill(home: HRMHome, tmp_pat
         tmp_path,
         **{"security-review": ("block", ["deploy"]), "docs": ("suggest", ["prod"])},
     )
-    response = orchestrator(home).on_user_prompt_submit(prompt("deploy to prod", tmp_path))
+    TrustStore(home).trust(tmp_path)  # the project's own rules block only once trusted (D220)
+    orch = orchestrator(home, enforcement="block")
+    response = orch.on_user_prompt_submit(prompt("deploy to prod", tmp_path))
     assert response.action is HookAction.BLOCK
     assert "security-review" in (response.blocking_reason or "")
     assert response.additional_context is None

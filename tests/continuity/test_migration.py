@@ -15,8 +15,7 @@ from hrm.continuity.migration import DataType, detect_layout, migrate_legacy_dat
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared fixtures not present")
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -154,3 +153,20 @@ def test_state_goes_to_the_layout_the_user_named(tmp_path: Path, home: HRMHome) 
     result = migrate_legacy_data(source, DataType.STATE, home, layout="continuous-claude")
     assert result.destination == home.root / "imports" / "continuous-claude"
     assert result.items_migrated == 1
+
+
+def test_a_state_file_linking_out_of_the_project_is_skipped_not_copied(
+    tmp_path: Path, home: HRMHome
+) -> None:
+    source = tmp_path / "project"
+    (source / ".claude" / "state").mkdir(parents=True)
+    (source / ".claude" / "state" / "s.json").write_text('{"a": 1}')
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"planted": "not the project\'s"}')
+    (source / ".claude" / "state" / "link.json").symlink_to(outside)
+    (source / "README.md").write_text("# x\n")
+    result = migrate_legacy_data(source, DataType.STATE, home, layout="continuous-claude")
+    assert (result.items_migrated, result.items_skipped) == (1, 1)
+    assert any("outside" in warning for warning in result.warnings)
+    copied = b"".join(p.read_bytes() for p in result.destination.rglob("*") if p.is_file())
+    assert b"planted" not in copied

@@ -291,7 +291,7 @@ def test_no_contradiction_when_consistent_or_unrelated(text: str) -> None:
 
 def test_claims_capture_contrast_as_negative() -> None:
     claims = extract_claims("I prefer spaces over tabs")
-    assert [(sorted(c.obj), c.positive) for c in claims] == [(["spac"], True), (["tab"], False)]
+    assert [(sorted(c.obj), c.positive) for c in claims] == [(["space"], True), (["tab"], False)]
 
 
 _CLAIM_WORDS = ["I", "We", "prefer", "PREFER", "don't", "Never", "like", "use", "spaces", "over",

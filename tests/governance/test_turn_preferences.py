@@ -8,14 +8,24 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.records import DecisionRecord
-from hrm.turn_preferences import (
-    answers_only,
-    preference_key,
-    preference_statement,
-    resolve_pending,
-)
-from hrm.turn_state import TurnState
+from hrm.reading.reader import read
+from hrm.reading.rules.preferences import preference_statement
+from hrm.reading.types import IntentKind, ReadingContext
+from hrm.turn.preferences import preference_key, resolve_pending
+from hrm.turn.records import DecisionRecord
+from hrm.turn.state import TurnState
+
+
+def answers_only(text: str) -> bool:
+    """Is `text`, read while hrm waits on "Should I remember …?", only a yes or a no?"""
+    reading = read(text, ReadingContext(pending="preference"))
+    return any(i.kind in (IntentKind.YES, IntentKind.NO) and i.slots.rest is None
+               for i in reading.intents)
+
+
+def _answer(text: str) -> IntentKind | None:
+    reading = read(text, ReadingContext(pending="preference"))
+    return next((i.kind for i in reading.intents), None)
 
 
 def test_the_sentence_that_states_the_preference_is_kept() -> None:
@@ -54,21 +64,21 @@ def test_yes_canonizes_no_drops_and_anything_else_lets_it_go_unconfirmed() -> No
 
     stack, state = _Stack(), TurnState(pending_preference=dict(pending))
     record = _record()
-    assert resolve_pending(stack, state, "What about the cache?", record, event) is None
+    assert resolve_pending(stack, state, _answer("What about the cache?"), record, event) is None
     assert state.pending_preference is None and not stack.writes
     assert "went unanswered" in record.notes[0]
     # a later "yes" (to something else) has nothing to confirm
-    assert resolve_pending(stack, state, "yes", _record(), event) is None and not stack.writes
+    assert resolve_pending(stack, state, _answer("yes"), _record(), event) is None and not stack.writes
     assert events == ["preference_unconfirmed"]
     events.clear()
     state.pending_preference = dict(pending)
     record = _record()
-    assert "Remembered" in (resolve_pending(stack, state, "yes please", record, event) or "")
+    assert "Remembered" in (resolve_pending(stack, state, _answer("yes please"), record, event) or "")
     assert stack.writes == [("I like dark mode", "preference.i-like-dark-mode", True)]
     assert record.preference == {**pending, "resolution": "confirmed"}
     assert state.pending_preference is None
     state.pending_preference = dict(pending)
-    assert resolve_pending(stack, state, "no", _record(), event) is not None
+    assert resolve_pending(stack, state, _answer("no"), _record(), event) is not None
     assert state.pending_preference is None and len(stack.writes) == 1
     assert events == ["preference_confirmed", "preference_declined"]
 
@@ -102,7 +112,7 @@ def test_an_answer_word_with_only_politeness_after_it_is_bare(
 def test_an_answer_followed_by_a_word_of_its_own_is_not_bare(word: str, rest: str) -> None:
     text = f"{word}, {rest}"
     stripped = re.sub(r"[\s,.!]", "", rest.lower())
-    polite = {"please", "thanks", "thankyou", "itis", "ido", "do", "goahead", "rememberit",
-              "ok", "okay"}
+    polite = {"please", "pls", "thanks", "thankyou", "itis", "ido", "do", "goahead",
+              "rememberit", "forgetit", "ok", "okay"}
     if stripped and not any(stripped.startswith(p) for p in polite):
         assert not answers_only(text)

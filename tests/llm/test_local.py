@@ -12,13 +12,18 @@ from hrm.llm.local import LocalAdapter, _drain, _raise_for_error, is_local_model
 needs_model = pytest.mark.skipif(
     not is_local_model_installed(), reason="the local model is not installed"
 )
+# These tests are about behaviour, not speed, so they must hold on a busy 2-core machine. One
+# decoding thread: llama.cpp's threads wait for each other by spinning, so two of them (per xdist
+# worker) on cores other processes also want slow decoding far more than the lost share of CPU.
+# A call's bound is 10 minutes instead of the product's 60 s, which a loaded machine overran.
+UNHURRIED = LLMConfig(provider="local", timeout_ms=600_000, n_threads=1, max_retries=0)
 
 
 @pytest.mark.local_model
 @pytest.mark.slow
 @needs_model
 def test_chat_and_stream_with_the_real_model() -> None:
-    adapter = LocalAdapter(LLMConfig(provider="local"))
+    adapter = LocalAdapter(UNHURRIED)
     gateway = LLMGateway(adapter)
     messages = [Message(role="user", content="Say hello.")]
     response = gateway.chat(messages, "Answer briefly.", LLMCallConfig(max_tokens=6))
@@ -36,7 +41,7 @@ def test_chat_and_stream_with_the_real_model() -> None:
 @pytest.mark.local_model
 @needs_model
 def test_a_timeout_is_a_recoverable_timeout() -> None:
-    adapter = LocalAdapter(LLMConfig(provider="local"))
+    adapter = LocalAdapter(LLMConfig(provider="local", n_threads=1))
     with pytest.raises(HRMError) as caught:
         adapter.chat(
             [Message(role="user", content="Count to ten.")],
@@ -120,7 +125,7 @@ def _wait_for_decodes() -> None:
 @pytest.mark.slow
 @needs_model
 def test_a_call_nobody_waits_for_stops_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
-    adapter = LocalAdapter(LLMConfig(provider="local"))
+    adapter = LocalAdapter(UNHURRIED)
     server = _CountingServer(adapter._server())
     monkeypatch.setattr(adapter, "_server", lambda: server)
     story = [Message(role="user", content="Write a long story about a dragon who learns to fly.")]

@@ -40,3 +40,11 @@ def test_a_huge_message_is_read_by_its_head() -> None:
     text = "word. " * 200_000
     spans = sentence_spans(text)
     assert spans and spans[-1][1] <= 20_000
+
+
+def test_slots_record_only_what_differs_from_their_defaults() -> None:
+    from hrm.reading import Slots
+
+    assert Slots().filled() == {}
+    assert Slots(what="my cat", sure=False).filled() == {"what": "my cat", "sure": False}
+    assert Slots(hedged=True, turns=2).filled() == {"turns": 2, "hedged": True}

@@ -135,7 +135,12 @@ def test_route_matches_reason(make_input) -> None:  # type: ignore[no-untyped-de
 
 @pytest.mark.parametrize("stance", list(Stance))
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60,
+    deadline=None,
+    # The profile's suppressions (tests/conftest.py) stay: a list given here replaces them.
+    suppress_health_check=[
+        *settings.default.suppress_health_check, HealthCheck.function_scoped_fixture
+    ],
 )
 @given(text=st.text(max_size=400), priority=st.integers(min_value=-5, max_value=20))
 def test_router_always_returns_one_primary_with_a_fallback(

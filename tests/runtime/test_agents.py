@@ -14,6 +14,7 @@ from hrm.runtime import AgentRegistry
 from hrm.runtime.agents import parse_agent_definition
 from hrm.runtime.firewall import check_output
 from hrm.runtime.types import AgentOutput
+from hrm.trust import TrustStore
 
 BUILT_INS = {"analyst", "critic", "editor", "planner", "researcher", "verifier", "writer"}
 
@@ -60,6 +61,7 @@ def test_home_and_project_agents_add_and_override_by_id(tmp_path: Path) -> None:
     write(project / ".hrm" / "agents", "scout.yml",
           "id: scout\nrole: Project scout\nsystem_prompt: Look here.\nmodel: tiny\n"
           "temperature: 0.2\n")
+    TrustStore(home).trust(project)  # a project agent choosing its model needs trust (D219)
     reg = AgentRegistry.load(home, project)
     assert reg.get("writer").role == "House style writer"
     assert reg.get("writer").origin == "home"

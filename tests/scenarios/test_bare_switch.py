@@ -12,7 +12,13 @@ import pytest
 from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
-from hrm.turn_switch import asks_to_switch
+from hrm.reading.reader import read
+from hrm.reading.types import IntentKind
+
+
+def asks_to_switch(text: str) -> bool:
+    """Is `text`, with no question pending, a bare request to switch?"""
+    return read(text).has(IntentKind.SWITCH)
 
 CSV = "How do I read a CSV file with pandas?"
 BACKUP = "Our nightly backup job to S3 failed last night with an access denied error"

@@ -8,7 +8,7 @@ from hrm.home import HRMHome
 from hrm.llm import LLMCallConfig, Message
 from hrm.pipeline import HRM
 from hrm.testing import ScriptedAdapter, ScriptedReply
-from hrm.turn_state import RECENT_CLIP
+from hrm.turn.state import RECENT_CLIP
 
 LONG_ANSWER = "def migrate(db):\n" + "    db.execute('ALTER TABLE invoices ADD COLUMN due DATE')\n" * 30
 

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrm.governance.memory_requests import kept_matching, read_forget_request, without_clause
 from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
+from hrm.reading.rules.memory import kept_matching, read_forget_request, without_clause
 
 SHORT = "I prefer short paragraphs."
 DEADLINE = "Remember that the grant deadline is March 3."

@@ -30,7 +30,7 @@ def hrm(home: HRMHome) -> Iterator[HRM]:
 
 
 def _prepare(h: HRM) -> tuple[TurnInput, Any, Any, Any, list[tuple[str, dict[str, Any]]]]:
-    turn_input = TurnInput(text=TEXT, timestamp=h._clock(), context=h._context(3))
+    turn_input = TurnInput(text=TEXT, timestamp=h._clock(), context=h._runner._context(3))
     reasoning = h.router.reason(turn_input, stance=h.stance)
     altitude = h.altitude.classify_input(turn_input)
     assembled = h.stack.assemble_context(TEXT, turn_input.context, None)

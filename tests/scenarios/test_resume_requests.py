@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrm.demo import DemoClock
-from hrm.governance.focus_requests import asks_to_resume, without_resume
 from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM, SESSION_IDLE_MINUTES
+from hrm.reading.rules.focus import asks_to_resume, without_resume
 
 REVIEW = "I need to finish the literature review chapter by Friday."
 THEMES = "How should I organize the review - chronologically or thematically?"

@@ -11,7 +11,7 @@ from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.stacks.lifecycle import lifecycle_events, recover
 from hrm.storage.ledger import Ledger
-from hrm.turn_state import RECENT_CLIP, RECENT_TURNS
+from hrm.turn.state import RECENT_CLIP, RECENT_TURNS
 
 DPJ = "RESIDENT:DoPeJar"
 

@@ -166,7 +166,7 @@ def test_a_turn_stopped_while_recording_leaves_the_state_the_ledger_holds(
         def stopped(*args: object) -> None:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(h, "_append", stopped)
+        monkeypatch.setattr(h._runner, "_append", stopped)
         with pytest.raises(KeyboardInterrupt):
             h.turn("yes")
         assert h._state.to_dict() == held  # not the half-run turn's: nothing of it was kept

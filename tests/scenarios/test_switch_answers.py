@@ -10,8 +10,16 @@ from hrm.demo import DEMO_PAUSES, DEMO_SCRIPT, DemoClock
 from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
+from hrm.reading.reader import read
+from hrm.reading.types import IntentKind, ReadingContext
 from hrm.storage.ledger import Ledger
-from hrm.turn_switch import read_answer
+
+
+def read_answer(text: str) -> str | None:
+    """What `text` answers to "switch or queue?", as the reading stage reads it."""
+    kinds = {IntentKind.SWITCH: "switch", IntentKind.QUEUE: "queue"}
+    found = read(text, ReadingContext(pending="switch")).intents
+    return next((kinds[i.kind] for i in found if i.kind in kinds), None)
 
 ASKED = DEMO_SCRIPT[7]  # "The invoice totals look wrong in the finance dashboard"
 

@@ -14,9 +14,9 @@ from tests.scenarios.topic_conversations import HELD_OUT, TUNING, Conversation
 from typer.testing import CliRunner
 
 from hrm.cli.app import app
-from hrm.governance.follow_ups import opens_new_topic
 from hrm.pipeline import HRM
-from hrm.records import TurnResult
+from hrm.reading.rules.cues import opens_new_topic
+from hrm.turn.records import TurnResult
 
 CASES = {**TUNING, **HELD_OUT}
 

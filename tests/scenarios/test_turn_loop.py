@@ -124,7 +124,7 @@ def test_turn_records_are_stored_as_built_and_a_non_json_slip_is_converted_not_l
         return result
 
     monkeypatch.setattr(hrm.focus, "process_turn", with_a_datetime)
-    with caplog.at_level("WARNING", logger="hrm.pipeline"):
+    with caplog.at_level("WARNING", logger="hrm.turn.runner"):
         result = hrm.turn("How do I rename a git branch?")
     assert result.action == "respond" and hrm._json_repairs == 1
     assert "stored its JSON-safe form" in caplog.text
@@ -365,7 +365,7 @@ def test_malformed_model_json_falls_back_to_a_deterministic_plan(home: HRMHome) 
         result = h.turn("Let's plan the v3 data pipeline rewrite")
         assert result.decision.execution["success"] is True  # the turn still completed
         text = "First design the schema, then write the loader, then add tests."
-        turn_input = TurnInput(text=text, timestamp=h._clock(), context=h._context(2))
+        turn_input = TurnInput(text=text, timestamp=h._clock(), context=h._runner._context(2))
         before = adapter.calls
         plan = h.planner.generate_plan(
             turn_input, h.altitude.classify_input(turn_input), "decomposition", stance=h.stance

@@ -78,6 +78,12 @@ def test_a_pasted_log_on_the_local_model_is_answered_not_refused(tmp_path: Path)
     config = load_config(home).config
     config.llm.max_tokens = 32
     config.llm.n_ctx = 1024  # half the default window: the same overflow, half the decoding
+    # This test is about the window, not speed, and must hold on a busy 2-core machine, where a
+    # call overran the product's 60 s: a 10-minute bound, no retry of a timeout, and one decoding
+    # thread (llama.cpp's threads wait for each other by spinning, which contended cores punish).
+    config.llm.timeout_ms = 600_000
+    config.llm.max_retries = 0
+    config.llm.n_threads = 1
     with HRM.open(home, "ADMIN", "local", config=config) as h:
         result = h.turn("Why does the billing worker keep failing? Here is the log:\n" + LOG[:2400])
     assert result.decision.execution["success"] is True, result.response

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hrm.stacks.attention import _StageRunner
-from hrm.turn_state import RECENT_CLIP
+from hrm.turn.state import RECENT_CLIP
 from hrm.types import AltitudeLevel, HRMContext, Stance
 
 

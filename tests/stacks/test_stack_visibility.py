@@ -203,8 +203,10 @@ def test_even_the_meta_agent_refuses_a_symlinked_partition(home: HRMHome) -> Non
     assert info.value.code is ErrorCode.VISIBILITY_DENIED
 
 
+# The profile's suppressions (tests/conftest.py) stay: a list given here replaces them.
 @settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[*settings.default.suppress_health_check,
+                                  HealthCheck.function_scoped_fixture])
 @given(target=st.one_of(
     st.text(max_size=40),
     st.sampled_from(["ADMIN", DPJ, "RESIDENT:Other", "HO2/ledger/ADMIN/workorder.jsonl",

@@ -14,9 +14,10 @@ Exit codes (README, "Command-line conventions", shows the same table):
       that exclude each other; or an optional extra that is not installed (D110)
 3     bad input: a file, payload, configuration or option value, or id that is invalid,
       unknown or a duplicate; a damaged ledger
-4     denied: a gate or policy said no
-5     provider: the model provider failed
-6     storage: the home or database could not be used (permissions, lock, disk)
+4     denied: a gate or policy said no (a base URL whose project is no longer trusted)
+5     provider: the model provider failed, or a turn answered only to say so (D223)
+6     storage: the home or database could not be used (permissions, lock, disk), or a turn
+      ran without governance because of it
 7     `hrm plan run`: the step budget ran out before the plan converged
 130   interrupted (Ctrl-C)
 ====  =====================================================================================
@@ -88,7 +89,8 @@ duplicate; a damaged ledger."""
 EXIT_DENIED = 4
 """A gate or policy denied the request."""
 EXIT_PROVIDER = 5
-"""The model provider failed."""
+"""The model provider failed (also a turn that answered only to say its model could not be
+reached: `hrm turn`, `hrm chat`, D223)."""
 EXIT_STORAGE = 6
 """The home or database could not be used (permissions, lock, disk)."""
 EXIT_BUDGET = 7

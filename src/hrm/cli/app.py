@@ -23,6 +23,7 @@ from hrm.cli._common import (
     console,
     debug_enabled,
     emit_json,
+    err_console,
     handle_errors,
     set_debug,
 )
@@ -99,7 +100,10 @@ config_app = typer.Typer(
 )
 app.add_typer(config_app, name="config")
 
-for _module in ("hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook"):
+_COMMAND_MODULES = (
+    "hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook", "hrm.cli.trust"
+)
+for _module in _COMMAND_MODULES:
     try:
         importlib.import_module(_module).register(app)
     except ModuleNotFoundError as _exc:
@@ -165,7 +169,7 @@ def config_show(
     from hrm.config import load_config
 
     with handle_errors():
-        resolved = load_config(home, project)
+        resolved = load_config(home, project, announce=False)  # said below, every time
         values = (
             [resolved.get(key)] if key else sorted(resolved.values.values(), key=lambda v: v.key)
         )
@@ -180,12 +184,18 @@ def config_show(
         for v in values
     ]
     if json_out:
-        emit_json(rows[0] if key else {"values": rows, "files": [str(f) for f in resolved.files]})
+        emit_json(rows[0] if key else {
+            "values": rows,
+            "files": [str(f) for f in resolved.files],
+            "ignored": [ignored.to_dict() for ignored in resolved.ignored],
+        })
         return
     print_table(
         [Column("key", no_wrap=True), Column("value"), Column("source"), Column("origin")],
         [(row["key"], repr(row["value"]), row["source"], row["origin"]) for row in rows],
     )
+    for ignored in resolved.ignored:  # an untrusted project's keys (D216)
+        err_console.print(f"note: {ignored.message()}", highlight=False)
 
 
 def _plain(value: Any) -> Any:

@@ -202,11 +202,13 @@ def validate(
     json_output: JsonOption = False,
 ) -> None:
     """Check a handoff against the schema; exit non-zero listing every error."""
+    from hrm._paths import read_text
+    from hrm._yaml import MAX_BYTES
     from hrm.continuity.handoffs import deserialize, validate_schema
 
     with handle_errors():
         try:
-            text = source.read_text(encoding="utf-8")
+            text = read_text(source, max_bytes=MAX_BYTES, what="handoff")  # never a FIFO (D131)
         except OSError as exc:
             raise fail(f"cannot read '{source}': {exc}", EXIT_INPUT) from None
         except UnicodeDecodeError as exc:

@@ -319,10 +319,11 @@ def import_(
 
 
 def _read_items(file: Path) -> list[Any]:
+    from hrm._paths import read_text
     from hrm.errors import HRMError
 
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file, max_bytes=256 << 20, what="import file")  # never a FIFO (D131)
     except OSError as exc:
         raise HRMError.not_found("file", str(file), str(exc.strerror or exc)) from exc
     if text.lstrip().startswith("["):

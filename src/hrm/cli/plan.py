@@ -80,6 +80,7 @@ def run(
     from dataclasses import replace
 
     from hrm._atomic import atomic_write
+    from hrm._private import make_private_dirs
     from hrm.config import load_config
     from hrm.home import HRMHome
     from hrm.llm import LLMAdapterFactory, LLMGateway
@@ -114,7 +115,7 @@ def run(
         finally:
             ledger.close()
         saved = _saved(result)
-        resolved.logs_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(resolved.logs_dir)
         atomic_write(resolved.logs_dir / LAST_PLAN_FILE, json.dumps(saved, default=str))
     if json_out:
         emit_json(_summary(saved))

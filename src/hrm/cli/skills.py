@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -53,14 +53,12 @@ def match(
 
     activator = SkillActivator()
     with handle_errors():
-        paths = (
-            list(rules)
-            if rules
-            else default_rule_paths(HRMHome.resolve(home), (project or Path.cwd()).resolve())
-        )
+        h = HRMHome.resolve(home)
+        project_dir = (project or Path.cwd()).resolve()
+        paths = list(rules) if rules else default_rule_paths(h, project_dir)
         loaded = activator.load_rules(paths)
         result = activator.match_skills(prompt, loaded, budget_ms=budget_ms)
-        action = activator.apply_enforcement(result.matches)
+        action = _enforce(activator, loaded, result.matches, h, project_dir)
     for error in loaded.errors:
         err_console.print(f"rule error: {error}", markup=False)
     if rules and loaded.errors and not (loaded.skills or loaded.agents):
@@ -102,3 +100,18 @@ def match(
         line = f"{m.priority.value:>8}  {m.enforcement.value:<7} {m.confidence:.2f}  {m.skill}"
         console.print(f"{line}  ({why})", markup=False)
     console.print(f"→ {action.action.value}: {action.message}", markup=False)
+
+
+def _enforce(activator: Any, rules: Any, matches: list[Any], home: Any, project: Path) -> Any:
+    """What the prompt hook would do: the person's ``continuity.enforcement``, and a project
+    rule blocks only once the project is trusted (D220, D221)."""
+    from hrm.config import load_config
+    from hrm.continuity._prompt_rules import blocking_permission, rule_sources
+
+    enforcement = load_config(home, project).config.continuity.enforcement
+    may_block = (
+        blocking_permission(home, project, rule_sources(rules, matches), [])
+        if enforcement == "block"
+        else None
+    )
+    return activator.apply_enforcement(matches, enforcement=enforcement, may_block=may_block)

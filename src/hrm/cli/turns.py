@@ -23,10 +23,12 @@ from hrm.cli._common import (
     emit_json,
     emit_json_line,
     err_console,
+    fail,
     handle_errors,
     report_error,
 )
 from hrm.cli._table import Column, fit, print_table
+from hrm.cli._turn_exit import turn_failure
 
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
@@ -101,7 +103,7 @@ def _cut_answer(shown: str, response: str) -> str | None:
     A model stopped in a loop streamed the loop's first copies before it was recognised; the
     answer keeps one, and its note says so. What is on the screen stays; only the notes follow.
     """
-    from hrm.turn_state import NOTES_START
+    from hrm.turn.state import NOTES_START
 
     answer, separator, notes = response.partition(NOTES_START)
     if not answer.strip() or not shown.startswith(answer.rstrip()):
@@ -129,13 +131,16 @@ def turn(
         hrm = _open(home, agent_class, provider, model)
         try:
             result = hrm.turn(text, on_text=None if json_out else answer.piece)
+            failure = turn_failure(result, hrm.last_events)
         finally:
             hrm.close()
     if json_out:
         emit_json(result.to_dict())
-        return
-    answer.finish(result.response)
-    err_console.print(_status_line(result.decision.to_dict()), highlight=False)
+    else:
+        answer.finish(result.response)
+        err_console.print(_status_line(result.decision.to_dict()), highlight=False)
+    if failure is not None:  # answered, but not by a governed model call (D223)
+        raise fail(failure.reason, failure.exit_code)
 
 
 def chat(
@@ -213,6 +218,7 @@ def chat(
             aside = _queued_aside(result.decision.arbitration)
             if aside:
                 console.print(aside, style="dim", highlight=False)
+            exit_code = _report_failure(hrm, result) or exit_code
     finally:
         hrm.close()
     if exit_code:
@@ -252,10 +258,21 @@ def _chat_json_lines(hrm: Any) -> None:
                 exit_code = report_error(exc)
                 continue
             emit_json_line(result.to_dict())
+            exit_code = _report_failure(hrm, result) or exit_code
     finally:
         hrm.close()
     if exit_code:
         raise typer.Exit(exit_code)
+
+
+def _report_failure(hrm: Any, result: Any) -> int:
+    """A chat turn answered without its model or its governance: one stderr line; its exit
+    code (0 when the turn did its work). The conversation goes on (D223)."""
+    failure = turn_failure(result, hrm.last_events)
+    if failure is None:
+        return 0
+    fail(failure.reason, failure.exit_code)  # prints the line; the chat ends later
+    return failure.exit_code
 
 
 def _lines(stream: Any) -> Iterator[str]:
@@ -390,7 +407,7 @@ def _chat_command(hrm: Any, command: str) -> None:
 
 def _show_canon(canon: Any) -> None:
     """The preferences and facts hrm keeps now (not the ones replaced or forgotten)."""
-    from hrm.governance.memory_requests import kept_text
+    from hrm.reading.rules.memory import kept_text
 
     kept = [
         (key.partition(".")[0], text)

@@ -40,18 +40,25 @@ def _ledger_summary(project: Path) -> tuple[Path, str] | None:
 
 def _git_branch(project: Path) -> str:
     """The checked-out branch, read from ``.git/HEAD`` (no subprocess: hooks must be fast)."""
+    from hrm._paths import read_bytes
+    from hrm.errors import HRMError
+
     git = project / ".git"
     try:
         if git.is_file():
-            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
+            pointer = _small_text(read_bytes(git, max_bytes=4096, truncate=True))
             if not pointer.startswith("gitdir:"):
                 return ""
             gitdir = Path(pointer.removeprefix("gitdir:").strip())
             git = gitdir if gitdir.is_absolute() else project / gitdir
-        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+        head = _small_text(read_bytes(git / "HEAD", max_bytes=4096, truncate=True))
+    except (OSError, HRMError):  # a project's files are data: a FIFO here must not hang us
         return ""
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else ""
+
+
+def _small_text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").strip()
 
 
 def _project_query(project: Path, description: str) -> str:
@@ -129,9 +136,25 @@ def _is_under(path: Path, root: Path) -> bool:
     return True
 
 
-def _read_bounded(path: Path) -> str:
-    with path.open("rb") as fh:
-        data = fh.read(_ARTIFACT_READ_LIMIT)
+def _artifact_roots(home: HRMHome, project: Path) -> list[Path]:
+    """Where an artifact a tool wrote may be read from: the project, the home, Claude's own."""
+    import os
+
+    claude = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    return [project, home.root, Path(claude)]
+
+
+def _read_bounded(path: Path, roots: list[Path]) -> str:
+    """The first megabyte of an artifact: a regular file inside one of `roots`, or an error.
+
+    The path is a tool's input, so it is data: a FIFO, a device or a path leading out of the
+    roots (by ``..`` or a symlink) is refused, never opened for reading.
+    """
+    from hrm._paths import read_bytes
+
+    data = read_bytes(
+        path, max_bytes=_ARTIFACT_READ_LIMIT, root=roots, what="artifact", truncate=True
+    )
     return data.decode("utf-8", errors="replace")
 
 
@@ -139,16 +162,17 @@ def _read_bounded(path: Path) -> str:
 
 
 def _write_session_handoff(store: Any, checkpoint: SessionCheckpoint) -> Path | None:
+    import logging  # the handoff path imports it anyway; the prompt path must not
+
     from hrm.continuity.transcript import build_session_handoff, read_transcript
 
+    # The orchestrator's logger, not this private module's: log settings name `hooks`.
+    logger = logging.getLogger("hrm.continuity.hooks")
     summary = read_transcript(checkpoint.transcript_path)
+    if summary.problem is not None:
+        logger.warning("session %s: %s", checkpoint.session_id, summary.problem)
     handoff = build_session_handoff(summary, checkpoint)
     if handoff is None:
-        import logging  # the handoff path imports it anyway; the prompt path must not
-
-        # The orchestrator's logger, not this private module's: log settings name `hooks`.
-        logging.getLogger("hrm.continuity.hooks").info(
-            "session %s has nothing to hand off", checkpoint.session_id
-        )
+        logger.info("session %s has nothing to hand off", checkpoint.session_id)
         return None
     return Path(store.write(handoff))

@@ -95,7 +95,7 @@ def _prepare(
     stamp = format_ts(now or repo._clock())
     return {
         "id": new_id("lrn"),
-        "session_id": learning.session_id,
+        "session_id": scrub_text(learning.session_id) if learning.session_id else None,
         "created_at": stamp,
         "accessed_at": stamp,
         "access_count": 0,
@@ -105,7 +105,7 @@ def _prepare(
         "confidence": confidence.value,
         "context": scrub_text(learning.context) if learning.context else None,
         "expires_at": format_ts(learning.expires_at) if learning.expires_at else None,
-        "source": learning.source,
+        "source": scrub_text(learning.source) if learning.source else learning.source,
         "relevance_score": 1.0,
         "status": status,
         "pruned_at": None,
@@ -303,15 +303,19 @@ def _prepare_import(repo: LearningsRepository, item: dict[str, Any]) -> dict[str
     accessed = parse_ts(item.get("accessed_at"))
     pruned_at = parse_ts(item.get("pruned_at"))
     record.update(
-        id=str(item.get("id") or record["id"]),
+        id=scrub_text(str(item.get("id") or record["id"])),  # an import file is data
         status=status,
         access_count=_count(item.get("access_count"), "access_count"),
         accessed_at=format_ts(accessed) if accessed else record["accessed_at"],
         pruned_at=format_ts(pruned_at) if pruned_at else None,
         relevance_score=_number(metadata.get("relevance_score"), 1.0, "metadata.relevance_score"),
-        preference_class=metadata.get("preference_class") or record["preference_class"],
+        preference_class=_scrubbed(metadata.get("preference_class")) or record["preference_class"],
     )
     return record
+
+
+def _scrubbed(value: object) -> str | None:
+    return scrub_text(str(value)) if value else None
 
 
 def _count(raw: object, field: str) -> int:
@@ -352,7 +356,8 @@ def _normalise_tags(tags: Sequence[str]) -> list[str]:
             raise HRMError.validation_failed(
                 f"Tag {tag!r} is not text", field="tags", value=str(tag)
             )
-        clean = scrub_text(tag.strip().lower())
+        # Scrubbed before lower-casing: a provider's prefix (AKIA, AIza, eyJ) has its case.
+        clean = scrub_text(tag.strip()).lower()
         if clean and clean not in out:
             out.append(clean)
     return out

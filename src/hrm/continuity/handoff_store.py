@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 from hrm._atomic import atomic_write
 from hrm._clock import system_clock
+from hrm._paths import read_text
+from hrm._private import make_private_dirs
+from hrm._yaml import MAX_BYTES
 from hrm.continuity.handoffs import (
     HandoffData,
     HandoffFormat,
@@ -85,7 +88,7 @@ class HandoffStore:
         folder = self.root / _session_dirname(handoff.session.id)
         suffix = ".yaml" if format is HandoffFormat.YAML else ".md"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(folder)
             if filename is not None:
                 stem = re.sub(r"\.(ya?ml|md)$", "", Path(filename).name)
                 target = folder / (stem + suffix)
@@ -118,7 +121,9 @@ class HandoffStore:
         summaries: builtins.list[HandoffSummary] = []
         for path in self._files():
             try:
-                handoff = deserialize(path.read_text(encoding="utf-8"), path=str(path))
+                # Bounded, and never through a link leading out of the home.
+                text = read_text(path, max_bytes=MAX_BYTES, root=self.root, what="handoff")
+                handoff = deserialize(text, path=str(path))
             except (HRMError, OSError, UnicodeDecodeError) as exc:
                 logger.warning("skipping unreadable handoff %s: %s", path, exc)
                 continue

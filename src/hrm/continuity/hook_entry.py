@@ -150,6 +150,7 @@ def answer_hook(
     if home is None:
         return HookRun(None)
     log = _HookLog(home.logs_dir / HOOK_LOG_NAME)
+    _tighten_home(home, log)
     if argument and argument_event is None:
         log.write("warning", None, f"unknown event argument {argument[:80]!r}; using the input")
     if oversized:
@@ -165,6 +166,21 @@ def answer_hook(
         return _dispatch(parsed, home, log, env, started)
     finally:
         detach()
+
+
+def _tighten_home(home: HRMHome, log: _HookLog) -> None:
+    """A home other users can read is made private; the warning goes to the hook's log."""
+    import stat
+
+    from hrm._private import home_tightened_message, tighten_home
+
+    try:
+        mode = stat.S_IMODE(os.stat(home.root).st_mode)
+        changed = tighten_home(home.root, warn=False)
+    except OSError:
+        return
+    if changed:
+        log.write("warning", None, home_tightened_message(str(home.root), mode, changed))
 
 
 def _capture_library_warnings(event: HookEvent, log: _HookLog) -> Callable[[], None]:
@@ -276,8 +292,9 @@ def _settings(
     try:
         from hrm.config import load_config
 
-        resolved = load_config(home, project, environ=env)
-        settings = HookSettings.from_continuity(resolved.config.continuity)
+        resolved = load_config(home, project, environ=env, announce=False)
+        ignored = resolved.ignored[0] if resolved.ignored else None
+        settings = HookSettings.from_continuity(resolved.config.continuity, ignored)
     except Exception as exc:
         log.write("warning", event, f"config not loaded, using defaults: {exc}")
         return HookSettings()
@@ -293,7 +310,8 @@ _RACY_NS = 2_000_000_000
 
 
 def _settings_key(home: HRMHome, project: Path) -> str | None:
-    """What the settings depend on when no ``HRM_*`` variable is set: the two config files.
+    """What the settings depend on when no ``HRM_*`` variable is set: the two config files,
+    and the trust store, which decides what the project's file may set (D216).
 
     Loading the configuration imports YAML and the config machinery (~30 ms, twice the
     interpreter's start-up), so the hook keeps the continuity settings it derived, keyed by each
@@ -302,9 +320,12 @@ def _settings_key(home: HRMHome, project: Path) -> str | None:
     overrides are never cached.
     """
     package = Path(__file__).resolve().parent.parent
-    code = (package / "config.py", package / "continuity" / "hooks.py")
+    code = (
+        package / "config.py", package / "_config_trust.py", package / "continuity" / "hooks.py"
+    )
     parts = [str(_SETTINGS_CACHE_FORMAT)]
-    for path in (home.config_path, project / ".hrm" / "config.yaml", *code):
+    trust = home.root / "trust.json"  # `hrm.trust.TRUST_FILE`, not imported on this path
+    for path in (home.config_path, project / ".hrm" / "config.yaml", trust, *code):
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -343,8 +364,10 @@ def _write_cached_settings(home: HRMHome, project: Path, key: str, settings: Hoo
     target = _settings_cache_file(home, project)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        home.cache_dir.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps({"key": key, "settings": fields}), encoding="utf-8")
+        from hrm._private import make_private_dirs, write_private
+
+        make_private_dirs(home.cache_dir)
+        write_private(temporary, json.dumps({"key": key, "settings": fields}).encode())
         os.replace(temporary, target)
     except (OSError, ValueError, TypeError):  # a cache is an optimisation, never a failure
         try:
@@ -368,14 +391,17 @@ def _has_configuration(home: HRMHome, project: Path, env: Mapping[str, str]) -> 
     """
     if any(_is_config_variable(var) for var in env):
         return True
+    from hrm._paths import read_bytes
+    from hrm.errors import ErrorCode, HRMError
+
     for path in (home.config_path, project / ".hrm" / "config.yaml"):
         try:
-            with path.open("rb") as fh:
-                head = fh.read(65_536)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return True
+            # Never a blocking open: a project's config.yaml may be a FIFO (D131).
+            head = read_bytes(path, max_bytes=65_536, truncate=True, what="config file")
+        except HRMError as exc:
+            if exc.code is ErrorCode.SOURCE_NOT_FOUND:
+                continue
+            return True  # the config loader reports what is wrong with it
         for line in head.splitlines():
             text = line.strip()
             if text and not text.startswith(b"#"):
@@ -388,13 +414,14 @@ def _has_configuration(home: HRMHome, project: Path, env: Mapping[str, str]) -> 
 def _open_home(env: Mapping[str, str]) -> HRMHome | None:
     """The home (``$HRM_HOME`` or ``~/.hrm``), created quietly if missing; None if unusable."""
     try:
+        from hrm._private import make_private_dirs
         from hrm.home import ENV_HOME, HRMHome, initialize
 
         raw = env.get(ENV_HOME)
         home = HRMHome.resolve(raw) if raw else HRMHome(Path.home() / ".hrm")
         if not home.root.is_dir():
             initialize(home)
-        home.logs_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(home.logs_dir)
         return home
     except BaseException as exc:  # an unusable home means silence, with a word on stderr
         _stderr_line(f"hrm hook: home unusable ({type(exc).__name__}: {exc}); answering nothing")
@@ -413,14 +440,15 @@ class _HookLog:
 
     def write(self, level: str, event: object, message: str, **fields: Any) -> None:
         try:
-            from hrm.scrubbing import scrub
+            from hrm.scrubbing import scrub, scrub_text
 
             record: dict[str, Any] = {
                 "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "level": level,
                 "event": getattr(event, "value", event),
                 "pid": os.getpid(),
-                "message": message[:_LOG_MESSAGE_CHARS],
+                # Scrubbed before it is cut: a secret cut in two is no longer recognisable.
+                "message": scrub_text(message[: _LOG_MESSAGE_CHARS + 1024])[:_LOG_MESSAGE_CHARS],
             }
             record.update({k: v for k, v in fields.items() if v not in (None, "")})
             line = json.dumps(scrub(record), ensure_ascii=True, default=str) + "\n"

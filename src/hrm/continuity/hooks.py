@@ -281,6 +281,11 @@ class HookSettings(Value):
         "prompt_recall_budget_ms",
         "additional_context_max_chars",
         "embeddings",
+        "enforcement",
+        "capture",
+        "ignored_note",
+        "ignored_file",
+        "ignored_digest",
     )
     __slots__ = _fields
     memory_search_budget_ms: int
@@ -296,6 +301,15 @@ class HookSettings(Value):
     additional_context_max_chars: int
     embeddings: str
     """``on`` loads the embedding model (slow start); anything else keeps hooks on FTS5 only."""
+    enforcement: str
+    """``suggest``: a rule marked block is a required step; ``block``: it stops the prompt."""
+    capture: str
+    """``off``: the hooks store nothing from this project (handoffs, artifact index)."""
+    ignored_note: str
+    """What the project's untrusted config had that was left aside (one line), or empty."""
+    ignored_file: str
+    ignored_digest: str
+    """The file and content the note is about: it is given once per content (D217)."""
 
     def __init__(
         self,
@@ -309,6 +323,11 @@ class HookSettings(Value):
         prompt_recall_budget_ms: int = 300,
         additional_context_max_chars: int = MAX_ADDITIONAL_CONTEXT,
         embeddings: str = "off",
+        enforcement: str = "suggest",
+        capture: str = "on",
+        ignored_note: str = "",
+        ignored_file: str = "",
+        ignored_digest: str = "",
     ) -> None:
         self._init(
             memory_search_budget_ms=memory_search_budget_ms,
@@ -320,13 +339,20 @@ class HookSettings(Value):
             prompt_recall_budget_ms=prompt_recall_budget_ms,
             additional_context_max_chars=additional_context_max_chars,
             embeddings=embeddings,
+            enforcement=enforcement,
+            capture=capture,
+            ignored_note=ignored_note,
+            ignored_file=ignored_file,
+            ignored_digest=ignored_digest,
         )
 
     @classmethod
-    def from_continuity(cls, continuity: object) -> HookSettings:
-        """Take the fields hooks use from a `ContinuityConfig` (or anything shaped like one)."""
+    def from_continuity(cls, continuity: object, ignored: object = None) -> HookSettings:
+        """Take the fields hooks use from a `ContinuityConfig` (or anything shaped like one),
+        and what the project's untrusted config had that was left aside (`IgnoredSettings`)."""
         defaults = cls()
         rules = getattr(continuity, "skill_rules", ()) or ()
+        note = ignored.message() if ignored is not None else ""  # type: ignore[attr-defined]
         return cls(
             memory_search_budget_ms=_int(continuity, "memory_search_budget_ms", defaults),
             skill_match_budget_ms=_int(continuity, "skill_match_budget_ms", defaults),
@@ -336,6 +362,12 @@ class HookSettings(Value):
                 _int(continuity, "additional_context_max_chars", defaults), MAX_ADDITIONAL_CONTEXT
             ),
             embeddings="on" if getattr(continuity, "embeddings", None) == "on" else "off",
+            enforcement="block" if getattr(continuity, "enforcement", None) == "block"
+            else "suggest",
+            capture="off" if getattr(continuity, "capture", None) == "off" else "on",
+            ignored_note=note,
+            ignored_file=str(getattr(ignored, "file", "") or ""),
+            ignored_digest=str(getattr(ignored, "digest", "") or ""),
         )
 
     @property
@@ -555,6 +587,8 @@ class HookOrchestrator:
                       "learning", firewall, verdicts, originals),
         ]
         self._save_verdicts()
+        trust_notes = self._trust_notes([])
+        sections.insert(0, "\n".join(trust_notes))
         text = _compose_context(
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
@@ -567,6 +601,8 @@ class HookOrchestrator:
         }
         if firewall:
             metadata["firewall"] = firewall
+        if trust_notes:
+            metadata["trust"] = trust_notes
         has_content = any(sections)
         return HookResponse(
             action=HookAction.SUGGEST if has_content else HookAction.CONTINUE,
@@ -629,10 +665,15 @@ class HookOrchestrator:
         firewall: list[dict[str, Any]] = []
         verdicts = self._guard("screening verdicts", self.verdicts, None) if learnings else None
         decision = _decide_prompt(outcome, learnings, limit=self.settings.context_limit,
-                                  firewall=firewall, verdicts=verdicts)
+                                  firewall=firewall, verdicts=verdicts,
+                                  config_path=self.home.config_path)
         self._save_verdicts()
         if firewall:
             metadata["firewall"] = firewall
+        trust_notes = self._trust_notes(outcome.held if outcome is not None else [])
+        if trust_notes:
+            metadata["trust"] = trust_notes
+            decision = _with_notes(decision, trust_notes, self.settings.context_limit)
         return HookResponse(
             action=decision.action,
             additional_context=decision.context,
@@ -641,12 +682,12 @@ class HookOrchestrator:
             metadata=metadata,
         )
 
-    def _match(self, prompt: UserPrompt, deadline: float) -> tuple[Any, list[Any]]:
-        """(EnforcementAction, the SkillMatch list it was decided from); (None, []) sans rules."""
+    def _match(self, prompt: UserPrompt, deadline: float) -> _Matched:
+        """What the rules make of the prompt (no action when there are no rules)."""
         paths = _rule_paths(self.home, prompt.project_path, self.settings.skill_rules)
         paths = [path for path in paths if path.is_file()]
         if not paths:
-            return None, []
+            return _Matched(None, [], {}, [])
         activator = self._skills_factory()
         rules = activator.load_rules(paths)
         for error in getattr(rules, "errors", None) or []:
@@ -658,19 +699,66 @@ class HookOrchestrator:
             overrun = TimeoutError(f"stopped at its {budget_ms} ms budget after {checked} rules")
             self._fail("skill matching", overrun)
         matches = list(found.matches)
-        return activator.apply_enforcement(matches), matches
+        if not matches:
+            return _Matched(activator.apply_enforcement(matches), matches, {}, [])
+        from hrm.continuity._prompt_rules import blocking_permission, rule_sources
+
+        sources = rule_sources(rules, matches)
+        held: list[Any] = []
+        enforcement = self.settings.enforcement
+        may_block = (
+            blocking_permission(self.home, prompt.project_path, sources, held)
+            if enforcement == "block"
+            else None
+        )
+        action = activator.apply_enforcement(
+            matches, enforcement=enforcement, may_block=may_block
+        )
+        return _Matched(action, matches, sources, held)
+
+    def _trust_notes(self, held: list[Any]) -> list[str]:
+        """Lines about project settings left aside for want of trust, each given once per file
+        content (D217): the config's untrusted keys, a project rule that would have blocked."""
+        told: list[tuple[str, str, str | None]] = []
+        if self.settings.ignored_note:
+            told.append((
+                "hrm: " + self.settings.ignored_note, self.settings.ignored_file,
+                self.settings.ignored_digest,
+            ))
+        told.extend((rule.note(), str(rule.path), rule.digest) for rule in held)
+        if not told:
+            return []
+
+        from hrm.trust import TrustStore
+
+        store = TrustStore(self.home)
+        notes = []
+        for note, path, digest in dict.fromkeys(told):
+            try:
+                if store.first_notice("hook", Path(path), digest):
+                    notes.append(note)
+            except Exception as exc:  # a notice is never worth a failed hook
+                self._fail("trust notice", exc)
+        return notes
 
     # -- PostToolUse -------------------------------------------------------------------------
 
     def on_post_write(self, file_info: FileInfo) -> HookResponse:
         """Index a handoff, plan or continuity ledger that was just written (best effort)."""
-        from hrm.continuity._hook_artifacts import _classify_artifact, _read_bounded
+        from hrm.continuity._hook_artifacts import (
+            _artifact_roots,
+            _classify_artifact,
+            _read_bounded,
+        )
 
         started = time.monotonic()
+        if self.settings.capture == "off":
+            return HookResponse(metadata={"indexed": False, "capture": "off"})
         kind = _classify_artifact(file_info.path, self.home)
         if kind is None:
             return HookResponse(metadata={"indexed": False})
-        content = self._guard("read artifact", lambda: _read_bounded(file_info.path), None)
+        roots = _artifact_roots(self.home, file_info.project_path)
+        content = self._guard("read artifact", lambda: _read_bounded(file_info.path, roots), None)
         if content is None:
             return HookResponse(artifact_type=kind, metadata={"indexed": False})
         artifact_id = self._guard(
@@ -705,6 +793,8 @@ class HookOrchestrator:
         from hrm.continuity._hook_artifacts import _write_session_handoff
 
         started = time.monotonic()
+        if self.settings.capture == "off":  # the person keeps nothing of this project (D222)
+            return HookResponse(metadata={"handoff_path": None, "capture": "off"})
 
         def write() -> Path | None:
             return _write_session_handoff(self._handoffs_factory(), checkpoint)
@@ -741,6 +831,23 @@ def _standing(learnings: list[Any]) -> list[Any]:
     """The learnings that state a preference (explicit, or inferred and since confirmed)."""
     kept = [x for x in learnings if x.metadata.get("preference_class") not in _NOT_STANDING]
     return kept[:_PREFERENCES_AT_START]
+
+
+class _Matched:
+    """What the skill rules made of a prompt."""
+
+    __slots__ = ("action", "held", "matches", "sources")
+
+    def __init__(
+        self, action: Any, matches: list[Any], sources: dict[str, Path], held: list[Any]
+    ) -> None:
+        self.action = action
+        """The `EnforcementAction`."""
+        self.matches = matches
+        self.sources = sources
+        """The file each matched rule came from."""
+        self.held = held
+        """Project rules that would have blocked but the project is not trusted."""
 
 
 class _PromptDecision:
@@ -916,31 +1023,44 @@ def _compose_context(header: str, sections: list[str], limit: int) -> str:
 
 
 def _decide_prompt(
-    outcome: tuple[Any, list[Any]] | None,
+    outcome: _Matched | None,
     learnings: list[Any],
     *,
     limit: int,
     firewall: list[dict[str, Any]] | None = None,
     verdicts: Any = None,
+    config_path: Path | None = None,
 ) -> _PromptDecision:
-    """Turn (EnforcementAction, matches) — None when matching did not finish — into a decision."""
-    action, matches = outcome if outcome is not None else (None, [])
+    """Turn what the rules made of the prompt (None when matching did not finish) and the
+    recalled learnings into the hook's decision."""
+    action = outcome.action if outcome is not None else None
+    matches = outcome.matches if outcome is not None else []
     verdict = _name(getattr(action, "action", "CONTINUE")) if action is not None else "CONTINUE"
     suggestions = tuple(_suggestion(m) for m in matches)
-    message = _one_line(getattr(action, "message", "") or "", 500)
-    if verdict == "BLOCK":
+    if verdict == "BLOCK" and outcome is not None:
+        from hrm.continuity._prompt_rules import block_reason
+
         blocking = [str(s) for s in getattr(action, "blocking_skills", None) or []]
         names = blocking or [s.skill for s in suggestions] or ["a required skill"]
-        reason = f"This prompt requires the skill {', '.join(names)}; use it and resubmit."
-        if message:
-            reason = f"{reason} {message}"
+        reason = block_reason(
+            names, matches, outcome.sources, config_path or Path("~/.hrm/config.yaml")
+        )
         return _PromptDecision(HookAction.BLOCK, reason=reason, suggestions=suggestions)
     sections: list[str] = []
     if verdict in ("SUGGEST", "WARN") and matches:
-        heading = "Skills that match this prompt" if verdict == "SUGGEST" else "Skills available"
-        lines = [f"## {heading} (from the project's skill rules)"]
-        lines.extend(_render_match(m) for m in matches[:8])
-        sections.append("\n".join(lines))
+        required = [m for m in matches if _name(getattr(m, "enforcement", "")) == "BLOCK"]
+        if required:
+            from hrm.continuity._prompt_rules import required_section
+
+            sections.append(required_section(required, _render_match))
+        others = [m for m in matches if m not in required]
+        if others:
+            heading = (
+                "Skills that match this prompt" if verdict == "SUGGEST" else "Skills available"
+            )
+            lines = [f"## {heading} (from the project's skill rules)"]
+            lines.extend(_render_match(m) for m in others[:8])
+            sections.append("\n".join(lines))
     recalled = _render_learnings_section("Learnings related to this prompt", learnings)
     sections.append(_screened(recalled, "learning", [] if firewall is None else firewall,
                               verdicts, _originals(None, learnings)))
@@ -952,6 +1072,15 @@ def _decide_prompt(
         context=_compose_context("", [body], limit).strip(),
         suggestions=suggestions,
     )
+
+
+def _with_notes(decision: _PromptDecision, notes: list[str], limit: int) -> _PromptDecision:
+    """The decision with the trust notes first in its context (a block keeps its reason)."""
+    if decision.action is HookAction.BLOCK:
+        return decision
+    context = _compose_context("\n".join(notes), [decision.context or ""], limit).strip()
+    action = HookAction.SUGGEST if decision.action is HookAction.CONTINUE else decision.action
+    return _PromptDecision(action, context=context, suggestions=decision.suggestions)
 
 
 def _match_reason(match: Any) -> str:

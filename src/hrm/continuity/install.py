@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrm._atomic import atomic_write
+from hrm._paths import read_text
 from hrm.errors import HRMError
 
 __all__ = [
@@ -285,7 +286,7 @@ def install_claude_code(
 
 def _read_settings(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path, max_bytes=16 << 20, what="settings file")  # never a FIFO (D131)
     except UnicodeDecodeError as exc:
         raise HRMError.parse_error("settings file is not UTF-8 text", path=path) from exc
     except OSError as exc:

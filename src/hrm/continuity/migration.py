@@ -31,6 +31,8 @@ import yaml
 
 from hrm import _yaml
 from hrm._atomic import atomic_write
+from hrm._paths import read_text
+from hrm._private import make_private_dirs
 from hrm.continuity.continuity_ledger import find_ledgers, parse_ledger
 from hrm.continuity.handoff_store import HandoffStore
 from hrm.continuity.handoffs import (
@@ -241,13 +243,22 @@ def _relative(path: Path, source: Path) -> str:
         return path.name
 
 
+def _read_source(path: Path, source: Path, what: str) -> str:
+    """A file of the project being migrated: regular, bounded, not through a link out of it
+    (D131). A refusal skips the file with a warning, like any unreadable one."""
+    try:
+        return read_text(path, max_bytes=_yaml.MAX_BYTES, root=source, what=what)
+    except HRMError as exc:
+        raise HRMError.validation_failed(exc.message, path=str(path)) from exc
+
+
 def _store_handoff(path: Path, source: Path, store: HandoffStore, *, as_ledger: bool) -> bool:
     if path.stem.lower().endswith("template"):
         raise HRMError.validation_failed(
             f"{path}: a template, not a {'ledger' if as_ledger else 'handoff'}; skipped",
             path=str(path),
         )
-    text = path.read_text(encoding="utf-8")
+    text = _read_source(path, source, "handoff")
     if as_ledger and (path.name.startswith("CONTINUITY") or path.name == "current.md"):
         handoff = _ledger_handoff(text, path)
         filename = f"ledger-{path.parent.name if path.name == 'current.md' else path.stem}"
@@ -298,7 +309,7 @@ def _copy_state(path: Path, source: Path, destination: Path) -> bool:
     target = destination / _relative(path, source)
     if target.exists():
         return False
-    text = path.read_text(encoding="utf-8")
+    text = _read_source(path, source, "state file")
     try:
         if path.suffix == ".json":
             content = json.dumps(scrub(json.loads(text)), indent=2, ensure_ascii=False) + "\n"
@@ -312,7 +323,7 @@ def _copy_state(path: Path, source: Path, destination: Path) -> bool:
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise HRMError.parse_error(f"not valid {path.suffix[1:]}: {exc}", path=path) from exc
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(target.parent)
         atomic_write(target, content)
     except PermissionError as exc:
         raise HRMError.permission_denied(target) from exc

@@ -41,6 +41,7 @@ import re
 import time
 from pathlib import Path
 
+from hrm._paths import read_text
 from hrm.continuity._skill_patterns import (
     _Compiled,
     _has_nested_quantifier,
@@ -65,6 +66,7 @@ from hrm.continuity._skill_records import (
 # `hook_entry` and the tests import `_path_digest` from here: an explicit re-export for mypy
 from hrm.continuity._skill_rules_cache import _path_digest as _path_digest  # noqa: PLC0414
 from hrm.continuity._skill_rules_cache import _RulesCache
+from hrm.errors import HRMError
 
 TYPE_CHECKING = False  # `hrm hook` imports this module: no typing, dataclasses or logging
 if TYPE_CHECKING:
@@ -109,6 +111,8 @@ REGEX_TAIL = 4_000
 LINE_WIDTH = 500
 """Longer lines are cut (at a space) before patterns run, bounding ``.*?`` scans."""
 
+_RULES_MAX_BYTES = 8 << 20
+"""The largest rules file read (the real ones are tens of kilobytes)."""
 _TOKEN = r"\w+|[^\w\s]"
 """Words and single punctuation marks (compiled on first use, by `re`'s own cache)."""
 
@@ -255,7 +259,10 @@ class SkillActivator:
         self, path: Path, errors: list[RuleLoadError], warnings: list[str]
     ) -> tuple[str, dict[str, SkillRule], dict[str, SkillRule]] | None:
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(read_text(path, max_bytes=_RULES_MAX_BYTES, what="skill rules"))
+        except HRMError as exc:  # not a regular file, too large, unreadable, not UTF-8
+            errors.append(RuleLoadError(path, None, exc.message))
+            return None
         except json.JSONDecodeError as exc:
             errors.append(
                 RuleLoadError(
@@ -454,15 +461,35 @@ class SkillActivator:
             excluded=excluded,
         )
 
-    def apply_enforcement(self, matches: Sequence[SkillMatch]) -> EnforcementAction:
-        """Decide the hook's action: BLOCK if any match blocks, SUGGEST if any suggests, WARN if
-        all only warn, CONTINUE when there is nothing."""
+    def apply_enforcement(
+        self,
+        matches: Sequence[SkillMatch],
+        *,
+        enforcement: str = "suggest",
+        may_block: Callable[[SkillMatch], bool] | None = None,
+    ) -> EnforcementAction:
+        """Decide the hook's action from the matches and the person's enforcement setting.
+
+        A rule marked ``block`` blocks only when the person chose ``continuity.enforcement:
+        block`` and `may_block` lets that rule (a project's rule blocks once the project is
+        trusted, D220); otherwise it is a required step of a SUGGEST (D221). Then SUGGEST if
+        any match suggests, WARN if all only warn, CONTINUE when there is nothing.
+
+        Args:
+            matches: What `match_skills` found.
+            enforcement: ``suggest`` (the default) or ``block``.
+            may_block: Whether a matched ``block`` rule may stop the prompt; default: all may.
+        """
         if not matches:
             return EnforcementAction(
                 action=ActivationAction.CONTINUE, skills=[], message="No skill matched."
             )
         names = [m.skill for m in matches]
-        blocking = [m.skill for m in matches if m.enforcement is Enforcement.BLOCK]
+        required = [m for m in matches if m.enforcement is Enforcement.BLOCK]
+        blocking = [
+            m.skill for m in required
+            if enforcement == "block" and (may_block is None or may_block(m))
+        ]
         if blocking:
             return EnforcementAction(
                 action=ActivationAction.BLOCK,
@@ -470,12 +497,15 @@ class SkillActivator:
                 message=f"Use {_join(blocking)} before proceeding (required).",
                 blocking_skills=blocking,
             )
-        if any(m.enforcement is Enforcement.SUGGEST for m in matches):
+        if required or any(m.enforcement is Enforcement.SUGGEST for m in matches):
             listed = _join(f"{m.skill} ({m.priority.value})" for m in matches)
+            needed = f"Required before proceeding: {_join(m.skill for m in required)}. " if (
+                required
+            ) else ""
             return EnforcementAction(
                 action=ActivationAction.SUGGEST,
                 skills=names,
-                message=f"Suggested skills: {listed}.",
+                message=f"{needed}Suggested skills: {listed}.",
             )
         return EnforcementAction(
             action=ActivationAction.WARN, skills=names, message=f"Skills available: {_join(names)}."

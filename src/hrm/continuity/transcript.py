@@ -4,7 +4,9 @@ Claude Code writes the transcript as JSON Lines, asynchronously: when a hook rea
 exist yet, may end in half a line, and holds entry types we do not know. So reading is lenient —
 a bad line is counted and skipped, never an error — and bounded: a transcript can grow to tens of
 megabytes and SessionEnd has 1.5 s, so past `max_bytes` only its head (where the task was stated)
-and its tail (where the session stopped) are read.
+and its tail (where the session stopped) are read. Its path comes from the payload: only a
+regular file is read (never a FIFO or a device, which would hang the hook). Text the person
+marked ``<private>`` is dropped as each message is read, before anything is cut to length.
 
 `build_session_handoff` turns what was read into a `HandoffData`: the task from the first user
 prompt, the files written or edited, status PAUSED, next steps from the last assistant message.
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hrm.scrubbing import scrub_text, strip_private
 
 if TYPE_CHECKING:
     from hrm.continuity.handoffs import HandoffData
@@ -70,6 +74,8 @@ class TranscriptSummary:
     """Lines that were not JSON objects (partial last line, garbage, a cut at the bound)."""
     truncated: bool = False
     """True when only the head and the tail of a large transcript were read."""
+    problem: str | None = None
+    """Why the transcript could not be read (missing, not a regular file, unreadable)."""
 
     @property
     def files_modified(self) -> tuple[str, ...]:
@@ -88,9 +94,17 @@ def read_transcript(
     """Read a transcript leniently; a missing or unreadable file gives an empty summary."""
     if path is None or str(path) == "":
         return TranscriptSummary()
+    from hrm._paths import open_regular
+    from hrm.errors import HRMError
+
     target = Path(path)
     try:
-        with target.open("rb") as fh:
+        # The path comes from the payload: a FIFO or a device must not hang the hook.
+        handle = open_regular(target, what="transcript")
+    except HRMError as exc:
+        return TranscriptSummary(path=target, problem=exc.message)
+    try:
+        with handle as fh:
             size = os.fstat(fh.fileno()).st_size
             if size <= max_bytes:
                 lines: list[bytes] = fh.read(max_bytes).splitlines()
@@ -102,8 +116,8 @@ def read_transcript(
                 tail = fh.read(half).splitlines()[1:]
                 lines = head + tail
                 truncated = True
-    except OSError:
-        return TranscriptSummary(path=target)
+    except OSError as exc:
+        return TranscriptSummary(path=target, problem=f"cannot read transcript: {exc}")
     summary = summarize_entries(lines)
     return _replace(summary, path=target, truncated=truncated)
 
@@ -181,26 +195,27 @@ class _Accumulator:
             text = "\n".join(_texts(content))
         else:
             return
-        text = text.strip()
+        text = strip_private(text).strip()
         if not text or text.startswith(_NOT_PROMPTS):
             return
         self.prompt_count += 1
         if len(self.prompts) < _MAX_PROMPTS:
-            self.prompts.append(text[:_MAX_TEXT])
+            self.prompts.append(_head(text, _MAX_TEXT))
 
     def _add_assistant(self, content: object) -> None:
         if isinstance(content, str):
-            if content.strip():
-                self.last_assistant = content.strip()[-_MAX_TEXT:]
+            text = strip_private(content).strip()
+            if text:
+                self.last_assistant = _tail(text, _MAX_TEXT)
             return
         if not isinstance(content, list):
             return
         for part in content:
             if isinstance(part, dict) and part.get("type") == "tool_use":
                 self._add_tool_use(part.get("name"), part.get("input"))
-        joined = "\n".join(_texts(content)).strip()
+        joined = strip_private("\n".join(_texts(content))).strip()
         if joined:
-            self.last_assistant = joined[-_MAX_TEXT:]
+            self.last_assistant = _tail(joined, _MAX_TEXT)
 
     def _add_tool_use(self, name: object, tool_input: object) -> None:
         if not isinstance(name, str) or not isinstance(tool_input, dict):
@@ -234,6 +249,28 @@ class _Accumulator:
         )
 
 
+_SECRET_MARGIN = 1024
+"""Room past a cut for a secret that straddles it (a PEM block is caught by its header)."""
+
+
+def _head(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, scrubbed before the cut.
+
+    A secret cut in two is no longer recognisable, so what is kept is scrubbed with a margin
+    first; the store scrubs again, which finds nothing more.
+    """
+    if len(text) <= limit:
+        return text
+    return scrub_text(text[: limit + _SECRET_MARGIN])[:limit]
+
+
+def _tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text`, scrubbed before the cut (see `_head`)."""
+    if len(text) <= limit:
+        return text
+    return scrub_text(text[-(limit + _SECRET_MARGIN) :])[-limit:]
+
+
 def _texts(content: list[Any]) -> Iterator[str]:
     for part in content:
         if isinstance(part, dict) and part.get("type") == "text":
@@ -252,12 +289,12 @@ def _iter_next_steps(message: str) -> Iterator[str]:
     for line in message.splitlines():
         match = _STEP_LINE.match(line)
         if match:
-            yield " ".join(match.group(1).split())[:300]
+            yield _head(" ".join(match.group(1).split()), 300)
 
 
 def _task_description(prompt: str) -> str:
     first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
-    return first if len(first) <= 200 else first[:199] + "…"
+    return first if len(first) <= 200 else _head(first, 199) + "…"
 
 
 def build_session_handoff(
@@ -294,7 +331,7 @@ def build_session_handoff(
     message = summary.last_assistant_message or ""
     steps = list(_iter_next_steps(message))[:10]
     if not steps and message:
-        steps = [f"Pick up from the last reply: {' '.join(message.split())[:300]}"]
+        steps = [f"Pick up from the last reply: {_head(' '.join(message.split()), 300)}"]
     moment = "compaction" if checkpoint.kind == "pre_compact" else "session end"
     trigger = f" ({checkpoint.trigger})" if checkpoint.trigger else ""
     notes = f"Written automatically by `hrm hook` at {moment}{trigger}."
@@ -326,14 +363,14 @@ def build_session_handoff(
         blockers=[],
         resume=ResumeInstructions(
             next_steps=steps,
-            context_needed=[p[:300] for p in prompts[1:6]],
+            context_needed=[_head(p, 300) for p in prompts[1:6]],
             warnings=[],
         ),
         notes=notes,
         extra={
             "source": "hrm-hook",
             "trigger": checkpoint.trigger,
-            "instructions": checkpoint.instructions[:1000],
+            "instructions": _head(strip_private(checkpoint.instructions), 1000),
             "prompt_count": summary.prompt_count,
         },
     )

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from hrm.config import PolicySurface
     from hrm.governance.signals import DerivedSignals
+    from hrm.reading.types import Cues
     from hrm.reasoning.types import InputClassification, SelectedAction
     from hrm.storage.sqlite import Database
 
@@ -187,11 +188,13 @@ class FocusHRM:
         signals: DerivedSignals | None = None,
         *,
         decided: ArbitrationDecision | None = None,
+        cues: Cues | None = None,
     ) -> FocusResult:
         """Arbitrate one input and move focus accordingly (001 §12.7).
 
         ``decided`` is an arbitration the person made (`answered`): it is applied as the
-        arbiter's would be, and the arbiter is not asked.
+        arbiter's would be, and the arbiter is not asked. ``cues`` are what the reading stage
+        read in the input (`hrm.reading`); without them the arbiter reads them itself.
         """
         stance_before = self.stance.get_current()
         commitment_before = self.commitments.get_active()
@@ -202,7 +205,7 @@ class FocusHRM:
                 context=turn_input.context, stance=stance_before, commitment=commitment_before
             )
             arbitration = self.kernel.arbitrate(
-                turn_input, state, self.problem_registry, signals=signals
+                turn_input, state, self.problem_registry, signals=signals, cues=cues
             )
         arbitration_record = arbitration.to_record()
         events = [_event("arbitration", **arbitration_record)]
@@ -249,7 +252,7 @@ class FocusHRM:
     ) -> ArbitrationDecision:
         """The arbitration the person chose when asked: switch to the problem, or queue it.
 
-        ``held`` is what the turn kept of the question (`hrm.turn_switch.held_question`). The
+        ``held`` is what the turn kept of the question (`hrm.turn.switch.held_question`). The
         problem asked about is the one switched to or queued: the same one when it still
         exists and is not resolved, else a new one with its title (it may have been resolved,
         or, when the question was about a new topic, never saved). ``asked=False``: no

@@ -56,23 +56,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hrm._text import shorten
 from hrm._wordlists import HeadIndex
-from hrm.governance.focus_requests import (
-    FocusRequest,
-    SetAside,
-    asks_to_resume,
-    read_focus_request,
-    read_set_aside,
-)
-from hrm.governance.follow_ups import (
-    is_closing,
-    is_follow_up,
-    opens_new_topic,
-    opens_on_own_subject,
-    remarks_on_own_subject,
-    without_announcement,
-    without_lead_in,
-)
-from hrm.governance.pasted import error_line, spoken
 from hrm.governance.policy import EMERGENCY_PRIORITY, STALENESS_HORIZON_SECONDS
 from hrm.governance.problems import (
     SIMILARITY_THRESHOLD,
@@ -89,6 +72,10 @@ from hrm.governance.signals import (
     emergency_markers_in,
     urgency_markers_in,
 )
+from hrm.reading.pasted import error_line, spoken
+from hrm.reading.rules.cues import cues_of, without_announcement, without_lead_in
+from hrm.reading.rules.focus import FocusRequest, SetAside
+from hrm.reading.types import Cues
 from hrm.types import Clock, HRMContext, Stance, TurnInput, system_clock
 
 if TYPE_CHECKING:
@@ -296,11 +283,20 @@ class PreemptScoreArbiter:
         focus_state: FocusState,
         problem_registry: ProblemRegistry,
         signals: DerivedSignals,
+        cues: Cues | None = None,
     ) -> ArbitrationDecision:
-        """Main arbitration entry point: a decision with its disposition and reason."""
+        """Main arbitration entry point: a decision with its disposition and reason.
+
+        `cues` are what the reading stage read in the input (`hrm.reading`): whether it
+        follows the conversation, announces something else, asks to resume, sets work aside,
+        commits focus. Without them they are read here, through the same reader
+        (`cues_of`): arbitration never reads a message with patterns of its own.
+        """
+        if cues is None:
+            cues = cues_of(spoken(turn_input.text.strip()))
         active = problem_registry.get_active()
         found = self._identify_candidate(
-            turn_input, problem_registry, active, focus_state.commitment
+            turn_input, problem_registry, active, focus_state.commitment, cues=cues
         )
         candidate = found.problem if found else None
         base: dict[str, Any] = {
@@ -370,7 +366,7 @@ class PreemptScoreArbiter:
             found is not None
             and found.is_new
             and _leased(focus_state.commitment, active)
-            and not opens_new_topic(spoken(turn_input.text))
+            and not cues.opens_new_topic
         ):
             return ArbitrationDecision(
                 active_problem_id=active.id,
@@ -464,6 +460,7 @@ class PreemptScoreArbiter:
         commitment: CommitmentView | None = None,
         *,
         moving_on: bool = False,
+        cues: Cues | None = None,
     ) -> _Candidate | None:
         """Which problem this input belongs to, or a new unsaved candidate (module docstring).
 
@@ -480,22 +477,27 @@ class PreemptScoreArbiter:
             return None
         said = spoken(text)
         heard = turn_input if said is text else replace(turn_input, text=said)
-        if asks_to_resume(said):
+        if cues is None:  # a text arbitration derived itself (what follows a set-aside)
+            cues = cues_of(said)
+        if cues.resume:
             resumed = _resume_target(turn_input.context, problem_registry, active)
             if resumed is not None:
                 return resumed
-        if is_closing(said):
+        if cues.closing:
             # "Thanks, that's all for today." ends the exchange: it brings no problem (D78).
             if active is None:
                 return None
             return _Candidate(active, False, False, "a thanks or goodbye")
-        aside = read_set_aside(said) if said is text else None
+        aside = (
+            SetAside(cues.aside, cues.aside_rest)
+            if cues.aside is not None and said is text else None
+        )
         if aside is not None and extract_keywords(aside.rest):
             return self._turning_from(aside, turn_input, problem_registry, active, commitment)
         explicit = self._explicit_reference(said, problem_registry, switch=True)
         if explicit is not None:
             return explicit
-        request = read_focus_request(said)
+        request = FocusRequest(cues.focus_turns, cues.focus_topic) if cues.focus else None
         if request is not None:
             return self._focus_target(request, turn_input, problem_registry, active)
         explicit = self._explicit_reference(said, problem_registry, switch=False)
@@ -505,12 +507,12 @@ class PreemptScoreArbiter:
         words = keywords if said is text else extract_keywords(said)
         # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
         # next move, so no rule that continues the conversation applies (D59).
-        continuing = not moving_on and not opens_new_topic(said)
+        continuing = not moving_on and not cues.opens_new_topic
         if (
             active is not None
             and continuing
             and self._continues(said, words)
-            and (not words or is_follow_up(said))  # "Also, I need to renew my passport"
+            and (not words or cues.follow_up)  # "Also, I need to renew my passport"
         ):
             # A paste with no words of the person's ("here's the log:") is material for
             # the conversation it comes into.
@@ -533,7 +535,7 @@ class PreemptScoreArbiter:
         if best is not None:
             return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
         if active is None and continuing:
-            resumed = self._resumed(heard, problem_registry, keywords)
+            resumed = self._resumed(heard, problem_registry, keywords, cues)
             if resumed is not None:
                 return resumed
         if active is None or not continuing:
@@ -549,10 +551,10 @@ class PreemptScoreArbiter:
         sharing = _sharing_title(keywords, problem_registry)
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
-        follows = is_follow_up(said)
+        follows = cues.follow_up
         if not follows:
             remark = self._remark_on(
-                heard, turn_input, problem_registry, active, keywords, commitment
+                heard, turn_input, problem_registry, active, keywords, commitment, cues
             )
             if remark is not None:
                 return remark
@@ -565,7 +567,7 @@ class PreemptScoreArbiter:
             last = _last_problem(
                 turn_input.context, problem_registry, active, keywords, commitment
             )
-            unrelated = self._unrelated(heard, last or active)
+            unrelated = self._unrelated(heard, last or active, cues)
             if unrelated is not None:
                 return replace(self._fresh(turn_input, problem_registry), how=unrelated)
             return _Candidate(last or active, False, False, "follow-up in the conversation")
@@ -605,13 +607,14 @@ class PreemptScoreArbiter:
         active: Problem,
         keywords: tuple[str, ...],
         commitment: CommitmentView | None,
+        cues: Cues,
     ) -> _Candidate | None:
         """The problem a remark on the person's own subject details, if a sentence model finds
         it related (D79): "Our budget is about 5000 euros excluding flights" while planning a
         trip was a problem of its own, and the questions after it went to that problem. With
         no model, or below `RELATED_AT`, the remark is judged as before: its own subject.
         """
-        if self._relatedness is None or not remarks_on_own_subject(heard.text):
+        if self._relatedness is None or not cues.remark:
             return None
         if self._pressing(heard):
             return None
@@ -631,13 +634,13 @@ class PreemptScoreArbiter:
         recent = getattr(turn_input.context, "recent_inputs", None) or []
         return f"{problem.title} {recent[-1] if recent else ''}".strip()
 
-    def _unrelated(self, turn_input: TurnInput, problem: Problem) -> str | None:
+    def _unrelated(self, turn_input: TurnInput, problem: Problem, cues: Cues) -> str | None:
         """Why a follow-up on a subject of the person's own is not about `problem`, if it is
         not (D68): "Also, my laptop's battery drains really fast, any tips?" during a database
         upgrade. Only a sentence model tells it from "My replica is on a different host, does
         it need upgrading first?"; without one, or when it cannot say, the input follows.
         """
-        if self._relatedness is None or not opens_on_own_subject(turn_input.text):
+        if self._relatedness is None or not cues.own_subject:
             return None
         score = self._relatedness(self._reference(turn_input, problem), turn_input.text)
         if score is None or score >= UNRELATED_BELOW:
@@ -648,7 +651,11 @@ class PreemptScoreArbiter:
         )
 
     def _resumed(
-        self, turn_input: TurnInput, registry: ProblemRegistry, keywords: tuple[str, ...]
+        self,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        keywords: tuple[str, ...],
+        cues: Cues,
     ) -> _Candidate | None:
         """With no problem in focus, the open problem the input carries on, if any (D67).
 
@@ -660,7 +667,7 @@ class PreemptScoreArbiter:
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
         text = turn_input.text
-        if not is_follow_up(text) or self._pressing(turn_input):
+        if not cues.follow_up or self._pressing(turn_input):
             return None
         mentioned = self._explicit_reference(text, registry, switch=False, loose=True)
         if mentioned is not None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from hrm.config import PolicySurface
     from hrm.governance.problems import ProblemRegistry
     from hrm.llm.types import ILLMAdapter
+    from hrm.reading.types import Cues
 
 __all__ = ["GovernanceKernel"]
 
@@ -85,6 +86,7 @@ class GovernanceKernel:
         problem_registry: ProblemRegistry,
         *,
         signals: DerivedSignals | None = None,
+        cues: Cues | None = None,
     ) -> ArbitrationDecision:
         """Derive signals (unless given), then decide stay | switch | ask | queue."""
         if signals is None:
@@ -99,6 +101,7 @@ class GovernanceKernel:
             focus_state=focus_state,
             problem_registry=problem_registry,
             signals=signals,
+            cues=cues,
         )
 
     def derive_signals(

@@ -11,9 +11,9 @@ The regular expressions are 001 §12.4's, verbatim: the explicit patterns come f
 the behavioural markers and the weak preference indicators are fixed here. A hedge ("I prefer
 tabs, I think") turns an explicit match into a question (D64). One rule is added to the explicit
 tier: a standing instruction to the assistant ("From now on, always answer in bullet points",
-`hrm.governance.instructions`, D47), which the first-person patterns cannot match. The patterns
+`hrm.reading.rules.instructions`, D47), which the first-person patterns cannot match. The patterns
 match far more than preferences in a conversation ("I need to …", "Do I need …?", "likely"): a
-turn first finds the sentence that states one with `hrm.governance.preference_scope` (001
+turn first finds the sentence that states one with `hrm.reading.rules.preference_scope` (001
 §12.4's "stable object" condition, D45), then classifies that sentence here.
 """
 
@@ -26,7 +26,7 @@ from typing import Protocol
 
 from hrm._wordlists import HeadIndex
 from hrm.errors import HRMError
-from hrm.governance.instructions import instruction_spans, standing_instruction
+from hrm.reading.rules.instructions import instruction_spans, standing_instruction
 
 __all__ = [
     "PreferenceClass",
@@ -217,9 +217,9 @@ class PreferenceClassifier:
         """Where in `statement` the patterns of `preference_class` matched, in order.
 
         Explicit: every match of every policy pattern, and each standing instruction's
-        marker ("always", "from now on": `hrm.governance.instructions`). Inferred (confirm
+        marker ("always", "from now on": `hrm.reading.rules.instructions`). Inferred (confirm
         required): every match of the preference indicators. Other classes match no words:
-        empty. What `hrm.governance.preference_scope` reads to judge what a match is about.
+        empty. What `hrm.reading.rules.preference_scope` reads to judge what a match is about.
         """
         if preference_class is PreferenceClass.EXPLICIT:
             found = [m.span() for p in self._patterns for m in p.finditer(statement)]

@@ -9,7 +9,7 @@ processes, and a new session must pick up where the last stopped (004 Invariant 
 registry holds no state in memory; every call is one or two indexed queries on ``memory.db``.
 
 Similarity (`find_similar`) is deterministic keyword overlap: both texts are reduced to content
-words (lower-cased, stopwords dropped, a light suffix stemmer so "deploying" meets "deploy"),
+words (lower-cased, stopwords dropped, stemmed so "deploying" meets "deploy": `hrm._keywords`),
 and a problem scores ``0.5 * jaccard + 0.5 * coverage`` where coverage is the share of the
 problem's keywords the text mentions. Coverage matters because an input is usually longer than
 a problem's title; Jaccard keeps a one-word overlap with a long description from winning.
@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import builtins
 import logging
-import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from hrm._keywords import keywords as _keywords_of
 from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.scrubbing import scrub_text
@@ -48,6 +47,7 @@ __all__ = [
     "extract_keywords",
     "keyword_similarity",
     "new_problem_id",
+    "problem_keywords",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,77 +85,22 @@ _MIGRATIONS = [
     """,
 ]
 
-_STOPWORD_TEXT = """
-    a about above after again against all also am an and any are aren't as at back be because
-    been before being below between both but by can can't cannot could couldn't did didn't do
-    does doesn't doing don't down during each else even ever every few for from further get
-    gets getting go going got had hadn't has hasn't have haven't having he her here hers herself
-    him himself his how i i'd i'll i'm i've if in into is isn't it it's its itself just let let's
-    like lets me more most much must my myself need needs no nor not now of off on once only or
-    other ought our ours ourselves out over own please quite rather really same shall she should
-    shouldn't so some such than that that's the their theirs them themselves then there there's
-    these they they're this those though through to too under until up upon us very was wasn't
-    we we're were weren't what what's when where which while who whom why will with won't would
-    wouldn't yes yet you you're your yours yourself yourselves ok okay hey hi hello thanks thank
-    want wants make makes made work working works thing things something still again lets
-    one two three new now also maybe way look looking continue keep see
-    good morning afternoon evening night bye goodbye cheers welcome sure cool great nice
-    awesome sorry howdy yo
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
-_HAS_LETTER = re.compile(r"[a-z]")
-_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "ies", "ed", "er", "s")
-
-
-def _stem(word: str) -> str:
-    """A deliberately small stemmer: one suffix off, then a final "e" (space/spaces/spacing),
-    then the "at" of an -ate verb (`_without_ate`)."""
-    if word.endswith("'s"):
-        word = word[:-2]
-    for suffix in _SUFFIXES:
-        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            break
-    if len(word) > 3 and word.endswith("e"):
-        word = word[:-1]
-    return _without_ate(word)
-
-
-def _without_ate(stem: str) -> str:
-    """An -ate verb and its -ation noun on one stem: "migrating", "migrate" and "migration"
-    gave "migrat", "migrat" and "migr", so "the billing migration" shared no word with "I'm
-    migrating our billing service" (D59). Also applied to keywords stored before it."""
-    return stem[:-2] if len(stem) > 4 and stem.endswith("at") else stem
-
-
-@lru_cache(maxsize=4096)
-def _keywords_cached(text: str) -> tuple[str, ...]:
-    keyword = _keyword
-    seen = dict.fromkeys(keyword(raw) for raw in _WORD.findall(_URL.sub(" ", text.lower())))
-    seen.pop("", None)
-    return tuple(seen)
-
-
-@lru_cache(maxsize=8192)
-def _keyword(raw: str) -> str:
-    """The keyword a word gives, or "" for none (memoised: texts are new, words seldom are)."""
-    word = raw.strip("'-_")
-    if len(word) < 2 or word in _STOPWORDS or not _HAS_LETTER.search(word):
-        return ""
-    return _stem(word)
-
-
 def extract_keywords(text: str) -> tuple[str, ...]:
     """The normalised content words of `text`, in first-seen order, without duplicates.
 
     Lower-cased; URLs, stopwords and tokens without letters (numbers, dates) dropped; plural
-    and -ing/-ed/-ment/-ation suffixes stripped, so "Deploying the deployments" gives
+    and each word stemmed (`hrm._keywords`), so "Deploying the deployments" gives
     ``("deploy",)``.
     """
-    return _keywords_cached(text)
+    return _keywords_of(text)
+
+
+def problem_keywords(title: str, description: str) -> tuple[str, ...]:
+    """A problem's keywords: those of its title, then of its description, `MAX_KEYWORDS` at
+    most."""
+    return tuple(dict.fromkeys(extract_keywords(title) + extract_keywords(description)))[
+        :MAX_KEYWORDS
+    ]
 
 
 def keyword_similarity(text_keywords: frozenset[str], problem_keywords: frozenset[str]) -> float:
@@ -226,7 +171,9 @@ def _row_to_problem(row: sqlite3.Row) -> Problem:
         id=row["id"],
         title=row["title"],
         description=row["description"],
-        keywords=tuple(dict.fromkeys(map(_without_ate, row["keywords"].split()))),
+        # Recomputed, not read back: keywords stored under an earlier stemmer would match
+        # nothing a message says now (D152). The stored column stays for older readers.
+        keywords=problem_keywords(row["title"], row["description"]),
         priority=int(row["priority"]),
         status=ProblemStatus(row["status"]),
         created_at=datetime.fromisoformat(row["created_at"]),
@@ -284,13 +231,13 @@ class ProblemRegistry:
         if not title:
             raise HRMError.validation_failed("A problem needs a non-empty title", field="title")
         description = scrub_text(description.strip())
-        keywords = tuple(dict.fromkeys(extract_keywords(title) + extract_keywords(description)))
+        keywords = problem_keywords(title, description)
         now = self._clock()
         return Problem(
             id=problem_id or new_problem_id(),
             title=title,
             description=description,
-            keywords=keywords[:MAX_KEYWORDS],
+            keywords=keywords,
             priority=self.clamp_priority(priority),
             status=status,
             created_at=now,

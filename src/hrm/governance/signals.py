@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from hrm._wordlists import HeadIndex
 from hrm.errors import HRMError
-from hrm.governance.pasted import spoken
 from hrm.governance.policy import (
     CITATION_PATTERNS,
     DEADLINE_MARKERS,
@@ -51,6 +50,7 @@ from hrm.governance.policy import (
 )
 from hrm.governance.preferences import preference_key
 from hrm.governance.problems import extract_keywords
+from hrm.reading.pasted import spoken
 from hrm.scrubbing import scrub_text
 from hrm.types import BlastRadius, Clock, ConflictLevel, HRMContext, TurnInput, system_clock
 

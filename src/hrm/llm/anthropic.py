@@ -15,13 +15,13 @@ the current SDK and API differ from the spec's sketch:
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.llm._retry import error_from_status, parse_retry_after
+from hrm.llm.factory import api_key_for
 from hrm.llm.types import (
     FINISH_CONTENT_FILTER,
     FINISH_LENGTH,
@@ -64,7 +64,7 @@ _FINISH = {
 
 
 def _api_key(config: LLMConfig) -> str:
-    key = config.resolve_api_key() or os.environ.get(ENV_ANTHROPIC_API_KEY)
+    key = api_key_for(config, ENV_ANTHROPIC_API_KEY)
     if not key:
         raise HRMError.validation_failed(
             "No API key for the anthropic provider: set "

@@ -3,12 +3,19 @@
 Built-in providers are kept as import paths and imported only when created, so choosing
 ``offline`` never imports a provider SDK. ``auto`` picks ``local`` when its runtime and weights
 are installed, else ``offline`` (ARCHITECTURE §6: offline is the last fallback).
+
+Where a credential may go is decided here, once (D218): `api_key_for` is how the built-in
+adapters get their key, and `check_endpoint` (run by `LLMAdapterFactory.create` for every
+adapter, registered ones too) refuses a base URL that came from a project's file that is no
+longer trusted with the content it was read from. A base URL from an untrusted project never
+gets this far: `hrm.config.load_config` leaves it aside (D216).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +27,7 @@ from hrm.llm.types import ILLMAdapter
 if TYPE_CHECKING:
     from hrm.config import LLMConfig
 
-__all__ = ["AUTO_PROVIDER", "LLMAdapterFactory", "ProviderInfo"]
+__all__ = ["AUTO_PROVIDER", "LLMAdapterFactory", "ProviderInfo", "api_key_for", "check_endpoint"]
 
 AUTO_PROVIDER = "auto"
 """The provider name that means "local if installed, else offline"."""
@@ -34,10 +41,10 @@ _BUILTIN: dict[str, str] = {
     "openai": "hrm.llm.openai:OpenAIAdapter",
 }
 _DESCRIPTIONS = {
-    "anthropic": "Claude through the official SDK (extra: hrm[anthropic])",
+    "anthropic": "Claude through the official SDK (extra: hrm-runtime[anthropic])",
     "local": "SmolLM2-135M (or any GGUF) in-process on xllamacpp; `hrm models install local`",
     "offline": "built in, deterministic, no network; quotes the context it is given",
-    "openai": "OpenAI or any compatible server via base_url (extra: hrm[openai])",
+    "openai": "OpenAI or any compatible server via base_url (extra: hrm-runtime[openai])",
 }
 _REQUIRES = {"anthropic": "anthropic", "openai": "openai"}
 
@@ -56,6 +63,40 @@ class ProviderInfo:
     """One line on what it is and how to install it."""
 
 
+def check_endpoint(config: LLMConfig) -> None:
+    """Refuse a base URL the person no longer trusts to receive requests and credentials.
+
+    A base URL set in code, the home's config or the environment is the person's; one from a
+    project's file was trusted when the config was loaded, and is checked again here: a long
+    process (``hrm serve``, ``hrm chat``, agents built lazily) may outlive that trust.
+
+    Raises:
+        HRMError: ``GATE_DENIED`` naming the URL, the file and how to trust it again.
+    """
+    origin = config.base_url_project
+    if not config.base_url or origin is None or origin.still_trusted():
+        return
+    raise HRMError.gate_denied(
+        "project_trust",
+        f"llm.base_url {config.base_url} comes from {origin.path}, which is no longer trusted "
+        f"with the content it was read from, so no request or credential goes there; "
+        f"`hrm trust {origin.project}` trusts it again",
+        base_url=config.base_url,
+        file=origin.path,
+    )
+
+
+def api_key_for(config: LLMConfig, default_env: str) -> str | None:
+    """The API key a built-in adapter sends, or None: from ``llm.api_key``, the variable
+    ``llm.api_key_env`` names, or `default_env` — only once `check_endpoint` passed.
+
+    Raises:
+        HRMError: ``GATE_DENIED`` from `check_endpoint`.
+    """
+    check_endpoint(config)
+    return config.resolve_api_key() or os.environ.get(default_env) or None
+
+
 class LLMAdapterFactory:
     """Creates the adapter for a configured provider; ``register`` adds custom ones."""
 
@@ -71,7 +112,8 @@ class LLMAdapterFactory:
             **options: Passed to the adapter's constructor (e.g. ``http_client=``).
 
         Raises:
-            HRMError: ``VALIDATION_FAILED`` for an unknown provider, naming the known ones.
+            HRMError: ``VALIDATION_FAILED`` for an unknown provider, naming the known ones;
+                ``GATE_DENIED`` for a base URL from a project no longer trusted.
             ImportError: When the provider's optional SDK is missing, naming the extra.
         """
         if config is None:
@@ -79,6 +121,7 @@ class LLMAdapterFactory:
 
             config = LLMConfig()
         name = cls.resolve_provider(config.provider)
+        check_endpoint(config)
         adapter_class = cls._adapter_class(name)
         return adapter_class(config, **options)
 

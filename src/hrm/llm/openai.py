@@ -13,13 +13,13 @@ Request shape: the system prompt is the first message; the answer limit is sent 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.llm._retry import error_from_status, parse_retry_after
+from hrm.llm.factory import api_key_for
 from hrm.llm.types import (
     FINISH_CONTENT_FILTER,
     FINISH_LENGTH,
@@ -60,7 +60,7 @@ _FINISH = {"length": FINISH_LENGTH, "content_filter": FINISH_CONTENT_FILTER}
 
 
 def _api_key(config: LLMConfig) -> str:
-    key = config.resolve_api_key() or os.environ.get(ENV_OPENAI_API_KEY)
+    key = api_key_for(config, ENV_OPENAI_API_KEY)
     if key:
         return key
     if config.base_url:

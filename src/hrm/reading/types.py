@@ -22,9 +22,11 @@ Span = tuple[int, int]
 __all__ = [
     "ANSWERS",
     "COMMANDS",
+    "SET_APART",
     "Band",
     "Bands",
     "Cues",
+    "Declined",
     "Intent",
     "IntentKind",
     "Reader",
@@ -97,6 +99,20 @@ ANSWERS: frozenset[IntentKind] = frozenset(
     {IntentKind.YES, IntentKind.NO, IntentKind.SWITCH, IntentKind.QUEUE}
 )
 
+SET_APART: frozenset[IntentKind] = frozenset(
+    {
+        IntentKind.PREFERENCE,
+        IntentKind.FACT,
+        IntentKind.FORGET,
+        IntentKind.RESOLVE,
+        IntentKind.PARK,
+        IntentKind.LIST_OPEN,
+    }
+)
+"""Commands about the person or hrm's own memory and registry: their words are left out of what
+arbitration weighs (`Reading.rest`). The other commands (focus, resume, set-aside, a decision)
+are moves in the conversation that arbitration itself reads."""
+
 
 class Band(str, Enum):
     """What the turn does with an intent, from its confidence (`Bands.of`)."""
@@ -149,16 +165,19 @@ class Slots:
     """FORGET: False when "forget that I …" may be a figure of speech and acts only if something
     kept matches (D83)."""
     rest: str | None = None
-    """SET_ASIDE: what the message goes on to say."""
+    """SET_ASIDE: what the message goes on to say. YES / NO: what follows the answer (None when
+    the message is only the answer: "yes", "no thanks")."""
+    pattern: str | None = None
+    """PREFERENCE: the classifier pattern that matched ("I prefer"), for the record."""
 
     def filled(self) -> dict[str, object]:
         """The slots that carry a value, for records and tests."""
         out: dict[str, object] = {}
         for name in self.__slots__:
             value = getattr(self, name)
-            if value is None or value is False or (name == "sure" and value is True):
-                continue
-            out[name] = value
+            default = True if name == "sure" else (False if name == "hedged" else None)
+            if value != default:
+                out[name] = value
         return out
 
 
@@ -186,6 +205,29 @@ class Intent:
 
 
 @dataclass(frozen=True, slots=True)
+class Declined:
+    """What a rule matched but judged not an intent, and why ("I prefer to know why, can you
+    explain the traceback?" uses a preference word in a request): shown in the record, so
+    `/why` can say why nothing was kept."""
+
+    kind: IntentKind
+    span: Span
+    reader: str
+    reason: str
+    pattern: str | None = None
+    confidence: float = 0.0
+
+    def to_record(self) -> dict[str, object]:
+        return {
+            "kind": self.kind.value,
+            "span": list(self.span),
+            "reader": self.reader,
+            "reason": self.reason,
+            **({"pattern": self.pattern} if self.pattern else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Cues:
     """What arbitration weighs besides similarity, read from the rest of the message (the text
     outside every command's span), never from pasted material."""
@@ -199,10 +241,36 @@ class Cues:
     own_subject: bool = False
     """A question or remark on a subject of the person's own ("Also, my laptop's battery …")."""
     urgency: bool = False
-    """Something is on fire ("prod is down", "ASAP")."""
+    """Something is on fire ("prod is down", "ASAP"): the urgency and emergency markers the
+    governance signals found (set by the turn's ``signals`` step, which reads them anyway)."""
+    remark: bool = False
+    """A remark on a subject of the person's own that asks nothing ("Our budget is about 5000
+    euros"): a sentence model may find it is about the work (D79)."""
+    closing: bool = False
+    """The whole message is a thanks or a goodbye: it brings no problem (D78)."""
+    resume: bool = False
+    """It asks to go back to the thread before the current one, naming none (D75)."""
+    focus: bool = False
+    """It asks to commit focus (D54): `focus_topic` for `focus_turns` turns."""
+    focus_turns: int | None = None
+    focus_topic: str = ""
+    aside: str | None = None
+    """It opens by setting something aside ("Forget the offsite for now, …", D81): what,
+    "" for "never mind"; `aside_rest` is what it turns to."""
+    aside_rest: str = ""
 
-    def to_record(self) -> dict[str, bool]:
-        return {name: True for name in self.__slots__ if getattr(self, name)}
+    def to_record(self) -> dict[str, object]:
+        """The cues that are set (flags as True, the focus span and topic, what is set aside)."""
+        out: dict[str, object] = {
+            name: True for name in self.__slots__ if getattr(self, name) is True
+        }
+        if self.focus_turns is not None:
+            out["focus_turns"] = self.focus_turns
+        if self.focus_topic:
+            out["focus_topic"] = self.focus_topic
+        if self.aside is not None:
+            out["aside"] = self.aside
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,8 +294,10 @@ class ReadingContext:
 class Reading:
     """One message, read once: every intent found, the cues for arbitration, and what is left.
 
-    Invariants: spans lie inside `said`, are sorted by start and do not overlap; `rest` is
-    `said` with every acted-on command's span removed. An empty or unreadable message gives a
+    Invariants: spans lie inside `said` and are sorted by start; the commands' spans do not
+    overlap one another (a move — focus, resume, set-aside, a decision, feedback — may share
+    words with a command); `rest` is `said` without the spans of the commands in `SET_APART`
+    read at or above the ask threshold. An empty or unreadable message gives a
     `Reading` with no intents, never an exception.
     """
 
@@ -241,12 +311,16 @@ class Reading:
     pasted_lines: int = 0
     readers: tuple[str, ...] = ()
     """Every reader that ran on this message, in order (also those that found nothing)."""
+    declined: tuple[Declined, ...] = ()
+    """What a rule matched and judged not an intent, with the reason."""
 
     def __iter__(self) -> Iterator[Intent]:
         return iter(self.intents)
 
     def first(self, kind: IntentKind) -> Intent | None:
-        return next((i for i in self.intents if i.kind is kind), None)
+        """The surest intent of `kind` (the earliest among equals), or None."""
+        found = [i for i in self.intents if i.kind is kind]
+        return max(found, key=lambda i: i.confidence) if found else None
 
     def has(self, kind: IntentKind) -> bool:
         return any(i.kind is kind for i in self.intents)
@@ -262,7 +336,12 @@ class Reading:
             **({"cues": self.cues.to_record()} if self.cues.to_record() else {}),
             "readers": list(self.readers),
             **({"pasted_lines": self.pasted_lines} if self.pasted_lines else {}),
+            **({"declined": [d.to_record() for d in self.declined]} if self.declined else {}),
         }
+
+    def text_of(self, intent: Intent | Declined) -> str:
+        """The words of `said` an intent covers."""
+        return self.said[intent.span[0] : intent.span[1]]
 
 
 class Reader(Protocol):

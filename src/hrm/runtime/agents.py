@@ -5,6 +5,11 @@
 earlier definition with the same id. Each file is validated against
 ``agent_definition.schema.json`` at load. A bad file is reported — file, field and problem — and
 skipped, so one typo never hides the other agents; `AgentRegistry.errors` lists what was skipped.
+
+A project's agent that asks for tools, capabilities (delegation among them) or another provider
+or model is loaded only once the person trusts the project with that file's content
+(`hrm trust`, D219); until then it is set aside, listed in `AgentRegistry.untrusted`, and said
+once per file content. An agent that only writes text with the configured model needs no trust.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import yaml
 
 from hrm import _yaml
+from hrm._paths import read_bytes
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 from hrm.runtime.tools import BUILTIN_TOOL_CAPABILITIES
@@ -43,6 +49,8 @@ ORIGINS = ("builtin", "home", "project")
 """Where a definition came from, in override order."""
 
 _PROJECT_AGENTS = Path(".hrm") / "agents"
+_NEEDS_TRUST = ("tools", "capabilities", "provider", "model")
+"""What a project's agent may ask for only once the project is trusted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,6 +231,8 @@ class AgentRegistry:
             self._agents[definition.id] = definition
         self.errors: list[AgentLoadError] = list(errors)
         """Files that were skipped, with file, field and problem."""
+        self.untrusted: list[AgentLoadError] = []
+        """Project agents set aside until the project is trusted (D219), with what they ask."""
 
     @classmethod
     def load(
@@ -247,14 +257,18 @@ class AgentRegistry:
             for definition in _load_builtins(registry.errors):
                 builtins[definition.id] = definition
                 registry._agents[definition.id] = definition
-        layers: list[tuple[str, Path]] = [("home", h.agents_dir)]
+        for definition in _load_directory(h.agents_dir, "home", registry.errors, root=h.root):
+            shipped = builtins.get(definition.id)
+            if shipped is not None and shipped == definition:
+                continue  # `hrm init` copies the built-ins into the home unchanged
+            registry._agents[definition.id] = definition
         if project_dir is not None:
-            layers.append(("project", Path(project_dir) / _PROJECT_AGENTS))
-        for origin, directory in layers:
-            for definition in _load_directory(directory, origin, registry.errors):
-                shipped = builtins.get(definition.id)
-                if origin == "home" and shipped is not None and shipped == definition:
-                    continue  # `hrm init` copies the built-ins into the home unchanged
+            project = Path(project_dir)
+            gate = _TrustGate(h, project, registry.untrusted)
+            directory = project / _PROJECT_AGENTS
+            for definition in _load_directory(
+                directory, "project", registry.errors, root=project, gate=gate
+            ):
                 registry._agents[definition.id] = definition
         for error in registry.errors:
             logger.warning("agent definition skipped: %s", error.message)
@@ -310,8 +324,47 @@ def _load_builtins(errors: list[AgentLoadError]) -> list[AgentDefinition]:
     return loaded
 
 
+class _TrustGate:
+    """Lets a project's agent through when it asks for nothing that needs trust, or when the
+    project is trusted with the file's content; records and says once what it held back."""
+
+    def __init__(self, home: HRMHome, project: Path, held: list[AgentLoadError]) -> None:
+        from hrm.trust import TrustStore
+
+        self._store = TrustStore(home)
+        self._project = project
+        self._held = held
+
+    def admits(self, definition: AgentDefinition, path: Path, raw: bytes) -> bool:
+        asked = [name for name in _NEEDS_TRUST if getattr(definition, name)]
+        if not asked:
+            return True
+        from hrm.trust import digest_of
+
+        digest = digest_of(raw)
+        verdict = self._store.check(self._project, path, digest)
+        if verdict.trusted:
+            return True
+        why = "changed since you trusted the project" if verdict.state == "changed" else (
+            "the project is not trusted"
+        )
+        problem = (
+            f"asks for {', '.join(asked)} and {why}; set aside until "
+            f"`hrm trust {self._project.resolve()}`"
+        )
+        self._held.append(AgentLoadError(str(path), asked[0], problem))
+        if self._store.first_notice("log", path, digest):
+            logger.warning("project agent '%s' (%s) %s", definition.id, path, problem)
+        return False
+
+
 def _load_directory(
-    directory: Path, origin: str, errors: list[AgentLoadError]
+    directory: Path,
+    origin: str,
+    errors: list[AgentLoadError],
+    *,
+    root: Path,
+    gate: _TrustGate | None = None,
 ) -> list[AgentDefinition]:
     if not directory.is_dir():
         return []
@@ -320,12 +373,17 @@ def _load_directory(
         if not path.name.endswith(AGENT_FILE_SUFFIXES) or path.name.startswith("."):
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(AgentLoadError(str(path), "(file)", f"cannot be read: {exc}"))
+            # Bounded, regular files only, and never through a link out of the home or project.
+            raw = read_bytes(path, max_bytes=_yaml.MAX_BYTES, root=root, what="agent definition")
+            text = raw.decode("utf-8-sig")
+        except HRMError as exc:
+            errors.append(AgentLoadError(str(path), "(file)", f"cannot be read: {exc.message}"))
+            continue
+        except UnicodeDecodeError:
+            errors.append(AgentLoadError(str(path), "(file)", "cannot be read: not UTF-8 text"))
             continue
         definition = _parse_text(text, str(path), origin, errors)
-        if definition is None:
+        if definition is None or (gate is not None and not gate.admits(definition, path, raw)):
             continue
         earlier = loaded.get(definition.id)
         if earlier is not None:

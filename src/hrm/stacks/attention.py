@@ -45,7 +45,7 @@ from hrm.errors import HRMError
 from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
-from hrm.turn_state import RECENT_CLIP, shown
+from hrm.turn.state import RECENT_CLIP, shown
 from hrm.types import HRMContext
 
 if TYPE_CHECKING:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hrm._keywords import STOPWORDS
 from hrm.home import HRMHome
 from hrm.learning.patterns import MIN_SIMILARITY, signature_key, signature_similarity
 from hrm.reasoning.types import PatternMatch
@@ -70,13 +71,7 @@ PATTERN_TYPES = (
 MAX_EVIDENCE = 50
 """Evidence items kept in one record (the newest); ``evidence_count`` keeps the total."""
 
-_STOPWORDS = frozenset((
-    "about", "after", "again", "also", "because", "before", "being", "could", "does", "doing",
-    "from", "have", "hello", "here", "into", "just", "like", "make", "more", "need", "next",
-    "only", "over", "please", "really", "should", "some", "than", "thank", "thanks", "that",
-    "their", "them", "then", "there", "these", "they", "thing", "this", "those", "through",
-    "want", "what", "when", "where", "which", "while", "will", "with", "would", "your", "yours",
-))
+_STOPWORDS = STOPWORDS  # the package's one stop-word list (`hrm._keywords`)
 _WORD = re.compile(r"[a-z][a-z0-9]{3,}")
 
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from hrm._file_lock import held, lock, unlock
+from hrm._private import make_private_dirs
 from hrm._process import pid
 from hrm.errors import ErrorCode, HRMError
 from hrm.storage._ledger_format import (
@@ -738,7 +739,7 @@ class Ledger:
             return self._fd
         try:
             if create:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                make_private_dirs(self.path.parent)
             if self.read_only:
                 if create:
                     raise HRMError.permission_denied(self.path)

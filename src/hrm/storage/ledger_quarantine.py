@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hrm._file_lock import held
+from hrm._private import open_new_private
 from hrm.errors import HRMError
 from hrm.storage._ledger_format import (
     GENESIS_HASH,
@@ -221,7 +222,7 @@ def _copy_exclusive(fd: int, size: int, copy: Path) -> str:
     """Copy the first `size` bytes of `fd` to a new file `copy`, durably; return their SHA-256."""
     digest = hashlib.sha256()
     try:
-        with open(copy, "xb") as out:
+        with os.fdopen(open_new_private(copy), "wb") as out:
             position = 0
             while position < size:
                 chunk = os.pread(fd, min(_COPY_CHUNK, size - position), position)
@@ -251,7 +252,7 @@ def _copy_anchor(ledger: Path, copy: Path) -> Path | None:
         raise _os_error(exc, source) from exc
     target = copy.with_name(copy.name + ".anchor")
     try:
-        with open(target, "xb") as out:
+        with os.fdopen(open_new_private(target), "wb") as out:
             out.write(raw)
             out.flush()
             os.fsync(out.fileno())

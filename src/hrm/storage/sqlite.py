@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 
+from hrm._private import prepare_private_file
 from hrm.errors import ErrorCode, HRMError
 
 TYPE_CHECKING = False  # `hrm hook` opens the memory database: no `typing` at run time
@@ -135,7 +136,7 @@ class Database:
         self._checkpoint_lock = _thread.allocate_lock()
         try:
             if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                prepare_private_file(self.path)  # memory.db and its -wal/-shm: 0600
             self._conn = sqlite3.connect(
                 self.path,
                 timeout=timeout_ms / 1000,

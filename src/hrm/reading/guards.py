@@ -1,0 +1,138 @@
+"""What a sentence may not be, whatever a classifier says: the guards every tier respects.
+
+A question or a request for the assistant to do something is never a preference or a fact to
+keep (issue 29 §4), nor a decision stated about the work (D88): "I hate how slow webpack is,
+what are alternatives?" and "I prefer to know why this fails before patching it, can you
+explain the traceback?" were stored as canon when a reader saw only their first clause. A
+sentence that asks hrm to keep something ("Can you remember that the deploy key rotates
+monthly?") is the one question that may be a fact: what it asks for is the keeping. A sentence
+that opens with "when" or "where" is a question only with a verb after it ("where is …"):
+"When you give me recipes, use grams" is a condition, not a question.
+
+Pure, linear in the sentence's length (one pass of anchored patterns over at most
+`GUARD_CHARS` characters), never raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hrm.reading.types import IntentKind
+
+__all__ = [
+    "GUARD_CHARS",
+    "answers_for",
+    "asks_something",
+    "barred_kinds",
+    "is_keep_request",
+    "may_carry",
+    "readable",
+]
+
+GUARD_CHARS = 600
+"""Characters of a sentence the guards read: a question mark past them is in a paste."""
+
+_YES_NO = frozenset({IntentKind.YES, IntentKind.NO})
+_PENDING_ANSWERS = {
+    "preference": _YES_NO,
+    "intent": _YES_NO,
+    "switch": frozenset({IntentKind.SWITCH, IntentKind.QUEUE}),
+}
+_NEVER_FOR_QUESTIONS = frozenset({IntentKind.PREFERENCE, IntentKind.FACT, IntentKind.DECISION})
+"""A decision is stated, never asked ("should we go with Netlify?", D88)."""
+_KEEP_QUESTION = _NEVER_FOR_QUESTIONS - {IntentKind.FACT}
+_NOT_ASKED_AS_QUESTIONS = frozenset(
+    {
+        IntentKind.RESOLVE,
+        IntentKind.PARK,
+        IntentKind.FORGET,
+        IntentKind.FOCUS,
+        IntentKind.SET_ASIDE,
+    }
+)
+"""A sentence that opens as a question about the work ("Is this resolved?", "What documents
+do I need for that?", "Should I park it?") asks about it; it does not close, park, forget or
+set anything aside. Asked as a favour ("Can you forget that?", "could we park this?") it does."""
+_NONE: frozenset[IntentKind] = frozenset()
+
+_LEAD = r"^\W*(?:(?:ok(?:ay)?|so|and|also|but|hey|oh|well|actually|pls|please)\b\W*)*"
+_POLITE = r"(?:(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)"
+_KEEP_VERB = (
+    r"(?:remember|rember|remembr|note|keep\s+in\s+mind|make\s+a\s+note|store|save|"
+    r"write\s+(?:this|that|it)\s+down|add\s+(?:this|that|it)?\s*to\s+your\s+memory)"
+)
+_FAVOUR = re.compile(_LEAD + r"(?:can|could|would|will)\s+(?:you|u|we)\b", re.IGNORECASE)
+_KEEP_REQUEST = re.compile(_LEAD + _POLITE + r"?" + _KEEP_VERB + r"\b", re.IGNORECASE)
+_OPENS_AS_QUESTION = re.compile(
+    _LEAD
+    + r"(?:(?:what|how|why|which|who|whom|whose)(?:'s|'re|s)?\b"
+    r"|(?:when|where)(?:'s|\s+(?:is|are|do|does|did|will|can|should|was|were))\b"
+    r"|(?:can|could|would|will|do|does|did|is|are|was|were|should|shall|may|might|have|has)"
+    r"\s+(?:you|u|i|we|it|they|there|this|that|people|anyone)\b)",
+    re.IGNORECASE,
+)
+_ASKS_MIDWAY = re.compile(
+    r"(?:[,;:—–-]\s*(?:(?:and|but|so|then|now)\s+)?|\s(?:and|but|so|then)\s+)"
+    r"(?:(?:please|pls)\s+)?"
+    r"(?:(?:can|could|would|will)\s+(?:you|u)|what\s+(?:are|is|was|were|do|does|about|if)"
+    r"|how\s+(?:do|does|can|should|would|to)|why\s+(?:do|does|is|are)|is\s+there|are\s+there"
+    r"|do\s+you|should\s+(?:i|we)|any\s+(?:tips|ideas|alternatives|suggestions))\b",
+    re.IGNORECASE,
+)
+
+
+def is_keep_request(sentence: str) -> bool:
+    """Whether `sentence` opens by asking hrm to keep something ("remember that …", "can you
+    note …")."""
+    return _KEEP_REQUEST.match(sentence[:GUARD_CHARS]) is not None
+
+
+def asks_something(sentence: str) -> bool:
+    """Whether `sentence` is a question or asks the assistant to do something: it ends with a
+    question mark, opens as a question ("what are …", "can you …"), or goes on to ask one
+    after a comma ("…, can you explain the traceback?")."""
+    head = sentence[:GUARD_CHARS].rstrip()
+    if head.endswith("?"):
+        return True
+    return _OPENS_AS_QUESTION.match(head) is not None or _ASKS_MIDWAY.search(head) is not None
+
+
+def barred_kinds(sentence: str) -> frozenset[IntentKind]:
+    """The intents `sentence` may not carry: preference, fact and decision for a question or
+    request, except that a request to keep something may be a fact; and for a sentence that
+    opens as a question not asked as a favour, a request to close, park, forget, focus or set
+    aside (`_NOT_ASKED_AS_QUESTIONS`)."""
+    if not asks_something(sentence):
+        return _NONE
+    barred = _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
+    head = sentence[:GUARD_CHARS]
+    if _OPENS_AS_QUESTION.match(head) is not None and _FAVOUR.match(head) is None:
+        barred = barred | _NOT_ASKED_AS_QUESTIONS
+    return barred
+
+
+def may_carry(kind: IntentKind, sentence: str) -> bool:
+    """Whether a tier that generalises (the sentence model, a model) may read `sentence` as
+    `kind`: not barred (`barred_kinds`), and the sentence mentions one of the intent's cue
+    words (`hrm.reading.cue_gates`)."""
+    from hrm.reading.cue_gates import has_cue
+
+    return kind not in barred_kinds(sentence) and has_cue(kind, sentence)
+
+
+def answers_for(pending: str | None) -> frozenset[IntentKind]:
+    """The answers a reply may be to the question hrm asked (`ReadingContext.pending`): yes or
+    no to a held preference or a middle-band intent, switch or queue to "switch or queue?",
+    none when nothing was asked — "yes" then answers no question of hrm's."""
+    return _PENDING_ANSWERS.get(pending or "", _NONE)
+
+
+def readable(text: str) -> str:
+    """`text` with control characters and lone surrogates (which no tokenizer or encoder can
+    take) replaced by spaces."""
+    return "".join(" " if _unreadable(c) else c for c in text)
+
+
+def _unreadable(char: str) -> bool:
+    code = ord(char)
+    return code < 32 or code == 127 or 0xD800 <= code <= 0xDFFF

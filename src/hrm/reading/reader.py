@@ -1,0 +1,163 @@
+"""The one reading stage: a message, read once, into a `Reading` (issue 29).
+
+`read(text, context, tiers)` splits pasted material off (`reading.pasted`: code, logs,
+tracebacks and JSON are material, not the person's words, D71), cuts what is left into
+sentences (`reading.sentences`), runs the rules tier over every sentence and each later tier
+(nearest exemplars on the sentence model, a capable model) only over the sentences no earlier
+tier read with a confidence at or above the ask threshold; an earlier tier wins where two
+overlap. What is left once the commands' words are out (`Reading.rest`) is what arbitration
+weighs, and its `Cues` are read from it.
+
+Bounded and total: a reader sees at most `MAX_READ_CHARS` of the person's words, every table is
+linear in what it reads, and no text — empty, a megabyte, invalid UTF-8 carried as surrogates,
+control characters — raises: a reader that fails is logged and its tier is left out.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from hrm.reading.pasted import spoken
+from hrm.reading.rules.cues import cues_of
+from hrm.reading.rules.tier import RulesReader
+from hrm.reading.sentences import MAX_READ_CHARS, sentence_spans
+from hrm.reading.types import (
+    SET_APART,
+    Bands,
+    Declined,
+    Intent,
+    Reader,
+    Reading,
+    ReadingContext,
+    Span,
+)
+
+if TYPE_CHECKING:
+    from hrm.reading.rules.preferences import PreferenceRules
+
+__all__ = ["available_tiers", "read", "rest_of", "without_span_text"]
+
+logger = logging.getLogger(__name__)
+
+_NO_CONTEXT = ReadingContext()
+
+
+def available_tiers(preferences: PreferenceRules | None = None) -> tuple[Reader, ...]:
+    """The tiers this process can read with, in order: the rules (always), then the exemplar
+    classifier on the sentence model when the `embeddings` extra and its module are there."""
+    tiers: list[Reader] = [RulesReader(preferences)]
+    exemplars = _exemplar_reader()
+    if exemplars is not None:
+        tiers.append(exemplars)
+    return tuple(tiers)
+
+
+@lru_cache(maxsize=1)
+def _exemplar_reader() -> Reader | None:
+    """The exemplar tier, loaded once per process; None without the `embeddings` extra or
+    before `hrm.reading.sentence` exists (another work package builds it)."""
+    try:
+        module = importlib.import_module("hrm.reading.sentence")
+    except ImportError:
+        return None
+    load = getattr(module, "load_exemplar_reader", None)
+    if load is None:
+        return None
+    try:
+        reader: Reader | None = load()
+    except ImportError:  # the extra is missing
+        return None
+    return reader
+
+
+def read(
+    text: str,
+    context: ReadingContext = _NO_CONTEXT,
+    tiers: Sequence[Reader] | None = None,
+    *,
+    bands: Bands = Bands(),  # noqa: B008 - frozen, never mutated
+) -> Reading:
+    """`text` read once by `tiers` (default: the rules alone). Never raises."""
+    if not isinstance(text, str) or not text.strip():
+        return Reading(text=text if isinstance(text, str) else "", said="")
+    said = spoken(text)
+    pasted = _lines(text) - _lines(said) if said is not text else 0
+    head = said[:MAX_READ_CHARS]
+    spans = sentence_spans(head)
+    readers = tuple(tiers) if tiers is not None else (RulesReader(),)
+    intents: list[Intent] = []
+    declined: list[Declined] = []
+    ran: list[str] = []
+    for tier in readers:
+        todo = spans if not intents else _unread(spans, intents, bands)
+        if not todo:
+            break
+        ran.append(tier.name)
+        try:
+            found = tier.read(head, todo, context)
+        except Exception:  # a reader must never fail a turn: its tier is left out
+            logger.exception("reader %s failed; its tier is left out of this reading", tier.name)
+            continue
+        intents = _merge(intents, found, bands)
+        declined += getattr(tier, "declined", ())
+    rest = rest_of(head, intents, bands)
+    return Reading(
+        text=text, said=said, intents=tuple(intents), cues=cues_of(rest) if rest else cues_of(""),
+        rest=rest, pasted_lines=pasted, readers=tuple(ran), declined=tuple(declined),
+    )  # fmt: skip
+
+
+def rest_of(said: str, intents: Sequence[Intent], bands: Bands = Bands()) -> str:  # noqa: B008
+    """`said` without the words of the commands set apart (`SET_APART`, ask band and up)."""
+    rest = said
+    for intent in sorted(intents, key=lambda i: i.span, reverse=True):
+        if intent.kind in SET_APART and intent.confidence >= bands.ask:
+            rest = without_span_text(rest, intent.span)
+    return rest.strip()
+
+
+_LEFT_OVER = " \t\r\n.,;:!?-–—"
+"""What a removed sentence leaves after it: its stop and the space before the next."""
+_JOINING = " \t\r\n,;:-–—"
+"""What a removed sentence leaves before it (the previous sentence keeps its stop)."""
+
+
+def without_span_text(text: str, span: Span) -> str:
+    """`text` without `text[span]`, joined as a sentence removed from a message is: "I prefer
+    tabs. How do I …?" without the preference is "How do I …?"."""
+    before = text[: span[0]].rstrip(_JOINING)
+    after = text[span[1] :].lstrip(_LEFT_OVER)
+    return (f"{before} {after}" if before and after else before or after).strip()
+
+
+def _unread(spans: Sequence[Span], intents: Sequence[Intent], bands: Bands) -> list[Span]:
+    """The sentences no intent read with a confidence at or above the ask threshold."""
+    sure = [i.span for i in intents if i.confidence >= bands.ask]
+    return [s for s in spans if not any(_overlap(s, span) for span in sure)]
+
+
+def _merge(earlier: list[Intent], later: Sequence[Intent], bands: Bands) -> list[Intent]:
+    """`earlier` and what a later tier read with confidence: a later tier's reading below the
+    ask threshold is no reading (the sentence stays ordinary, and no note speaks of it); a
+    sure later reading replaces an earlier unsure one of the same words; otherwise earlier
+    tiers win where readings overlap."""
+    sure = [i for i in later if i.confidence >= bands.ask]
+    kept = [
+        e for e in earlier
+        if e.confidence >= bands.ask or not any(_overlap(e.span, i.span) for i in sure)
+    ]  # fmt: skip
+    added = [i for i in sure if not any(_overlap(e.span, i.span) for e in kept)]
+    return sorted([*kept, *added], key=lambda i: i.span)
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _lines(text: str) -> int:
+    """How many lines of `text` have something on them."""
+    return sum(1 for line in text.split("\n") if line.strip())

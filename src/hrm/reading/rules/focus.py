@@ -1,0 +1,285 @@
+"""What a person's words ask of their focus: "let's focus on X for the next 3 turns".
+
+001 §4.3 gives commitments a manager and no words that start one; the turn reads them here. A
+focus request is the person directing their own focus, as "switch to X" is, so it decides which
+problem the input belongs to as well as the commitment (D54): arbitration
+(`PreemptScoreArbiter`) ties the request to the problem it names, else to the active problem it
+is part of ("the billing migration script" under "the v2 launch of our billing service"), and
+opens a problem titled by it only when nothing is active; the turn then commits to that
+problem, holding focus when the person gave the length (D56). Read once per text: arbitration
+and the commitment ask about the same input in one turn.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hrm._text import shorten
+from hrm._wordlists import HeadIndex
+from hrm.reading.rules._engine import NUMBER, number_of
+from hrm.reading.types import Intent, IntentKind, Slots
+
+__all__ = [
+    "DEFAULT_TURNS",
+    "FocusRequest",
+    "SetAside",
+    "asks_to_resume",
+    "read_focus_intents",
+    "read_focus_request",
+    "read_set_aside",
+    "without_resume",
+]
+
+DEFAULT_TURNS = 3
+"""A request that names no span ("let's focus on X") commits for this many turns."""
+
+FOR_TURNS = re.compile(
+    r"\b(?P<for>(?:for|over|during)\s+)?(?:the\s+)?next\s+(?P<n>" + NUMBER + r")\s+"
+    r"(?:turns?|messages?|replies|repl(?:y)|exchanges?|answers?|questions?|rounds?)\b",
+    re.IGNORECASE,
+)
+"""The span of a commitment: "for the next 3 turns", "for the next two messages", "over the next
+couple of turns"; without "for" ("… the next 3 messages") only beside a focus verb."""
+FOCUS_ON = re.compile(
+    r"\b(?:let'?s|let us|we'?ll|we will|i want to|i'?d like to|commit to|please|pls) "
+    r"(?:focus on|focus only on|work on|commit to|finish|ship|concentrate on|stick to|stick with"
+    r"|stay on|stay focused on|only talk about|keep to)\s+(.{3,200})",
+    re.IGNORECASE,
+)
+"""A topic the person commits to: "let's focus on X", "we'll finish X", "I want to ship X"."""
+_BARE_FOCUS_ON = re.compile(
+    r"\b(?:focus on|work on|stick (?:to|with)|stay (?:on|with)|concentrate on)\s+(.{3,200})",
+    re.IGNORECASE,
+)
+"""With a span said, the verb alone names the topic: "for the next 3 turns, focus on X"."""
+_WORDS = HeadIndex({"for": [FOR_TURNS], "to": [FOCUS_ON]})
+_SPAN_WORDS = ("next",)
+_FOCUS_WORDS = ("focus", "work on", "commit", "finish", "ship", "concentrate", "stick",
+                "stay on", "talk about", "keep to")
+_SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
+_LEADING_ARTICLE = re.compile(r"^(?:the|my|our|a|an|this|that)\s+", re.IGNORECASE)
+_EDGES = " \t.,;:!?…-–—\"'“”‘’()[]"
+_HEAD_CHARS = 5000
+"""Commitment language is in an input's first lines; a 1 MB paste is not searched whole."""
+_RESUME = re.compile(
+    r"(?:^|(?<=[.!?])\s+|\n)\W*"
+    r"(?:(?:ok(?:ay)?|so|anyway|anyhow|alright|all right|right|well|now|thanks|thank you|phew"
+    r"|great|cool|good|sorry|oh|hi|hello|hey|(?:good )?(?:morning|afternoon|evening))\W+)*"
+    r"(?:where (?:were we|was i|did (?:we|i) (?:leave off|leave it|stop|get to))"
+    r"|where (?:we|i) (?:were|was|left off|stopped)"
+    r"|(?:(?:let'?s|let us|can we|could we|we can|shall we)\s+)?(?:(?:get|go|come|head)\s+)?"
+    r"back to\s+(?:it|work|business"
+    r"|what (?:we|i) (?:were|was) (?:doing|working on|talking about|discussing|on)"
+    r"|where (?:we|i) (?:were|was|left off|stopped)"
+    r"|the (?:previous|earlier|other|original|main) (?:topic|thing|task|problem|issue|subject"
+    r"|question|one))"
+    r"|(?:(?:let'?s|let us|can we|could we|shall we)\s+)?(?:pick (?:it )?up|continue|carry on"
+    r"|resume)\s+(?:from\s+)?where (?:we|i) (?:left off|were|stopped)"
+    r"|what were we (?:doing|talking about|working on|discussing|on)"
+    r"|as (?:i|we) (?:was|were) saying)"
+    r"(?:\s+(?:before|earlier|previously|last time|again|yesterday))?"
+    r"(?:\s+(?:please|now|then))?(?=\s*(?:[.!?,:;…)—-]|$))",
+    re.IGNORECASE,
+)
+"""A sentence that asks to return to the earlier thread without naming it: "Where were we?",
+"Anyway, back to what we were doing", "Let's pick up where we left off". "Where were we with
+the methods?" names its topic, and "I'll get back to it later" asks nothing now."""
+_RESUME_WORDS = ("where", "back to", "saying", "what were we")
+
+
+@dataclass(frozen=True, slots=True)
+class FocusRequest:
+    """A request to commit focus, as read from one input."""
+
+    turns: int | None
+    """The span the person gave ("for the next 3 turns"), or None (`DEFAULT_TURNS` applies)."""
+    description: str
+    """What to focus on: the topic a focus verb names ("focus on X"), else the rest of the input
+    around the span ("for the next 2 turns, help me debug X"); empty when the input says
+    nothing besides the span ("for the next 3 turns."). The commitment's description and what
+    arbitration matches."""
+
+    @property
+    def title(self) -> str:
+        """The description as a problem title: "the billing migration script" → "Billing
+        migration script"."""
+        bare = _LEADING_ARTICLE.sub("", self.description).strip() or self.description
+        return shorten(bare[:1].upper() + bare[1:], 80)
+
+
+def read_focus_request(text: str) -> FocusRequest | None:
+    """The focus request `text` makes, or None when it makes none."""
+    return _read(text[:_HEAD_CHARS])
+
+
+@lru_cache(maxsize=8)
+def _read(head: str) -> FocusRequest | None:
+    low = head.lower()
+    span = FOR_TURNS.search(head) if "next" in low else None
+    topic = _topic(head) if any(word in low for word in _FOCUS_WORDS) else None
+    if topic is None and span is not None:
+        bare = _BARE_FOCUS_ON.search(head)
+        topic = bare.group(1) if bare else None
+        if topic is None and span.group("for") is None:
+            span = None  # "show me the next 3 messages" commits to nothing
+    if span is None and topic is None:
+        return None
+    turns = number_of(span.group("n")) if span else None
+    if topic is not None:
+        said = _without_span(_first_sentence(topic))
+        if said:
+            return FocusRequest(turns, shorten(said, 80))
+        if span is None:  # "let's focus on ..." names nothing and gives no span
+            return None
+    rest = _without_span(_first_sentence(_without_span(head)))
+    return FocusRequest(turns, shorten(rest, 80))
+
+
+def _topic(head: str) -> str | None:
+    found = FOCUS_ON.search(head)
+    if found is None:
+        return None
+    topic: str = found.group(1)
+    return topic
+
+
+def asks_to_resume(text: str) -> bool:
+    """Does `text` ask to go back to the thread before the current one, naming no problem?
+
+    After an interruption ("Urgent: my laptop crashed …", then "Found it, phew"), "Where were
+    we?" stayed on the interruption: it has no words of a problem, so it continued the active
+    one (D75). Arbitration takes it as a switch the person asked for, to the problem the
+    conversation was on before (`HRMContext.earlier_topic`).
+    """
+    head = text[:_HEAD_CHARS].lower()
+    if not any(word in head for word in _RESUME_WORDS):
+        return False
+    return _RESUME.search(head) is not None
+
+
+def without_resume(text: str) -> str:
+    """`text` without its requests to go back ("Where were we?"): what else it says."""
+    return _RESUME.sub(" ", text) if asks_to_resume(text) else text
+
+
+def _first_sentence(text: str) -> str:
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()
+
+
+def _without_span(text: str) -> str:
+    """`text` without its "for the next N turns", and without punctuation at either end."""
+    return FOR_TURNS.sub("", text).strip(_EDGES)
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """A message that opens by setting something aside: "Forget the offsite for now, …"."""
+
+    aside: str
+    """What is set aside, as said ("the offsite"); empty for "Never mind, …"."""
+    rest: str
+    """What the message goes on to say: what the person turns to."""
+
+
+_ASIDE_LEAD = (
+    r"^\W*(?:(?:ok(?:ay)?|so|actually|hmm+|wait|sorry|oh|well|hey|right|alright|look|anyway)"
+    r"\W+)*"
+)
+_FOR_NOW = r"(?:\s+for\s+(?:now|the\s+moment|today|a\s+(?:bit|moment|sec(?:ond)?|minute|while)))"
+_ON_HOLD = r"(?:aside|on\s+hold|on\s+ice|on\s+pause|on\s+the\s+back\s*burner)"
+_WE = r"(?:(?:let'?s|let\s+us|we\s+can|can\s+we|i'?ll|we'?ll)\s+)?"
+_THING = r"(?P<aside>[^,;:.!?…—–\n]{1,80}?)"
+_THEN = (
+    r"\s*(?:[,;:.!…—–]+|\s-+|\s+(?:and|but|because|since|as|cause|'cause)\b|(?=\s*$))"
+    r"\s*(?P<rest>.*)"
+)
+_SET_ASIDE = tuple(
+    re.compile(_ASIDE_LEAD + clause + _THEN, re.IGNORECASE | re.DOTALL)
+    for clause in (
+        # "Forget the offsite for now", "Let's park the launch for a bit", "Drop that for now"
+        _WE + r"(?:forget(?:\s+about)?|leave|drop|park|pause|shelve|skip|put)\s+" + _THING
+        + r"(?:\s+" + _ON_HOLD + r")?" + _FOR_NOW,
+        # "Put the offsite on hold", "Let's set the report aside"
+        _WE + r"(?:put|set|leave)\s+" + _THING + r"\s+" + _ON_HOLD + _FOR_NOW + "?",
+        # "Never mind the offsite", "Never mind, …", "Forget about the report"
+        r"(?:never\s*mind|nevermind|forget\s+about)(?:\s+(?:about\s+)?" + _THING + r")?"
+        + _FOR_NOW + "?",
+        # "Forget that, …" (D77 reads it as well, when the turn before kept something)
+        r"forget\s+(?P<aside>it|that|this)" + _FOR_NOW + "?",
+        # "Enough about the offsite", "The offsite can wait"
+        r"enough\s+(?:about|of|with)\s+" + _THING + _FOR_NOW + "?",
+        # (not "I can wait", "we can wait": a person waiting sets nothing aside)
+        r"(?!(?:i|we|you|they|he|she|someone|everyone)\s)" + _THING + r"\s+can\s+wait"
+        + _FOR_NOW + "?",
+    )
+)
+_SET_ASIDE_WORDS = ("forget", "mind", "leave", "drop", "park", "pause", "shelve", "skip", "put",
+                    "set", "enough", "wait")
+"""A word every set-aside form holds, in its first `_SET_ASIDE_REACH` characters."""
+_SET_ASIDE_REACH = 160
+"""Where a set-aside's verb can be: every form opens the message (a few leading words, at
+most 80 characters of what is set aside, the verb)."""
+
+
+def read_set_aside(text: str) -> SetAside | None:
+    """What a message that opens by setting something aside sets aside, and what it turns to.
+
+    "Forget the offsite for now, the payment webhook is failing in production." was a new
+    problem titled by all of it, queued behind the offsite it set aside; its title then held
+    "offsite", so "Let's get back to the offsite" no longer named one problem (D81).
+    Arbitration reads the rest as the input, and a problem other than the active one that it
+    is about is a switch the person asked for.
+    """
+    head = text[:_HEAD_CHARS]
+    opening = head[:_SET_ASIDE_REACH].lower()
+    return _set_aside(head) if any(w in opening for w in _SET_ASIDE_WORDS) else None
+
+
+@lru_cache(maxsize=8)
+def _set_aside(head: str) -> SetAside | None:
+    for pattern in _SET_ASIDE:
+        found = pattern.match(head)
+        if found is not None:
+            aside = (found.group("aside") or "").strip(_EDGES)
+            return SetAside(aside, found.group("rest").strip())
+    return None
+
+
+
+# ── as intents (the rules tier) ─────────────────────────────────────────────
+
+
+def read_focus_intents(said: str) -> list[Intent]:
+    """Focus requests, requests to resume and a set-aside in `said`, as intents: moves that
+    arbitration reads (their words stay in what it weighs)."""
+    found: list[Intent] = []
+    request = read_focus_request(said)
+    if request is not None:
+        span = FOR_TURNS.search(said[:_HEAD_CHARS])
+        at = _sentence_of(said, span.start() if span else 0)
+        found.append(Intent(IntentKind.FOCUS, at, 0.9, "rules:focus.focus",
+                            Slots(turns=request.turns, topic=request.description or None)))
+    if asks_to_resume(said):
+        resume = _RESUME.search(said[:_HEAD_CHARS].lower())
+        if resume is not None:
+            start = resume.start() + len(resume.group(0)) - len(resume.group(0).lstrip())
+            found.append(Intent(IntentKind.RESUME, (start, resume.end()), 0.9,
+                                "rules:focus.resume"))
+    aside = read_set_aside(said)
+    if aside is not None:
+        end = len(said) - len(aside.rest) if aside.rest else len(said)
+        found.append(Intent(IntentKind.SET_ASIDE, (0, max(1, end)), 0.85, "rules:focus.aside",
+                            Slots(what=aside.aside or None, rest=aside.rest or None)))
+    return [i for i in found if i.span[0] < i.span[1] <= len(said)]
+
+
+def _sentence_of(said: str, at: int) -> tuple[int, int]:
+    """The sentence of `said` around offset `at`."""
+    start = max(said.rfind(stop, 0, at) for stop in ".!?\n") + 1
+    ends = [i for i in (said.find(stop, at) for stop in ".!?\n") if i >= 0]
+    end = min(ends) + 1 if ends else len(said)
+    while start < end and said[start].isspace():
+        start += 1
+    return (start, end)

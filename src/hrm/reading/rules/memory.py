@@ -1,0 +1,441 @@
+"""Requests to remember a fact ("Remember that our API base URL is https://api.internal") and
+to forget what was kept ("Forget what I said about paragraphs", D77: `read_forget_request`).
+
+001 §12.4's truth model covers what a person says about themselves; a person also tells an
+assistant what holds in their world and asks it to keep that: "Remember that staging runs on
+db2", "Keep in mind we deploy on Fridays only", "For future reference, the on-call rota is in
+Notion". Such a message went to the model as any other, and the fact was gone once the turn
+fell out of the recent exchanges (D73). A request is read here; the turn writes its fact to the
+Shared Reference through the write gate as ``fact.<slug>``; a fact that names one value ("the
+staging DB is db2") is keyed by its subject, so that "Remember that the staging DB is db3" later
+is a new version of that key, not a second, contradicting fact.
+
+A sentence is a request when it opens (after "ok", "also", "please" or "can you") with
+"remember that …" / "remember: …" / "remember to …", "keep in mind (that) …", "don't forget
+(that / to) …", "for future reference, …" or "make a note (that) …", and what follows has words
+of its own. "Remember when we fixed it?", "I remember that it worked" and "Do you remember
+what I said?" are not requests.
+
+Pure and deterministic (D12).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hrm._keywords import keywords as extract_keywords
+from hrm.reading.rules.preference_scope import sentences
+from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
+
+__all__ = [
+    "ForgetRequest",
+    "MemoryRequest",
+    "fact_key",
+    "kept_matching",
+    "kept_text",
+    "read_forget_request",
+    "read_memory_intents",
+    "read_memory_request",
+    "without_clause",
+    "without_discourse_lead",
+    "without_keep_lead",
+]
+
+_LEAD = r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
+_POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
+_REQUEST = re.compile(
+    _LEAD + _POLITE + r"(?:"
+    r"remember(?:\s+(?:that|this)\s*:?|\s*:|\s*[-–—]|(?=\s+to\s))"
+    r"|keep in mind(?:\s+that|\s*:)?|(?:don'?t|do not) forget(?:\s+that|\s*:|(?=\s+to\s))?"
+    r"|for (?:future|later) reference\s*[,:]?|make a note(?:\s+that|\s*:)"
+    r")\s+(?P<fact>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_REQUEST_WORDS = ("remember", "keep in mind", "forget", "reference", "make a note")
+"""A word every request form holds."""
+_QUESTION_AFTER = re.compile(
+    r"^(?:when|what|how|why|where|who|which|if|whether|me|us|it)\b", re.IGNORECASE
+)
+_POLITE_START = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will) you\b", re.IGNORECASE)
+_NAMED_VALUE = re.compile(
+    r"^(?P<subject>.{3,60}?)\s+(?:is|are|=)\s+(?P<value>\S+)$", re.IGNORECASE
+)
+"""A fact that names one value ("our API base URL is https://…", "the staging DB is db2"):
+keyed by its subject, so that a new value is a new version of the key."""
+_KEY_LIMIT = 48
+_SCAN_LIMIT = 2000
+"""A request is a sentence of a message, not a paste; the first 2,000 characters are read."""
+
+
+@dataclass(frozen=True)
+class MemoryRequest:
+    """What the person asked to be remembered."""
+
+    statement: str
+    """The sentence as said ("Remember that our API base URL is …"), left out of arbitration."""
+    fact: str
+    """What to remember ("our API base URL is …"), the canon's value."""
+    subject: str
+    """What the fact is about ("our API base URL"): the canon's key."""
+
+
+def read_memory_request(text: str) -> MemoryRequest | None:
+    """The first sentence of `text` that asks to remember a fact, if any (module docstring)."""
+    head = text[:_SCAN_LIMIT]
+    low = head.lower()
+    if not any(word in low for word in _REQUEST_WORDS):
+        return None  # most messages: no sentence to split and match
+    for sentence in sentences(head):
+        match = _REQUEST.match(sentence)
+        if match is None:
+            continue
+        fact = match.group("fact").strip().rstrip(" .!;")
+        if sentence.endswith("?") and not _POLITE_START.match(sentence):
+            continue  # "Remember that bug from last week?"
+        fact = fact.rstrip("?").strip()
+        if _QUESTION_AFTER.match(fact) or len(extract_keywords(fact)) < 2:
+            continue
+        return MemoryRequest(statement=sentence, fact=fact, subject=_subject(fact))
+    return None
+
+
+def fact_key(request: MemoryRequest) -> str:
+    """The Shared Reference key of a request's fact: ``fact.<subject slug>``."""
+    words = re.findall(r"[a-z0-9]+", request.subject.lower())
+    return "fact." + ("-".join(words)[:_KEY_LIMIT].strip("-") or "fact")
+
+
+_KEEP_LEAD = re.compile(
+    _LEAD + r"(?:please\s+)?(?:keep in mind|remember|note|just so you know|"
+    r"for (?:future|later) reference|fyi|for the record|(?:don'?t|do not) forget)"
+    r"(?:\s+that)?\s*[,:\-–—]?\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def without_keep_lead(sentence: str) -> str:
+    """`sentence` without what asks that it be kept: "Keep in mind I prefer tabs" → "I prefer
+    tabs". A preference said as a request is the preference's (D73)."""
+    rest = _KEEP_LEAD.sub("", sentence, count=1)
+    if rest == sentence or not rest:
+        return sentence
+    return rest[0].upper() + rest[1:]
+
+
+_DISCOURSE_LEAD = re.compile(
+    r"^\W*(?:(?:actually|oh|also|and|btw|by the way|fyi|ok(?:ay)?|so|well|anyway|hey"
+    r"|just so you know|for the record|honestly|to be honest)\b(?![-'’])[\s,;:.!—–-]*)+",
+    re.IGNORECASE,
+)
+"""What opens a sentence without being part of what it says ("Actually, ", "Oh and ")."""
+
+
+def without_discourse_lead(sentence: str) -> str:
+    """`sentence` without "Actually, " or "Oh and " before what it states (D84): the canon
+    keeps "I prefer a formal tone in cover letters", under the key the plain sentence has."""
+    rest = _DISCOURSE_LEAD.sub("", sentence, count=1)
+    if rest == sentence or not extract_keywords(rest):
+        return sentence
+    return rest[0].upper() + rest[1:]
+
+
+def _subject(fact: str) -> str:
+    """What a fact naming one value is about ("X is Y": X); else the fact itself.
+
+    "The CI token is rotated monthly" and "the CI token is stored in Vault" are two facts
+    about one subject: keyed by the subject, the second would silently replace the first.
+    """
+    match = _NAMED_VALUE.match(fact)
+    return match.group("subject") if match else fact
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """What the person asked hrm to forget (D77)."""
+
+    clause: str
+    """The words that ask ("Actually, forget that", "Forget the deadline I told you"), left
+    out of arbitration; the rest of the message is answered as usual."""
+    what: str | None
+    """The words that name what to forget ("the deadline", "paragraphs"); None for "that",
+    which is what the turn just before kept."""
+    sure: bool = True
+    """False for "Forget that I live in Lisbon", which asks to forget only if something kept
+    says it: "Forget that I asked, the build is green" asks nothing of hrm's memory (D83)."""
+
+
+_FORGET_LEAD = re.compile(
+    r"\W*(?:(?:actually|oh|wait|hmm+|no|nah|sorry|ok(?:ay)?|also|and|so|on second thought)\b\W+)*"
+    r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?|you can|you may)\s+)?",
+    re.IGNORECASE,
+)
+"""What may come before the verb in a sentence that asks to forget ("Actually, please …")."""
+_FORGET_VERB = re.compile(
+    r"\b(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop|delete|remove"
+    r"|stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\b",
+    re.IGNORECASE,
+)
+"""Where a request to forget can start: it is matched only there, not at every position."""
+_FORGET_THAT = re.compile(
+    r"(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop)\s+"
+    r"(?:that|this|it)(?:\s+(?:one|preference|last one))?(?:\s+please)?"
+    r"(?=\s*(?:[,.;:!?…—–-]|$))",
+    re.IGNORECASE,
+)
+""""Forget that", "Actually, scratch that", "Never mind that": what was just kept."""
+_FORGET_NAMED = re.compile(
+    r"(?:forget|disregard|ignore|never ?mind|drop)\s+(?:about\s+)?what\s+(?:i|we)\s+"
+    r"(?:said|told you|mentioned|wrote|asked you to remember)\s+(?:about|regarding|on|re)\s+"
+    r"(?P<about>[^.!?;\n]+)"
+    r"|(?:forget|disregard)\s+(?:about\s+)?(?:the|my|that|our)\s+"
+    r"(?P<told>[^.!?;\n]+?)\s+(?:i|we)\s+(?:told you(?:\s+about)?|mentioned|gave you|said"
+    r"|asked you to remember)(?=\W|$)[^.!?;\n]*"
+    r"|(?:forget|disregard|drop|delete|remove)\s+(?:about\s+)?(?:my|the|that)\s+"
+    r"(?:preference|fact|note)s?\s+(?:for|about|on|that|regarding)\s+(?P<kept>[^.!?;\n]+)"
+    r"|forget\s+that\s+(?P<said>(?:i|we)\s+(?:prefer|like|want|hate|use|said|told you)\b"
+    r"[^.!?;\n]*)"
+    r"|forget\s+that\s+(?P<guess>(?:i|we|my|our|i'm|we're|i've|we've)\s+[^.!?;,\n]+)"
+    r"|(?:stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\s+"
+    r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+[^.!?;\n]+)",
+    re.IGNORECASE,
+)
+""""Forget what I said about paragraphs", "Forget the deadline I told you", "Forget my
+preference for tabs", "Forget that I prefer tabs", "Stop remembering the API URL"."""
+_FORGET_WORDS = ("forget", "scratch", "disregard", "ignore", "undo", "mind", "cancel", "drop",
+                 "delete", "remove", "remember")
+"""A word every request to forget holds."""
+
+
+def read_forget_request(text: str) -> ForgetRequest | None:
+    """The first request in `text` to forget something hrm keeps, if any (D77).
+
+    Only a sentence that asks hrm itself, opening with the request: "I forgot my password",
+    "Don't forget to call Sam" (a request to remember) and "Ignore the warnings" (no "that",
+    nothing kept named) ask nothing of hrm's memory.
+    """
+    head = text[:_SCAN_LIMIT]
+    low = head.lower()
+    if not any(word in low for word in _FORGET_WORDS):
+        return None  # most messages: no verb to look for at every position
+    for verb in _FORGET_VERB.finditer(head):
+        at = verb.start()
+        start = _sentence_start(head, at)
+        if _FORGET_LEAD.fullmatch(head, start, at) is None:
+            continue
+        named = _FORGET_NAMED.match(head, at)
+        if named is not None:
+            what = next(group for group in named.groups() if group is not None)
+            clause = head[start : named.end()].strip()
+            sure = named.group("guess") is None
+            return ForgetRequest(clause=clause, what=what.strip(" ,"), sure=sure)
+        that = _FORGET_THAT.match(head, at)
+        if that is not None:
+            return ForgetRequest(clause=head[start : that.end()].strip(), what=None)
+    return None
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding position `at` starts: after a stop and a space, or a line
+    break; 0 in the first sentence."""
+    start = text.rfind("\n", 0, at) + 1
+    for stop in ".!?;":
+        i = text.rfind(stop, start, at)
+        if i >= 0 and i + 1 < at and text[i + 1].isspace():
+            start = max(start, i + 2)
+    return start
+
+
+def kept_text(value: Any) -> str | None:
+    """What a canon value says, or None for one that says nothing now (a retracted one)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("value"), str):
+        return str(value["value"])
+    return None
+
+
+def without_clause(statement: str, part: str) -> str | None:
+    """`statement` without `part` when `part` is one of its clauses, else None (D83).
+
+    "my name is Ana Costa and I live in Lisbon" without "I live in Lisbon" is "my name is Ana
+    Costa": a clause is bounded by the statement's ends or by ", ", "; ", " and ", " but ".
+    Nothing is left, or `part` is inside a clause ("Lisbon"): None.
+    """
+    wanted = part.strip(" .,;:!?").lower()
+    if len(wanted.split()) < _CLAUSE_WORDS:
+        return None  # "Garfunkel" is no clause of "my favourite band is Simon and Garfunkel"
+    for found in _CLAUSE_PART.finditer(statement):
+        if found.group("clause").strip(" .,;:!?").lower() != wanted:
+            continue
+        before, after = statement[: found.start()], statement[found.end():]
+        # A middle clause leaves the next one's joiner; the first leaves none before it.
+        rest = before + after if before.strip() else after.lstrip(" ,;")
+        rest = _JOINER_AT_EDGES.sub("", rest).strip(" ,;")
+        return rest if extract_keywords(rest) else None
+    return None
+
+
+_CLAUSE_WORDS = 3
+"""Words a part needs to be a clause of its own ("I live in Lisbon")."""
+
+
+_CLAUSE_PART = re.compile(
+    r"(?:^|,\s*(?:and\s+|but\s+)?|;\s*|\s+(?:and|but)\s+)(?P<clause>[^,;]+?)"
+    r"(?=\s*(?:,|;|\s+(?:and|but)\s+|[.!?]*\s*$))",
+    re.IGNORECASE,
+)
+"""A clause of a kept statement and what joins it to the one before."""
+_JOINER_AT_EDGES = re.compile(r"^\s*(?:and|but)\s+|\s+(?:and|but)\s*$", re.IGNORECASE)
+
+
+def kept_matching(canon: Mapping[str, Any], what: str) -> list[str]:
+    """The kept preferences and facts that `what` names best: those sharing the most content
+    words with it, none when no entry shares one. More than one is an ambiguity the person
+    resolves, not hrm."""
+    wanted = _stems(what)
+    if not wanted:
+        return []
+    scored: list[tuple[int, str]] = []
+    for key, value in canon.items():
+        text = kept_text(value)
+        if text is None or not key.startswith(("preference.", "fact.")):
+            continue
+        shared = len(wanted & _stems(text))
+        if shared:
+            scored.append((shared, key))
+    best = max((shared for shared, _ in scored), default=0)
+    return [key for shared, key in scored if shared == best]
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The content words (stemmed) that can tell kept entries apart: every preference says
+    "prefer", so "forget that I prefer tabs" must not name "I prefer short paragraphs"."""
+    return frozenset(extract_keywords(text)) - _SAID_OF_EVERY_ENTRY
+
+
+_SAID_OF_EVERY_ENTRY = frozenset(
+    extract_keywords("prefer preference like want use hate love always never please rather")
+)
+
+
+# ── as intents (the rules tier) ─────────────────────────────────────────────
+
+_FROM_MEMORY = re.compile(
+    r"(?:^|(?<=[\s,;:]))(?:please\s+|pls\s+|can you\s+|could you\s+)?"
+    r"(?:delete|remove|erase|wipe|clear|drop|forget)\s+(?P<what>that|this|it|[^.!?;\n]{2,80}?)"
+    r"\s+(?:from|out of)\s+(?:your\s+|the\s+)?(?:memory|memories|notes|canon)\b",
+    re.IGNORECASE,
+)
+"""Forms that say "memory" outright ("delete that from your memory", "remove my address from
+memory"): sure, whatever else the sentence says."""
+_FORGET_ABOUT = re.compile(
+    r"^\W*(?:(?:please|pls|ok(?:ay)?|also|and|actually|oh)\W+)*(?:can you\s+|could you\s+)?"
+    r"forget\s+about\s+(?P<what>(?:my|our|the|that|this)\s+[^.!?;,\n]{1,80}?)\s*[.!]*$",
+    re.IGNORECASE,
+)
+""""Forget about my cat": a request to forget when something kept says it; else it may set
+work aside ("Forget about the report") or ask to forget what was never kept."""
+_LOOSE_FORGET = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|also|and|actually|oh|so|please|pls)\W+)*"
+    r"(?:drop|scrap|ditch|never\s*mind|disregard|ignore|lose)\s+"
+    r"(?:the\s+|my\s+|that\s+|this\s+)?(?P<what>[^.!?;,\n]{2,60}?)"
+    r"(?:\s+(?:thing|bit|part|stuff|one|preference|fact|note))?\s*[.!]*$",
+    re.IGNORECASE,
+)
+""""Drop the Celsius thing", "scrap that tabs preference": perhaps a request to forget what is
+kept, perhaps a set-aside. Read only when something kept matches, and then asked about."""
+_THAT = frozenset({"that", "this", "it"})
+_ANY_FORGET_WORD = (*_FORGET_WORDS, "erase", "wipe", "clear", "scrap", "ditch", "lose")
+"""A word every form of a request to forget holds (`_FORGET_WORDS` and the loose forms)."""
+FORGET_ACT = 0.9
+FORGET_ASK = 0.6
+"""A form that may be a figure of speech, matching something kept: asked about."""
+
+
+def read_memory_intents(
+    said: str, spans: Sequence[Span], context: ReadingContext
+) -> list[Intent]:
+    """Requests to forget and facts to remember in `said`, as intents."""
+    found: list[Intent] = []
+    forget = _forget_intent(said, spans, context)
+    if forget is not None:
+        found.append(forget)
+    memo = read_memory_request(said)
+    if memo is not None:
+        at = said.find(memo.statement)
+        if at >= 0:
+            slots = Slots(statement=memo.fact, subject=memo.subject)
+            found.append(Intent(IntentKind.FACT, (at, at + len(memo.statement)), 0.9,
+                                "rules:memory.remember", slots))  # fmt: skip
+    return found
+
+
+def _forget_intent(
+    said: str, spans: Sequence[Span], context: ReadingContext
+) -> Intent | None:
+    head = said[:_SCAN_LIMIT]
+    low = head.lower()
+    if not any(word in low for word in _ANY_FORGET_WORD):
+        return None  # most messages: nothing to match at every position
+    outright = _FROM_MEMORY.search(head) if "memor" in low or "notes" in low else None
+    if outright is not None:
+        what = outright.group("what").strip()
+        named = None if what.lower() in _THAT else what
+        start = _sentence_start(head, outright.start())
+        span = (start, _sentence_end(head, outright.end()))
+        return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.from_memory",
+                      Slots(what=named))  # fmt: skip
+    request = read_forget_request(head)
+    if request is not None:
+        return _as_intent(head, request, context)
+    for start, end in spans:
+        about = _FORGET_ABOUT.match(head, start, end)
+        if about is None:
+            continue
+        what = about.group("what").strip()
+        if kept_matching(context.kept, what):
+            return Intent(IntentKind.FORGET, (start, end), FORGET_ACT, "rules:memory.about",
+                          Slots(what=what))  # fmt: skip
+        if _names_work(what, context):
+            return None  # "Forget about the report": set aside (focus rules)
+        return Intent(IntentKind.FORGET, (start, end), FORGET_ASK, "rules:memory.about",
+                      Slots(what=what))  # fmt: skip
+    for start, end in spans:
+        loose = _LOOSE_FORGET.match(head, start, end)
+        if loose is not None and kept_matching(context.kept, loose.group("what")):
+            return Intent(IntentKind.FORGET, (start, end), FORGET_ASK, "rules:memory.loose",
+                          Slots(what=loose.group("what").strip()))  # fmt: skip
+    return None
+
+
+def _as_intent(head: str, request: ForgetRequest, context: ReadingContext) -> Intent | None:
+    at = head.find(request.clause)
+    if at < 0:
+        return None
+    span = (at, at + len(request.clause))
+    if request.what is None:
+        # "Forget that" is what the turn before kept; after nothing kept it is no request
+        # about memory (a set-aside, "never mind").
+        if context.just_kept is None:
+            return None
+        return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.forget_that")
+    if not request.sure and not kept_matching(context.kept, request.what):
+        return None  # "Forget that I asked, …": nothing kept says it (D83)
+    return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.forget",
+                  Slots(what=request.what, sure=request.sure))  # fmt: skip
+
+
+def _names_work(what: str, context: ReadingContext) -> bool:
+    """Does `what` name the work in focus or an open problem (by a content word)?"""
+    words = set(extract_keywords(what))
+    titles = (*context.open_problems, *([context.active_problem] if context.active_problem
+                                         else []))  # fmt: skip
+    return any(not words.isdisjoint(extract_keywords(title)) for title in titles) or not words
+
+
+def _sentence_end(text: str, at: int) -> int:
+    ends = [i for i in (text.find(stop, at) for stop in ".!?;\n") if i >= 0]
+    return min(ends) + 1 if ends else len(text)

@@ -1,0 +1,126 @@
+"""The turn's steps for what the person asks hrm to remember (D73) or to forget (D77), and for
+a decision the person states about the work (D88).
+
+"Remember that our API base URL is https://api.internal" is written to the Shared Reference
+through the write gate, like an explicit preference, and said back; said again word for word,
+it is already canon and nothing is written. "Forget the deadline I told you" retracts the kept
+entry it names, and "Actually, forget that" the one the turn before kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hrm.reading.rules.decisions import StatedDecision
+from hrm.reading.rules.memory import (
+    ForgetRequest,
+    MemoryRequest,
+    fact_key,
+    kept_matching,
+    kept_text,
+    without_clause,
+)
+from hrm.turn.preferences import contradicted_canon
+from hrm.turn.records import DecisionRecord, FactRequestRecord, ForgetRequestRecord
+
+__all__ = ["forget_kept", "keep_decision", "remember_fact"]
+
+
+def remember_fact(
+    stack: Any, request: MemoryRequest, *, signals: Any, record: DecisionRecord, event: Any
+) -> list[str]:
+    """Write what the person asked to be remembered; returns the notes for the answer."""
+    key = fact_key(request)
+    asked = FactRequestRecord(key=key, fact=request.fact, statement=request.statement)
+    record.memory_request = asked
+    if stack.canon().get(key) == request.fact:
+        asked.resolution = "already canon"
+        return [f"Already canon: “{request.fact}”."]
+    decision = stack.write_fact(request.fact, key, signals=signals)
+    record.writes.append(decision)
+    if decision.get("approved") and decision.get("target") == "shared_reference":
+        event("fact_remembered", key=key, fact=request.fact)
+        return [f"Noted as canon: “{request.fact}”."]
+    if decision.get("approved") and decision.get("target") == "working_set":
+        # The gate keeps what contradicts the canon for the problem at hand (001 §12.6).
+        earlier = "”, “".join(contradicted_canon(signals).values())
+        against = f" “{earlier}”" if earlier else " what you told me before"
+        return [
+            f"This conflicts with{against}, so I kept “{request.fact}” for this problem only."
+        ]
+    return [f"I did not keep “{request.fact}”: {decision.get('reason')}."]
+
+
+def forget_kept(
+    stack: Any,
+    request: ForgetRequest,
+    *,
+    just_kept: str | None,
+    record: DecisionRecord,
+    event: Any,
+) -> list[str]:
+    """Retract what the person asked hrm to forget; returns the notes for the answer.
+
+    `just_kept` is the key the turn before wrote, what "forget that" means. A request naming
+    nothing kept, or more than one thing, changes nothing and says so.
+    """
+    canon = stack.canon()
+    if request.what is None:
+        keys = [just_kept] if just_kept and kept_text(canon.get(just_kept)) is not None else []
+    else:
+        keys = kept_matching(canon, request.what)
+    asked = ForgetRequestRecord(forget=request.clause, what=request.what, matched=keys)
+    record.memory_request = asked
+    named = f"“{request.what}”" if request.what else "that"
+    if not keys:
+        asked.resolution = "nothing kept matches"
+        return [f"Nothing I keep matches {named}, so nothing was forgotten."]
+    if len(keys) > 1:
+        asked.resolution = "ambiguous"
+        listed = "; ".join(f"“{kept_text(canon[key])}”" for key in keys)
+        return [f"More than one thing I keep matches {named}: {listed}. Say which one to forget."]
+    key = keys[0]
+    statement = kept_text(canon[key]) or ""
+    # "Forget that I live in Lisbon" of "my name is Ana Costa and I live in Lisbon" keeps the
+    # name (D83): a fact said in several clauses loses only the one named.
+    rest = (
+        without_clause(statement, request.what)
+        if request.what is not None and key.startswith("fact.") else None
+    )
+    if rest is not None:
+        decision = stack.forget_part(key, rest, asked=request.clause)
+        record.writes.append(decision)
+        if decision.get("approved"):
+            asked.resolution, asked.kept = "forgotten in part", rest
+            event("canon_forgotten", key=key, statement=statement, kept=rest)
+            return [f"Forgotten: “{request.what}”. Still kept: “{rest}”."]
+    else:
+        decision = stack.forget(key, asked=request.clause)
+        record.writes.append(decision)
+    if rest is None and decision.get("approved"):
+        asked.resolution = "forgotten"
+        event("canon_forgotten", key=key, statement=statement)
+        return [f"Forgotten: “{statement}”."]
+    asked.resolution = "refused"
+    return [f"I could not forget “{statement}”: {decision.get('reason')}."]
+
+
+def keep_decision(
+    stack: Any, problem_id: str, stated: StatedDecision, *, turn: int, event: Any
+) -> dict[str, Any]:
+    """Record a decision the person stated in the problem's working set (D88); returns the
+    write as the decision record keeps it. Said quietly: no note in the answer."""
+    verdict = stack.bus.record_decision(
+        problem_id, {"decision": stated.decision, "said": stated.sentence, "turn": turn}
+    )
+    event("decision_recorded", problem_id=problem_id, decision=stated.decision)
+    return {
+        "target_requested": "working_set",
+        "key": "local_decisions",
+        "approved": verdict.approved,
+        "target": getattr(verdict.target, "value", verdict.target),
+        "reason": verdict.reason,
+        "conditions": list(verdict.conditions),
+        "decision": stated.decision,
+    }
+

@@ -1,0 +1,1 @@
+"""The steps of a turn, one module each; `hrm.turn.loop.STEPS` holds their order."""

@@ -1,0 +1,47 @@
+"""Step ``forget``: a request to forget what hrm keeps (D77), as the `Reading` read it, is taken
+before anything else so that "Forget that I prefer tabs" states no preference. "Forget that"
+means what the turn before kept (after nothing kept the rules read no request); "Forget that I
+asked, …" is a figure of speech unless something kept says it (D83). The request is acted on in
+step ``memory`` (asked about first when read in the middle band); here its words are left out
+of what arbitration weighs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hrm.reading.rules.memory import ForgetRequest
+from hrm.reading.types import IntentKind
+from hrm.turn.preferences import without_sentence
+
+if TYPE_CHECKING:
+    from hrm.turn.context import Outcome, TurnContext
+    from hrm.turn.state import TurnState
+
+__all__ = ["forget", "just_kept"]
+
+
+def just_kept(state: TurnState, turn: int) -> str | None:
+    """What "forget that" refers to: the key the turn just before kept, if it kept one."""
+    kept = state.last_kept if isinstance(state.last_kept, dict) else {}
+    return str(kept["key"]) if kept.get("key") and kept.get("turn") == turn - 1 else None
+
+
+def forget(ctx: TurnContext) -> Outcome | None:
+    ctx.heard = ctx.turn_input
+    intent = ctx.reading.first(IntentKind.FORGET)
+    if intent is None or ctx.confirmation is not None:
+        return None
+    if intent.confidence < ctx.services.bands.ask:
+        return None  # an ordinary message (`answer` says a command-shaped one was not acted on)
+    slots = intent.slots
+    if slots.what is None and ctx.just_kept is None:
+        # "Scratch that", "forget it" with nothing just kept takes back what the person said,
+        # not what hrm keeps (D77), whichever reader heard it.
+        return None
+    ctx.forget_intent = intent
+    ctx.forget = ForgetRequest(clause=ctx.reading.text_of(intent), what=slots.what,
+                               sure=slots.sure)  # fmt: skip
+    ctx.heard = without_sentence(ctx.turn_input, ctx.forget.clause)
+    if ctx.heard is not ctx.turn_input:
+        ctx.record.notes.append("the request to forget was left out of arbitration")
+    return None

@@ -1,0 +1,61 @@
+"""Step ``pending``: the answer to a question hrm asked last turn, as the `Reading` read it.
+
+A yes or no settles a preference held for confirmation (D36, D70) or a request read in the
+middle confidence band and asked about (D150); "switch" or "queue" answers arbitration's
+question and decides this turn's arbitration, and after a switch the input that was asked about
+is the one answered (D43), read again. A bare "switch" with no question pending refers to the
+topic hrm just said it queued; it is never a topic of its own. An input that answers nothing
+lets the question go, recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from hrm.reading.types import IntentKind
+from hrm.turn.intents import settle_intent
+from hrm.turn.preferences import resolve_pending
+from hrm.turn.steps.read import reread
+from hrm.turn.switch import last_queued
+
+if TYPE_CHECKING:
+    from hrm.reading.types import Reading
+    from hrm.turn.context import Outcome, TurnContext
+
+__all__ = ["pending"]
+
+
+def pending(ctx: TurnContext) -> Outcome | None:
+    services, state, reading = ctx.services, ctx.state, ctx.reading
+    answer = _answer(reading, IntentKind.YES, IntentKind.NO)
+    ctx.confirmation = resolve_pending(services.stack, state, answer, ctx.record, ctx.event)
+    if ctx.confirmation is None and state.pending_intent:
+        ctx.confirmation = settle_intent(ctx, answer)
+    held = state.pending_switch
+    choice = _answer(reading, IntentKind.SWITCH, IntentKind.QUEUE)
+    if isinstance(held, dict):
+        if choice is None or ctx.confirmation is not None:
+            ctx.record.notes.append(f"the question about {held.get('title')!r} went unanswered")
+            ctx.event("switch_unanswered", problem_id=held.get("problem_id"))
+        else:
+            ctx.decided = services.focus.answered(held, choice.value)
+            if choice is IntentKind.SWITCH and held.get("input"):
+                ctx.turn_input = replace(ctx.turn_input, text=str(held["input"]))
+                reread(ctx)
+    state.pending_switch = None
+    ctx.bare_switch = not isinstance(held, dict) and ctx.confirmation is None and (
+        choice is IntentKind.SWITCH
+    )
+    if ctx.bare_switch:
+        ctx.switch_to = last_queued(state.last_topic, services.focus.problem_registry)
+        ctx.decided = (
+            services.focus.answered({"problem_id": ctx.switch_to.id}, "switch", asked=False)
+            if ctx.switch_to is not None
+            else services.focus.stay("The person asked to switch; no topic was queued last")
+        )
+    return None
+
+
+def _answer(reading: Reading, *kinds: IntentKind) -> IntentKind | None:
+    return next((i.kind for i in reading.intents if i.kind in kinds), None)

@@ -1,0 +1,56 @@
+"""Step ``problems``: a request to resolve or park a problem, or to list what is open (D82,
+D87), is acted on before arbitration, which weighs the rest of the message with that problem
+out of focus."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal
+
+from hrm.reading.rules.problems import ProblemRequest
+from hrm.reading.types import IntentKind
+from hrm.turn.intents import ask_about_problem
+from hrm.turn.preferences import without_sentence
+from hrm.turn.problems import act_on_problem
+from hrm.turn.topics import about_the_closed, closed_in_focus, parked
+
+if TYPE_CHECKING:
+    from hrm.turn.context import Outcome, TurnContext
+
+__all__ = ["problems"]
+
+_KINDS: dict[IntentKind, Literal["resolve", "park", "list"]] = {
+    IntentKind.RESOLVE: "resolve", IntentKind.PARK: "park", IntentKind.LIST_OPEN: "list",
+}  # fmt: skip
+
+
+def problems(ctx: TurnContext) -> Outcome | None:
+    if ctx.confirmation is not None or ctx.decided is not None:
+        return None
+    intent = next((i for i in ctx.reading.intents if i.kind in _KINDS), None)
+    if intent is None or intent.confidence < ctx.services.bands.ask:
+        return None
+    asked_of = ProblemRequest(_KINDS[intent.kind], intent.slots.ref, ctx.reading.text_of(intent))
+    ctx.asked_of = asked_of
+    services, record = ctx.services, ctx.record
+    if intent.confidence < services.bands.act and asked_of.kind != "list":
+        # The middle band: one short question, settled by the next yes or no (D150).
+        ctx.notes += ask_about_problem(ctx, intent, asked_of)
+    else:
+        ctx.notes += act_on_problem(
+            services.focus, services.db, asked_of,
+            last_topic=ctx.state.last_topic, record=record, event=ctx.event,
+        )  # fmt: skip
+        parked(ctx.state, record)
+    before = ctx.heard or ctx.turn_input
+    ctx.heard = without_sentence(before, asked_of.clause)
+    if ctx.heard is not before:
+        record.notes.append("the request about a problem was left out of arbitration")
+    if closed_in_focus(record) and ctx.heard.text and about_the_closed(ctx.heard.text):
+        # "Done, switched to Decimal and it passes. Close this one.": the rest tells of the
+        # work just closed; it opens no problem of its own, and the model still answers all
+        # of it (D82).
+        ctx.heard = replace(ctx.heard, text="")
+        ctx.told_of_closed = True
+        record.notes.append("what the message tells of the closed problem opens none")
+    return None

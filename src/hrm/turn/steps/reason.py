@@ -1,0 +1,65 @@
+"""Step ``reason``: classification, patterns from Learning, strategy, escalation, candidates
+and one selected action with its fallback (001 §3)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hrm.turn.records import CandidateRecord, EscalationStep, SelectedRecord, jsonable
+
+if TYPE_CHECKING:
+    from hrm.turn.context import Outcome, TurnContext
+
+__all__ = ["reason"]
+
+
+def reason(ctx: TurnContext) -> Outcome | None:
+    services, record = ctx.services, ctx.record
+    with ctx.tracer.span("reasoning", "reason", "ReasoningRouter") as span:
+        reasoning = services.router.reason(
+            ctx.turn_input, stance=services.stance, context=ctx.hctx,
+            conflict_hint=ctx.signals.conflict_level,
+        )
+        span.set_output(f"{reasoning.strategy.strategy} -> {reasoning.selected.primary.id}")
+    ctx.reasoning = reasoning
+    record.classification = jsonable(reasoning.classification)
+    record.patterns = [jsonable(p) for p in reasoning.patterns]
+    for match in reasoning.patterns:
+        ctx.event("pattern_matched", pattern_id=match.pattern_id,
+                  confidence=match.match_confidence)  # fmt: skip
+    record.strategy = jsonable(reasoning.strategy)
+    escalation = record.escalation
+    if escalation is not None:
+        escalation.score = reasoning.escalation_score
+        escalation.escalated = reasoning.escalated
+        escalation.deescalated = reasoning.deescalated
+        escalation.level = reasoning.routing.escalation_level
+        escalation.reasoned = True
+    if reasoning.escalated or reasoning.deescalated:
+        step = EscalationStep(
+            kind="escalation" if reasoning.escalated else "deescalation",
+            strategy=reasoning.strategy.strategy,
+            level=reasoning.routing.escalation_level,
+            score=reasoning.escalation_score,
+            reason=reasoning.strategy.reason,
+        )
+        record.escalations.append(step)
+        ctx.event("escalation", **step.to_record())
+    record.candidates = [
+        CandidateRecord(id=c.id, action_type=c.action_type, description=c.description)
+        for c in reasoning.candidates
+    ]
+    selected = reasoning.selected
+    record.selected = SelectedRecord(
+        id=selected.primary.id,
+        action_type=selected.primary.action_type,
+        rationale=selected.rationale,
+        priority_score=selected.priority_score,
+        fallback=None if selected.fallback is None else selected.fallback.id,
+        use_voting=selected.use_voting,
+        batch=None
+        if not selected.is_batch() or selected.batch is None
+        else [c.id for c in selected.batch],
+    )
+    ctx.notes += reasoning.notes
+    return None

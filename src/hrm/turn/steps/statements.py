@@ -1,0 +1,43 @@
+"""Step ``statements``: a stated preference (D46) and a request to remember a fact (D73) are
+about the person and their world, not a problem to work on: they are read here and left out of
+what arbitration weighs. They are written after arbitration, in step ``memory``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hrm.reading.rules.memory import MemoryRequest
+from hrm.reading.types import IntentKind
+from hrm.turn.preferences import preference_reading, without_preference, without_sentence
+
+if TYPE_CHECKING:
+    from hrm.turn.context import Outcome, TurnContext
+
+__all__ = ["statements"]
+
+
+def statements(ctx: TurnContext) -> Outcome | None:
+    heard = ctx.heard or ctx.turn_input
+    if ctx.confirmation is not None:
+        ctx.arbitrated = heard
+        return None
+    reading = preference_reading(ctx.reading, ctx.services.bands)
+    ctx.preference = reading
+    arbitrated = without_preference(heard, reading)
+    if arbitrated is not heard:
+        ctx.record.notes.append("the preference statement was left out of arbitration")
+    # A preference said as a request to remember ("Keep in mind I prefer tabs") is the
+    # preference's.
+    fact = ctx.reading.first(IntentKind.FACT)
+    if fact is not None and (reading is None or reading.statement is None):
+        ctx.memo = MemoryRequest(
+            statement=ctx.reading.text_of(fact), fact=fact.slots.statement or "",
+            subject=fact.slots.subject or fact.slots.statement or "",
+        )  # fmt: skip
+    if ctx.memo is not None:
+        before = arbitrated
+        arbitrated = without_sentence(arbitrated, ctx.memo.statement)
+        if arbitrated is not before:
+            ctx.record.notes.append("the request to remember was left out of arbitration")
+    ctx.arbitrated = arbitrated
+    return None

@@ -1,0 +1,118 @@
+"""Requests to remember a fact (D73)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.reading.rules.memory import (
+    fact_key,
+    read_memory_request,
+    without_discourse_lead,
+    without_keep_lead,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Remember that our API base URL is https://api.internal.example.com",
+         "our API base URL is https://api.internal.example.com"),
+        ("Please remember: staging runs on db2.example.com.", "staging runs on db2.example.com"),
+        ("Keep in mind we deploy on Fridays only.", "we deploy on Fridays only"),
+        ("Can you remember that the on-call rota lives in Notion?",
+         "the on-call rota lives in Notion"),
+        ("For future reference, the CI token is rotated monthly.",
+         "the CI token is rotated monthly"),
+        ("Don't forget to run the linter before committing.",
+         "to run the linter before committing"),
+        ("Thanks. Also, remember that the prod database is read-only on weekends. How do I add "
+         "an index?", "the prod database is read-only on weekends"),
+        ("Make a note that the invoices table has no primary key",
+         "the invoices table has no primary key"),
+    ],
+)
+def test_a_request_to_remember_gives_its_fact(text: str, fact: str) -> None:
+    request = read_memory_request(text)
+    assert request is not None and request.fact == fact
+    assert request.statement in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remember when we fixed the login bug?",
+        "I remember that it worked before.",
+        "Do you remember what I said about the API?",
+        "Remember that?",
+        "remember this",
+        "Remember that bug from last week?",
+        "Note that the server restarts at midnight",  # information, not a request to keep it
+        "Can you remember it?",
+    ],
+)
+def test_a_question_a_memory_of_ones_own_or_a_bare_remember_is_no_request(text: str) -> None:
+    assert read_memory_request(text) is None
+
+
+def test_a_fact_naming_one_value_is_keyed_by_its_subject() -> None:
+    first = read_memory_request("Remember that the staging DB is db2")
+    second = read_memory_request("Keep in mind that the staging DB is db3.")
+    assert first is not None and second is not None
+    assert fact_key(first) == fact_key(second) == "fact.the-staging-db"
+    rotated = read_memory_request("Remember that the CI token is rotated monthly")
+    stored = read_memory_request("Remember that the CI token is stored in Vault")
+    assert rotated is not None and stored is not None
+    assert fact_key(rotated) != fact_key(stored)  # two facts about one subject
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_reads_without_error_and_a_fact_comes_from_it(text: str) -> None:
+    request = read_memory_request(text)
+    if request is not None:
+        assert request.fact and request.fact in text
+        assert re.fullmatch(r"fact\.[a-z0-9-]+", fact_key(request))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["Remember that ", "Keep in mind that ", "For future reference, "]),
+       st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd", "Zs")),
+               min_size=1, max_size=80))
+def test_every_request_form_keeps_what_follows_it(lead: str, rest: str) -> None:
+    request = read_memory_request(lead + rest)
+    if request is not None:
+        assert request.fact == rest.strip().rstrip(" .!;?").strip()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "plain"),
+    [
+        ("Keep in mind I prefer tabs over spaces.", "I prefer tabs over spaces."),
+        ("Remember that I hate long meetings", "I hate long meetings"),
+        ("FYI, I always use pytest", "I always use pytest"),
+        ("I prefer tabs", "I prefer tabs"),
+        ("Remember", "Remember"),
+    ],
+)
+def test_a_preference_said_as_a_request_is_the_preference(sentence: str, plain: str) -> None:
+    assert without_keep_lead(sentence) == plain
+
+
+@pytest.mark.parametrize(
+    ("sentence", "plain"),
+    [
+        ("Actually, I prefer a formal tone.", "I prefer a formal tone."),
+        ("Oh and I prefer tabs", "I prefer tabs"),
+        ("btw, by the way: I hate trailing commas", "I hate trailing commas"),
+        ("So I prefer short answers", "I prefer short answers"),
+        ("I prefer tabs", "I prefer tabs"),
+        ("Actually.", "Actually."),  # nothing after it: as said
+        ("Also-ran tools are fine", "Also-ran tools are fine"),
+    ],
+)
+def test_a_statement_loses_the_words_that_lead_into_it(sentence: str, plain: str) -> None:
+    assert without_discourse_lead(sentence) == plain

@@ -1,0 +1,87 @@
+"""Requests about a problem itself: resolve it, park it (D82)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm.reading.rules.problems import ProblemRequest, read_problem_request
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "ref"),
+    [
+        ("Can we mark the webhook problem as done?", "resolve", "webhook"),
+        ("Mark this as resolved.", "resolve", None),
+        ("OK, mark it done", "resolve", None),
+        ("Let's call it done for the offsite.", "resolve", "offsite"),
+        ("Close the webhook issue", "resolve", "webhook"),
+        ("Resolve this problem please", "resolve", None),
+        ("We're done with this one, thanks!", "resolve", None),
+        ("I'm done with the webhook issue.", "resolve", "webhook"),
+        ("This can be closed.", "resolve", None),
+        ("The webhook issue can be marked as done.", "resolve", "webhook"),
+        ("Thanks! Mark the offsite as finished. What's next?", "resolve", "offsite"),
+        ("Let's park the offsite for now.", "park", "offsite"),
+        ("Put this on hold.", "park", None),
+        ("The offsite can wait.", "park", "offsite"),
+        ("Drop it for now", "park", None),
+    ],
+)
+def test_reads_a_request_to_resolve_or_park(text: str, kind: str, ref: str | None) -> None:
+    request = read_problem_request(text)
+    assert request is not None and (request.kind, request.ref) == (kind, ref)
+    assert request.clause in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Resolve the merge conflict in main",  # help with the work, not its status
+        "Close it.",  # a file, a pull request
+        "Close the PR",
+        "I marked the tests as skipped",
+        "Mark the test as xfail",
+        "Let's call it a day",  # a goodbye (D78)
+        "I'm done for today",
+        "Call the function done_callback",
+        "How do I close the issue on GitHub?",
+        "Never mind.",  # takes back what was said; pauses nothing
+        "Forget that.",
+        "I can wait",
+        "The offsite can wait, the webhook is failing",  # turns to something (D81)
+    ],
+)
+def test_reads_no_request_where_none_is_made(text: str) -> None:
+    assert read_problem_request(text) is None
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=300)
+def test_any_text_makes_no_request_or_one_it_says(text: str) -> None:
+    request = read_problem_request(text)
+    assert request is None or (
+        isinstance(request, ProblemRequest)
+        and request.clause in text
+        and (request.ref is None or request.ref.strip() != "")
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What's still open?", "What is on my plate?", "what are we working on", "OK, what's open?",
+     "List my open problems.", "Show me all the tasks please", "What problems are still open?"],
+)
+def test_reads_a_question_about_what_is_open(text: str) -> None:
+    request = read_problem_request(text)
+    assert request is not None and request.kind == "list" and request.ref is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What's open in the PR?", "What is left to do on the migration?", "What's left?",
+     "What are the open questions for the launch?", "List the files in the repo"],
+)
+def test_a_question_about_the_work_asks_for_no_list(text: str) -> None:
+    assert read_problem_request(text) is None
