@@ -45,8 +45,8 @@ BUILD_VERSION = 1
 """Raise when the way homes are built changes in a way the key would not see."""
 RECORD_CODE = (
     "storage/**/*.py", "memory/**/*.py", "turn/**/*.py", "pipeline.py", "records.py",
-    "turn_state.py", "turn_*.py", "stacks/factory.py", "stacks/lifecycle.py",
-    "stacks/_group_commit.py", "learning/**/*.py", "scrubbing.py",
+    "stacks/factory.py", "stacks/lifecycle.py", "stacks/_group_commit.py", "learning/**/*.py",
+    "scrubbing.py", "_secret_*.py",
 )
 """Modules under src/hrm that write a stack's records (the fingerprint covers the rest)."""
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
