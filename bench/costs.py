@@ -228,7 +228,8 @@ def code_key(patterns: Iterable[str], *, extra: Iterable[Path] = (), salt: str =
     src = ROOT / "src" / "hrm"
     files = sorted({p for pattern in patterns for p in src.glob(pattern) if p.is_file()})
     for path in [*files, *extra]:
-        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name)
+                      .encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
