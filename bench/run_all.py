@@ -3,7 +3,10 @@
 Each benchmark is a script `bench/bench_*.py` that measures its own baseline in the same run,
 prints its figures as ratios to it, and writes a JSON summary to `bench/out/<name>.json`. This
 runner only orchestrates and collects; it adds the machine and date so results can be recorded
-in bench/RESULTS.md.
+in bench/RESULTS.md. `bench_anchor` (hrm against LangGraph, whose table RESULTS.md shows first)
+runs first. `bench_history` builds its long homes once and keeps them in `bench/out/history/`
+(the first full run builds 50,000 turns: tens of minutes); `bench_prompt_cache` needs the local
+model and says it skipped without it.
 """
 
 from __future__ import annotations
@@ -42,11 +45,12 @@ def machine() -> dict[str, object]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="smaller sizes, < 30 s per benchmark")
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller sizes: seconds to a few minutes per benchmark")
     parser.add_argument("only", nargs="*", help="run only these benchmarks (e.g. ledger hook)")
     args = parser.parse_args()
     OUT_DIR.mkdir(exist_ok=True)
-    scripts = sorted(BENCH_DIR.glob("bench_*.py"))
+    scripts = sorted(BENCH_DIR.glob("bench_*.py"), key=lambda s: (s.stem != "bench_anchor", s))
     if args.only:
         scripts = [s for s in scripts if any(s.stem == f"bench_{o}" for o in args.only)]
     failures = 0

@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.context import ContextAssembler, ContextItem, estimate_tokens, score_items
+from hrm.context import (
+    AssembledContext,
+    ContextAssembler,
+    ContextItem,
+    estimate_tokens,
+    score_items,
+)
 
 ROLE = "You are a careful assistant."
 
@@ -153,3 +159,32 @@ def test_an_echo_is_the_reminder_and_an_answer_is_not(prefs: list[str], own: lis
     new = content_words(" ".join(own)) - content_words(reminder)
     if len(new) >= 2:
         assert not echoes_reminder(" ".join(prefs + own), reminder)
+
+
+def test_the_sections_that_stay_the_same_open_the_system_prompt() -> None:
+    # D230: the role, the canon and the salience anchors come first, byte for byte the same
+    # whatever this input retrieved, and everything retrieved for the input follows them.
+    canon = ContextItem("canon", "preference.style", "I prefer short answers", 1.0, always=True)
+    anchor = ContextItem("salience", "anchor-1", "The audit is due on Friday", 0.9)
+
+    def assembled(retrieved: ContextItem) -> AssembledContext:
+        sources = [("retrieved", _source(retrieved)), ("canon", _source(canon)),
+                   ("anchors", _source(anchor))]
+        return ContextAssembler(ROLE).assemble("q", sources)
+
+    first = assembled(ContextItem("learning", "l1", "Rename branches with git branch -m", 0.6))
+    second = assembled(ContextItem("working_set", "w1", "decided: use Decimal", 0.7))
+    assert first.stable == second.stable
+    assert first.stable.startswith(ROLE)
+    assert "I prefer short answers" in first.stable
+    assert "The audit is due on Friday" in first.stable
+    for ctx, retrieved in ((first, "git branch -m"), (second, "use Decimal")):
+        assert ctx.system == f"{ctx.stable}\n\n{ctx.retrieved}"
+        assert retrieved in ctx.retrieved and retrieved not in ctx.stable
+    assert first.system.index("## Salience anchors") < first.system.index("## Learnings")
+
+
+def test_with_nothing_retrieved_the_system_prompt_is_its_stable_part() -> None:
+    canon = ContextItem("canon", "preference.style", "I prefer short answers", 1.0, always=True)
+    ctx = ContextAssembler(ROLE).assemble("q", [("canon", _source(canon))])
+    assert ctx.retrieved == "" and ctx.system == ctx.stable

@@ -145,7 +145,9 @@ class AssembledContext:
     """The context a model sees, and what was left out and why."""
 
     system: str
-    """The system prompt: role, then the kept context items grouped by source."""
+    """The system prompt: role, then the kept context items grouped by source — the sections
+    that stay the same from turn to turn first (`stable`), then what was retrieved for this
+    input (`retrieved`)."""
     items: list[ContextItem]
     tokens: int
     budget: int
@@ -158,6 +160,13 @@ class AssembledContext:
     firewall: list[dict[str, Any]] = field(default_factory=list)
     """The injection screening's decisions on flagged items (quoted or left out), each with
     source, key, action, score, families and findings (D141)."""
+    stable: str = ""
+    """The start of `system` that changes only when the person or governance changes it: the
+    role, the canon and the salience anchors. Byte-identical between the turns of a session
+    while they do not change, so a model server can reuse its cache of it (D230)."""
+    retrieved: str = ""
+    """The rest of `system`: the sections chosen for this input (shared reference, working
+    set, patterns, learnings, episodes, open loops, registry rows); empty when none were."""
 
     def transcript(self) -> str:
         """The system prompt with the conversation appended, for a reader of one text (an
@@ -235,6 +244,13 @@ _SECTION_TITLES = {
     "ledger": "Ledger",
     "recent_turn": "Recent conversation",
 }
+
+
+_STABLE_SOURCES = ("canon", "salience")
+"""Sections that change only when the person (canon) or governance (salience anchors) changes
+them. They open the system prompt, after the role, and everything chosen for the input follows:
+a model server that caches the prompts it has seen (llama.cpp, a hosted provider's prefix cache)
+then finds the same opening every turn and evaluates only what changed (D230)."""
 
 
 class ContextAssembler:
@@ -315,8 +331,11 @@ class ContextAssembler:
                     more["keys"].append(item.key)
                     more["tokens"] += cost
         exchanges = sorted((item for item in kept if item.exchange is not None), key=_sequence)
+        stable, retrieved = self._render([item for item in kept if item.exchange is None])
         return AssembledContext(
-            system=self._render([item for item in kept if item.exchange is None]),
+            system=f"{stable}\n\n{retrieved}" if retrieved else stable,
+            stable=stable,
+            retrieved=retrieved,
             items=kept,
             tokens=self.budget_tokens - remaining,
             budget=self.budget_tokens,
@@ -326,19 +345,24 @@ class ContextAssembler:
             firewall=firewall,
         )
 
-    def _render(self, items: list[ContextItem]) -> str:
-        lines = [self.role.rstrip()]
+    def _render(self, items: list[ContextItem]) -> tuple[str, str]:
+        """The role and the stable sections; then the sections retrieved for this input."""
         by_source: dict[str, list[ContextItem]] = {}
         for item in items:
             by_source.setdefault(item.source, []).append(item)
-        for source in list(_SECTION_TITLES) + sorted(set(by_source) - set(_SECTION_TITLES)):
+        others = [s for s in _SECTION_TITLES if s not in _STABLE_SOURCES]
+        stable = [self.role.rstrip()]
+        retrieved: list[str] = []
+        for source in [*_STABLE_SOURCES, *others, *sorted(set(by_source) - set(_SECTION_TITLES))]:
             group = by_source.get(source)
             if not group:
                 continue
-            lines.append("")
+            lines = stable if source in _STABLE_SOURCES else retrieved
+            if lines:
+                lines.append("")
             lines.append(f"## {_SECTION_TITLES.get(source, source.replace('_', ' ').title())}")
             lines.extend(f"- {item.text}" for item in group)
-        return "\n".join(lines)
+        return "\n".join(stable), "\n".join(retrieved)
 
 
 def _screened(

@@ -149,3 +149,57 @@ def test_a_call_nobody_waits_for_stops_decoding(monkeypatch: pytest.MonkeyPatch)
 
     after = adapter.chat([Message(role="user", content="Say hi.")], "s", LLMCallConfig(max_tokens=3))
     assert after.content and after.output_tokens == 3
+
+
+def test_the_server_s_cache_count_is_kept_per_adapter() -> None:
+    import queue
+
+    stats = local.PromptCacheStats()
+    events: queue.Queue[tuple[str, object]] = queue.Queue()
+    events.put(("c", {"choices": [{"delta": {"content": "Hi"}}]}))
+    events.put(("c", {"choices": [], "timings": {"cache_n": 30, "prompt_n": 10}}))
+    events.put(("end", None))
+    list(_drain(events, None, cache=stats))  # type: ignore[arg-type]
+    events.put(("c", {"choices": [{"delta": {"content": "Hi"}}]}))  # stopped: no timings
+    events.put(("end", None))
+    list(_drain(events, None, cache=stats))  # type: ignore[arg-type]
+    assert (stats.calls, stats.prompt_tokens, stats.cached_tokens) == (1, 40, 30)
+    assert (stats.last_prompt_tokens, stats.last_cached_tokens) == (40, 30)
+    assert stats.reused == 0.75
+    assert local.PromptCacheStats().reused == 0.0
+
+
+def _exchange(i: int) -> list[Message]:
+    return [
+        Message(role="user", content=f"What should the shipping team know about crate {i}?"),
+        Message(role="assistant", content=(
+            f"Crate {i} holds the spare parts for line {i}; it weighs {i * 7} kg, goes on the "
+            f"Friday truck from dock {i % 3}, and the label must name the customer and the "
+            "order number, or the depot sends it back.")),
+    ]
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@needs_model
+def test_the_next_call_takes_the_conversation_from_the_cache_even_as_it_slides() -> None:
+    # D231: one slot keeps the last prompt; llama.cpp evaluates only what follows the shared
+    # start, and with n_cache_reuse it also moves the exchanges that slid up when the oldest
+    # left the window instead of evaluating them again.
+    adapter = LocalAdapter(LLMConfig(provider="local", temperature=0.0))
+    system = "You answer the shipping team briefly."
+    short = LLMCallConfig(max_tokens=4)
+    first = [*_exchange(1), *_exchange(2), *_exchange(3),
+             Message(role="user", content="And crate 4?")]
+    adapter.chat(first, system, short)
+    again = adapter.chat([*first[:-1], Message(role="user", content="And crate 5?")], system, short)
+    cache = adapter.prompt_cache
+    assert again.input_tokens == cache.last_prompt_tokens
+    assert cache.last_cached_tokens >= 0.9 * cache.last_prompt_tokens  # only the new question
+    slid = [*_exchange(2), *_exchange(3), *_exchange(4),
+            Message(role="user", content="And crate 6?")]
+    adapter.chat(slid, system, short)
+    # Without moving cached stretches, only the system prompt (about a tenth) would be reused;
+    # exchanges 2 and 3 move up, and exchange 4 and the question are new.
+    assert cache.last_cached_tokens >= 0.5 * cache.last_prompt_tokens
+    assert cache.calls == 3

@@ -39,8 +39,19 @@ def test_the_conversation_holds_answers_and_clarifying_questions_not_procedure()
 def test_the_last_exchange_is_shown_longer_than_the_earlier_ones() -> None:
     long = "x" * (RECENT_CLIP + 100)
     shown = _exchanges([("first", long, "respond"), ("second", long, "respond")])
-    assert shown[0][1] == "x" * 400 + "…"
+    assert shown[0][1] == "x" * 400
     assert shown[1][1] == "x" * RECENT_CLIP + "…"
+
+
+def test_an_earlier_exchange_is_the_start_of_what_was_shown_when_it_was_the_last() -> None:
+    # D230: the gist ends where a word ends and carries no marker, so it is a prefix of the
+    # text the model (and its prompt cache) saw the turn before.
+    answer = " ".join(f"word{i}" for i in range(200))
+    first = _exchanges([("first", answer, "respond")])[0][1]
+    later = _exchanges([("first", answer, "respond"), ("second", "ok", "respond")])[0][1]
+    assert first == answer
+    assert first.startswith(later + " ") and len(later) <= 400
+    assert later.split()[-1] in answer.split()
 
 
 def test_a_context_without_decisions_shows_every_exchange_as_an_answer() -> None:

@@ -8,13 +8,19 @@ any other GGUF.
 
 The model is loaded lazily on the first call and once per process per (path, context,
 threads): a module-level cache guarded by a lock, since ``xllamacpp.Server`` is thread-safe but
-costs about a second and 200 MB to load. Requests are OpenAI-style dicts to
-``Server.handle_chat_completions``, always streamed: its chunk callback runs on a worker thread
-and feeds a queue the caller reads, and after every token the callback's answer says whether to
-stop. So a call nobody waits for any more (its ``timeout_ms`` passed, Ctrl-C, a stream the
-caller closed) stops decoding at once, instead of running to ``max_tokens`` in the background
-while the next call queues behind it; and an answer that falls into a loop (`loop_start`)
-stops there, one copy of what repeated kept, with the finish reason ``repetition``.
+costs about a second and 200 MB to load. Its one slot keeps the last prompt's evaluated state,
+so the next call evaluates only what follows the part both share, and, with ``n_cache_reuse``,
+also reuses stretches that moved (an exchange that slid up when the oldest left the
+conversation): a turn pays for its new words, not for the whole conversation again (D231).
+`LocalAdapter.prompt_cache` counts how much of each prompt was found in the cache.
+
+Requests are OpenAI-style dicts to ``Server.handle_chat_completions``, always streamed: its
+chunk callback runs on a worker thread and feeds a queue the caller reads, and after every token
+the callback's answer says whether to stop. So a call nobody waits for any more (its
+``timeout_ms`` passed, Ctrl-C, a stream the caller closed) stops decoding at once, instead of
+running to ``max_tokens`` in the background while the next call queues behind it; and an answer
+that falls into a loop (`loop_start`) stops there, one copy of what repeated kept, with the
+finish reason ``repetition``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +58,7 @@ __all__ = [
     "DEFAULT_GGUF",
     "INSTALL_COMMANDS",
     "LocalAdapter",
+    "PromptCacheStats",
     "default_model_path",
     "is_local_model_installed",
 ]
@@ -69,6 +77,15 @@ _DEFAULT_N_CTX = 2048
 _DEFAULT_THREADS = 2
 _DEFAULT_MAX_TOKENS = 256
 _FINISH = {"stop": FINISH_STOP, "length": FINISH_LENGTH, "content_filter": FINISH_CONTENT_FILTER}
+
+_CACHE_REUSE_TOKENS = 8
+"""``n_cache_reuse``: the shortest stretch of a prompt that llama.cpp moves from elsewhere in its
+cache instead of evaluating it again. Short enough for a one-line question to count; long enough
+that a moved stretch is a piece of an earlier message, not a coincidence of a few words (D231)."""
+_CACHE_RAM_MIB = 256
+"""The host-memory cache of earlier prompts' states (llama.cpp keeps one per prompt it switched
+away from, so a call with another system prompt does not cost the conversation's): bounded well
+below llama.cpp's default of 8 GiB, which a long-lived server process could fill."""
 
 _servers: dict[tuple[str, int, int], Any] = {}
 _servers_lock = threading.Lock()
@@ -169,6 +186,11 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
         params.n_ctx = n_ctx
         params.cpuparams.n_threads = n_threads
         params.verbosity = 0
+        # One slot, so every call of this process shares one cache (D231).
+        params.n_parallel = 1
+        params.cache_prompt = True
+        params.n_cache_reuse = _CACHE_REUSE_TOKENS
+        params.cache_ram_mib = _CACHE_RAM_MIB
         started = time.perf_counter()
         try:
             server = xllamacpp.Server(params)
@@ -179,6 +201,31 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
         logger.info("loaded local model %s in %.2f s", path.name, time.perf_counter() - started)
         _servers[key] = server
         return server
+
+
+@dataclass(slots=True)
+class PromptCacheStats:
+    """How much of the prompts an adapter sent the model server found in its cache (D231)."""
+
+    calls: int = 0
+    """Calls that finished with the server's counts."""
+    prompt_tokens: int = 0
+    """Prompt tokens over those calls."""
+    cached_tokens: int = 0
+    """Of them, the tokens taken from the cache instead of evaluated."""
+    last_prompt_tokens: int = 0
+    last_cached_tokens: int = 0
+
+    def record(self, prompt: int, cached: int) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt
+        self.cached_tokens += cached
+        self.last_prompt_tokens, self.last_cached_tokens = prompt, cached
+
+    @property
+    def reused(self) -> float:
+        """The share of all prompt tokens that came from the cache (0 before any call)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 class LocalAdapter:
@@ -222,6 +269,12 @@ class LocalAdapter:
         self._temperature: float | None = getattr(config, "temperature", None)
         self._max_tokens = int(getattr(config, "max_tokens", None) or _DEFAULT_MAX_TOKENS)
         self._timeout_ms: int | None = getattr(config, "timeout_ms", None)
+        self._prompt_cache = PromptCacheStats()
+
+    @property
+    def prompt_cache(self) -> PromptCacheStats:
+        """How much of this adapter's prompts the server found in its cache."""
+        return self._prompt_cache
 
     @property
     def provider(self) -> str:
@@ -251,7 +304,7 @@ class LocalAdapter:
         wire = [{"role": "system", "content": system}] if system else []
         wire.extend({"role": m.role, "content": m.content} for m in messages)
         limit = call.output_limit or self._max_tokens
-        request: dict[str, Any] = {"messages": wire, "max_tokens": limit}
+        request: dict[str, Any] = {"messages": wire, "max_tokens": limit, "cache_prompt": True}
         temperature = call.temperature if call.temperature is not None else self._temperature
         if temperature is not None:
             request["temperature"] = temperature
@@ -337,6 +390,7 @@ class LocalAdapter:
             stop=stop,
             whole_call=whole_call,
             seen=seen,
+            cache=self._prompt_cache,
         )
 
 
@@ -347,12 +401,13 @@ def _drain(
     stop: threading.Event | None = None,
     whole_call: bool = False,
     seen: dict[str, Any] | None = None,
+    cache: PromptCacheStats | None = None,
 ) -> Iterator[StreamChunk]:
     """The decode's chunks as `StreamChunk`s; leaving early, for any reason, stops the decode.
 
     ``timeout_ms`` bounds the whole call when ``whole_call`` (a chat), else the wait for each
     next chunk (a stream may run long as long as it keeps coming). ``seen`` receives the
-    request's id.
+    request's id; ``cache`` the server's count of prompt tokens it took from its cache.
     """
     accumulated = ""
     finish = FINISH_STOP
@@ -380,6 +435,10 @@ def _drain(
             if seen is not None and "id" not in seen and payload.get("id"):
                 seen["id"] = payload["id"]
             usage = payload.get("usage") or usage
+            timings = payload.get("timings")
+            if cache is not None and isinstance(timings, dict) and "prompt_n" in timings:
+                cached = int(timings.get("cache_n") or 0)
+                cache.record(cached + int(timings["prompt_n"]), cached)
             for choice in payload.get("choices") or []:
                 delta = (choice.get("delta") or {}).get("content") or ""
                 if choice.get("finish_reason"):

@@ -469,7 +469,8 @@ class _StageRunner:
             ContextItem(
                 "learning",
                 r.learning.id,
-                f"[{r.learning.type}] {r.learning.content}",
+                # the type's name as the hooks show it: "[CODEBASE_PATTERN]", not the enum's
+                f"[{getattr(r.learning.type, 'value', r.learning.type)}] {r.learning.content}",
                 0.3 + 0.4 * r.relevance_score,
             )
             for r in results.results
@@ -504,8 +505,10 @@ class _StageRunner:
             recency = (i + 1) / max(1, len(pairs))
             # The last exchange is what a follow-up ("shorter", "now add tests") is about: it
             # is shown as kept (RECENT_CLIP), the earlier ones as their gist.
-            clip = RECENT_CLIP if i == len(pairs) - 1 else _EARLIER_CLIP
-            exchange = (_clipped(said, clip), _clipped(answered, clip))
+            if i == len(pairs) - 1:
+                exchange = (_clipped(said, RECENT_CLIP), _clipped(answered, RECENT_CLIP))
+            else:
+                exchange = (_gist(said, _EARLIER_CLIP), _gist(answered, _EARLIER_CLIP))
             items.append(
                 ContextItem(
                     "recent_turn",
@@ -525,6 +528,23 @@ _EARLIER_CLIP = 400
 
 def _clipped(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _gist(text: str, limit: int) -> str:
+    """The start of an earlier exchange's side: at most `limit` characters, ending at a word.
+
+    Unmarked, and cut where a word ends, so its tokens begin exactly as they did when the
+    exchange was the last one and shown whole: a model server's prompt cache, which holds
+    that longer text, then still matches everything after it (D230). A marker at the cut
+    ("…") was a token the cache never saw and made it evaluate the rest of the conversation
+    again.
+    """
+    if len(text) <= limit:
+        return text
+    for end in range(limit, limit * 3 // 4, -1):
+        if text[end].isspace():
+            return text[:end].rstrip()
+    return text[:limit]
 
 
 _STAGE_METHODS = {

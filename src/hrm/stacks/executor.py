@@ -77,6 +77,27 @@ def _restates_preferences(stack: Any) -> bool:
     return bool(setting == "on")
 
 
+def _placed(stack: Any, assembled: Any, question: str) -> tuple[str, str]:
+    """The system prompt and the person's message as this stack's model is sent them.
+
+    Where hrm runs the model and its prompt cache (``local``), the system prompt is only what
+    stays the same from turn to turn (role, canon, salience anchors) and what was retrieved for
+    this input follows the person's words: the server then finds the system prompt, the
+    conversation and the person's earlier words in its cache and evaluates only this turn's
+    new text, where retrieved sections inside the system prompt made it evaluate the whole
+    conversation again every turn (D230). Other providers get the whole system prompt.
+    """
+    retrieved = getattr(assembled, "retrieved", "")
+    if not retrieved or getattr(stack.gateway.adapter, "provider", None) != "local":
+        return assembled.system, question
+    return assembled.stable, f"{question}\n\n{_RETRIEVED_NOTE}\n{retrieved})"
+
+
+_RETRIEVED_NOTE = "(Context retrieved from memory for this message:"
+"""Opens the retrieved sections after the person's words (D230); a closing parenthesis ends
+them, as the preference reminder is one parenthesised note (D60)."""
+
+
 def _single_step_plan(action_type: str, description: str) -> Plan:
     step = PlanStep(order=1, description=description[:200], action_type="respond")
     return Plan(
@@ -141,11 +162,12 @@ class StackExecutor:
         if _restates_preferences(self.stack):
             reminder, count = preference_reminder(getattr(assembled, "items", ()))
         conversation = getattr(assembled, "conversation", ())
+        system, question = _placed(self.stack, assembled, question)
         try:
             if reminder:
                 details["preferences_restated"] = count
                 reply, finish = self._chat(
-                    assembled.system, f"{question}\n\n{reminder}", purpose=purpose,
+                    system, f"{question}\n\n{reminder}", purpose=purpose,
                     conversation=conversation,
                 )
                 if echoes_reminder(reply, reminder):
@@ -155,11 +177,11 @@ class StackExecutor:
                     self._show("\n\n(That only repeated your preferences; asking again.)\n\n")
                     notes.append(_ECHO_NOTE)
                     reply, finish = self._chat(
-                        assembled.system, question, purpose=purpose, conversation=conversation
+                        system, question, purpose=purpose, conversation=conversation
                     )
             else:
                 reply, finish = self._chat(
-                    assembled.system, question, purpose=purpose, conversation=conversation
+                    system, question, purpose=purpose, conversation=conversation
                 )
         except HRMError as exc:
             plan.steps[0].status = PlanStepStatus.FAILED
