@@ -11,7 +11,6 @@ the end.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,8 +30,9 @@ from hrm.cli._common import (
 if TYPE_CHECKING:
     from hrm.home import HRMHome
     from hrm.storage.ledger import VerifyReport
-    from hrm.storage.ledger_index import LedgerIndex, ReindexReport
+    from hrm.storage.ledger_index import LedgerIndex
     from hrm.storage.ledger_quarantine import QuarantineReport
+    from hrm.storage.rebuild import RebuildReport
 
 __all__ = ["app"]
 
@@ -61,34 +61,36 @@ def verify(
     home: HomeOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check every record's hash, sequence and chain link; name the first bad record."""
+    """Check every record's hash, sequence and chain link; name the first bad record.
+
+    Read-only (works on a full disk, without memory.db). Without PATH, also checks every
+    ledger against the home's manifest: a deleted ledger or one cut from the end shows.
+    """
     with handle_errors():
         from hrm.home import HRMHome
-        from hrm.storage.ledger import Ledger
+        from hrm.storage.home_verify import verify_home
 
         resolved = HRMHome.resolve(home)
         if path is not None and all_ledgers:
             raise fail("give a ledger PATH or --all, not both")
-        paths = resolved.all_ledgers() if path is None else [_ledger_path(path, resolved)]
-        reports: list[VerifyReport] = []
-        with contextlib.ExitStack() as stack:
-            index = _open_index(resolved, stack)
-            for ledger_path in paths:
-                with Ledger(ledger_path, read_only=True) as ledger:
-                    if ledger.repaired is not None:
-                        err_console.print(
-                            f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
-                        )
-                    report = ledger.verify()
-                    problem = index.check(ledger) if index is not None and report.ok else None
-                if problem is not None:
-                    report = dataclasses.replace(report, ok=False, first_error=problem)
-                reports.append(report)
+        paths = None if path is None else [_ledger_path(path, resolved)]
+        checked = verify_home(resolved, paths=paths)
+        reports: list[VerifyReport] = checked.ledgers
+        for report in reports:
+            if report.repaired is not None:
+                err_console.print(
+                    f"warning: {report.repaired.describe()}", markup=False, soft_wrap=True
+                )
     failed = [report for report in reports if not report.ok]
     for report in failed:
         err_console.print(report.describe(), markup=False, highlight=False, soft_wrap=True)
+    for problem in checked.problems:
+        prefix = "warning: " if problem.warning else ""
+        err_console.print(
+            prefix + problem.describe(), markup=False, highlight=False, soft_wrap=True
+        )
     if json_output:
-        emit_json({"ok": not failed, "ledgers": [r.to_dict() for r in reports]})
+        emit_json(checked.to_dict())
     elif not reports:
         console.print(f"No ledgers in {resolved.root}")
     else:
@@ -96,7 +98,7 @@ def verify(
             if report.ok:
                 name = _display(report.path, resolved)
                 console.print(f"ok  {name}  {report.records} records", markup=False)
-    if failed:
+    if not checked.ok:
         raise typer.Exit(EXIT_INPUT)
 
 
@@ -137,12 +139,17 @@ def tail(
 
 @app.command()
 def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
-    """Drop the SQLite index over the ledgers and rebuild it from the ledgers themselves."""
+    """Rebuild memory.db from the ledgers alone: every memory compartment and every index.
+
+    The old file is moved aside (``memory.db.damaged-TIME`` or ``.replaced-TIME``), never
+    deleted; a damaged one is never opened. Stop other hrm processes of the home first.
+    """
     with handle_errors():
         from hrm.home import HRMHome
+        from hrm.storage.rebuild import rebuild
 
         resolved = HRMHome.resolve(home)
-        report = _rebuild_indexes(resolved)
+        report = rebuild(resolved)
     for name, error in sorted(report.errors.items()):
         err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
     if json_output:
@@ -150,7 +157,12 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
     else:
         for name, count in sorted(report.counts.items()):
             console.print(f"{count:>8}  {name}", markup=False)
-        console.print(f"{report.total:>8}  records indexed in {len(report.counts)} ledgers")
+        console.print(f"{report.indexed:>8}  records indexed in {len(report.counts)} ledgers")
+        console.print(
+            f"memory.db rebuilt from {report.records} memory ledger records", markup=False
+        )
+        for moved in report.moved_aside[:1]:
+            console.print(f"the old database is at {moved.name}", markup=False)
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
 
@@ -188,7 +200,11 @@ def quarantine(
                 reports.append(quarantine_damage(ledger_path, also=beyond, dry_run=dry_run))
         changed = [r for r in reports if r.quarantined and not r.dry_run]
         inside = [r for r in changed if r.path.is_relative_to(resolved.root)]
-        reindexed = _rebuild_indexes(resolved) if inside and resolved.memory_db.is_file() else None
+        reindexed = None
+        if inside and resolved.memory_db.is_file():
+            from hrm.storage.rebuild import after_quarantine
+
+            reindexed = after_quarantine(resolved, [r.path for r in inside])
     if json_output:
         emit_json({
             "ledgers": [r.to_dict() for r in reports],
@@ -203,7 +219,7 @@ def quarantine(
 
 
 def _print_quarantine(
-    reports: list[QuarantineReport], home: HRMHome, reindexed: ReindexReport | None
+    reports: list[QuarantineReport], home: HRMHome, reindexed: RebuildReport | None
 ) -> None:
     if not reports:
         console.print(f"No ledgers in {home.root}")
@@ -218,7 +234,7 @@ def _print_quarantine(
             f"{'would cut' if report.dry_run else 'quarantined':<11}  {name}",
             f"  line {damage.line}: {damage.reason}",
             f"  {'would keep' if report.dry_run else 'kept'} {report.kept_records} records, "
-            f"cut {report.cut_bytes:,} bytes",
+            f"salvaged {report.salvaged} after the damage, cut {report.cut_bytes:,} bytes",
         ]
         if report.copy is not None:
             lines.append(f"  whole file copied to {report.copy.name}")
@@ -226,36 +242,22 @@ def _print_quarantine(
         for line in lines:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     if reindexed is not None and reindexed.ok:
-        console.print(f"Rebuilt the ledger index: {reindexed.total} records.")
-
-
-def _rebuild_indexes(home: HRMHome) -> ReindexReport:
-    """Re-derive the ledger index and, if that worked, each stack's episodic index."""
-    from hrm.memory.episodic import EpisodicTraceStore
-    from hrm.storage import Database, LedgerIndex
-
-    with Database(home.memory_db) as db:
-        report = LedgerIndex(db, home=home).rebuild()
-        if report.ok:
-            # The episodic trace's query index is derived from the same ledgers.
-            for agent_class in home.stack_classes():
-                if home.episodic_ledger(agent_class).exists():
-                    store = EpisodicTraceStore(db, home, agent_class)
-                    try:
-                        store.rebuild_index()
-                    finally:
-                        store.close()
-    return report
+        console.print(f"Rebuilt the ledger index: {reindexed.indexed} records.")
 
 
 def _open_index(home: HRMHome, stack: contextlib.ExitStack) -> LedgerIndex | None:
     """The home's ledger index as a second anchor, if the home has a database at all."""
     if not home.memory_db.is_file():
         return None
+    from hrm.errors import HRMError
     from hrm.storage import Database, LedgerIndex
 
-    db = stack.enter_context(Database(home.memory_db))
-    return LedgerIndex(db, home=home)
+    try:  # a damaged memory.db must not keep a person from repairing the ledgers
+        db = stack.enter_context(Database(home.memory_db))
+        return LedgerIndex(db, home=home)
+    except HRMError as exc:
+        err_console.print(f"warning: memory.db not used: {exc.message}", markup=False)
+        return None
 
 
 def _ledger_path(path: Path, home: HRMHome) -> Path:

@@ -6,18 +6,21 @@ owns the ledger. This is the way out, and it loses nothing and stays on the reco
 
 1. the whole file and its anchor are copied aside, byte for byte, beside the ledger as
    ``<name>.quarantined-<UTC time>`` (a name `HRMHome.all_ledgers` does not pick up);
-2. the live file is cut back to its last record that verifies;
-3. a ``ledger_quarantine`` record, chained onto that record, names the copy, its SHA-256, how
-   many bytes were cut and why; the anchor is moved to it.
+2. the records before the damage stay as they are; every later line that is still a whole
+   record on its own (its own hash holds) is salvaged: kept with its time, kind and data, and
+   chained anew after the good ones (D187). One bad byte costs one record, not the rest;
+3. a ``ledger_quarantine`` record, chained at the end, names the copy, its SHA-256, what was
+   skipped (line, offset, length, SHA-256 and why, for each bad line), which original seqs were
+   salvaged, and the highest turn number any line held, so a turn number is never used twice;
+   the anchor is moved to it.
 
-So the cut is itself a hash-chained fact: anyone reading the ledger later sees where it was
+So the repair is itself a hash-chained fact: anyone reading the ledger later sees where it was
 repaired, by which evidence, and can check the copy against the recorded digest.
 
 It works in place under the ledger's exclusive lock, never by replacing the file: a process that
-has the ledger open holds a descriptor to the same file and re-reads the tail before it appends
-(if the file shrank under it, it refuses until reopened). Interrupted between the cut and the
-new anchor, the ledger is left short of its old anchor, and running it again completes it (the
-first copy stays).
+has the ledger open holds a descriptor to the same file and re-reads the tail before it appends.
+The new tail goes through a redo file (`hrm.storage._rewrite`): interrupted, the next writable
+open finishes it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,13 +37,16 @@ from typing import Any
 from hrm.errors import HRMError
 from hrm.storage._ledger_format import (
     GENESIS_HASH,
+    LedgerRecord,
     VerifyError,
     _Anchor,
     _check_anchor_after_scan,
     _check_line,
     _Corrupt,
+    _diagnose,
     _encode_line,
     _format_ts,
+    _parse_record,
     _prepare_item,
     _scan,
 )
@@ -46,18 +54,20 @@ from hrm.storage._lock import exclusive
 from hrm.storage.ledger import (
     QUARANTINE_KIND,
     _anchor_path,
-    _anchor_payload,
     _fstat_size,
     _last_line_starts,
+    _manifest_anchor,
     _os_error,
     _read_anchor,
-    _sync_data,
 )
 from hrm.types import Clock, system_clock
 
-__all__ = ["QUARANTINE_KIND", "QuarantineReport", "quarantine_damage"]
+__all__ = ["QUARANTINE_KIND", "QuarantineReport", "highest_turn", "quarantine_damage"]
 
 _COPY_CHUNK = 1 << 20
+_MAX_LISTED = 1000
+"""Skipped lines listed one by one in the quarantine record; beyond, only counted."""
+_TURN = re.compile(rb'"turn":(\d{1,12})[,}]')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +81,10 @@ class QuarantineReport:
     """Records that verified and stay in the ledger."""
     cut_bytes: int
     """Bytes removed from the live file (all of them are in the copy)."""
+    salvaged: int = 0
+    """Whole records after the damage kept (chained anew after the good ones)."""
+    skipped: int = 0
+    """Lines after the damage that were no whole record and were set aside."""
     copy: Path | None = None
     """Where the whole damaged file was copied; None for a dry run or a sound ledger."""
     anchor_copy: Path | None = None
@@ -92,9 +106,10 @@ class QuarantineReport:
         seq = f" seq {self.damage.seq}" if self.damage.seq is not None else ""
         verb = "would keep" if self.dry_run else "kept"
         moved = "" if self.copy is None else f"; the whole file was copied to {self.copy.name}"
+        salvage = f", salvaged {self.salvaged} after it" if self.salvaged else ""
         return (
-            f"{where}{seq}: {self.damage.reason}; {verb} {self.kept_records} records and cut "
-            f"{self.cut_bytes} bytes{moved}"
+            f"{where}{seq}: {self.damage.reason}; {verb} {self.kept_records} records{salvage} "
+            f"and set aside {self.cut_bytes} bytes ({self.skipped} lines){moved}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,6 +120,8 @@ class QuarantineReport:
             "dry_run": self.dry_run,
             "damage": self.damage.to_dict() if self.damage else None,
             "kept_records": self.kept_records,
+            "salvaged": self.salvaged,
+            "skipped": self.skipped,
             "cut_bytes": self.cut_bytes,
             "copy": str(self.copy) if self.copy else None,
             "anchor_copy": str(self.anchor_copy) if self.anchor_copy else None,
@@ -148,10 +165,13 @@ def quarantine_damage(
             size = _fstat_size(fd, ledger)
             good_end, kept, last_hash, damage = _verified_prefix(fd, ledger, size)
             damage = damage or also
+            rest = _salvage(fd, ledger, good_end, size) if damage is not None else _Salvage()
+            rest.drop_copies(_hashes_before(fd, good_end))
             if damage is None or dry_run:
                 return QuarantineReport(
                     path=ledger, damage=damage, kept_records=kept,
-                    cut_bytes=size - good_end if damage else 0, dry_run=dry_run,
+                    cut_bytes=rest.skipped_bytes, dry_run=dry_run,
+                    salvaged=len(rest.records), skipped=len(rest.skipped),
                 )
             stamp = clock().strftime("%Y%m%dT%H%M%S%fZ")
             copy = ledger.with_name(f"{ledger.name}.quarantined-{stamp}")
@@ -162,35 +182,174 @@ def quarantine_damage(
                 "first_bad_line": damage.line,
                 "first_bad_seq": damage.seq,
                 "kept_records": kept,
-                "cut_bytes": size - good_end,
+                "salvaged": len(rest.records),
+                "salvaged_from": _ranges(r.seq for r in rest.records),
+                "skipped": rest.skipped[:_MAX_LISTED],
+                "skipped_lines": len(rest.skipped),
+                "cut_bytes": rest.skipped_bytes,
                 "copy": copy.name,
                 "copy_bytes": size,
                 "copy_sha256": digest,
                 "anchor_copy": anchor_copy.name if anchor_copy else None,
             }
-            seq, ts = kept + 1, _format_ts(clock())
+            top = _highest_turn_in(fd, size)
+            if top is not None:
+                data["highest_turn"] = top
+            ts = _format_ts(clock())
+            tail, seq, record_hash = _rechain(ledger, rest.records, kept, last_hash)
             while True:
                 kind, _, data_json = _prepare_item(QUARANTINE_KIND, data)
-                record_hash, line = _encode_line(seq, ts, kind, last_hash, data_json, path=ledger)
-                if good_end + len(line) != size:
+                record_hash_q, line = _encode_line(seq + 1, ts, kind, record_hash, data_json,
+                                                   path=ledger)
+                if good_end + len(tail) + len(line) != size:
                     break
                 # An open handle notices other writers by the file's size: never leave it equal.
                 data["padding"] = data.get("padding", "") + " "
+            end = good_end + len(tail) + len(line)
             try:
-                os.ftruncate(fd, good_end)
-                os.pwrite(fd, line, good_end)
-                _sync_data(fd)
-                end = good_end + len(line)
-                _write_anchor_file(ledger, _Anchor(seq, record_hash, end))
+                from hrm.storage._rewrite import rewrite_tail
+
+                anchor = _Anchor(seq + 1, record_hash_q, end)
+                rewrite_tail(fd, ledger, good_end, tail + line, anchor)
             except OSError as exc:
                 raise _os_error(exc, ledger) from exc
             _sync_directory(ledger.parent)
     finally:
         os.close(fd)
+    from hrm.storage.manifest import Head, set_heads
+
+    set_heads(ledger, Head(seq + 1, record_hash_q, end))
     return QuarantineReport(
-        path=ledger, damage=damage, kept_records=kept, cut_bytes=size - good_end, copy=copy,
-        anchor_copy=anchor_copy, copy_sha256=digest, record_seq=seq,
+        path=ledger, damage=damage, kept_records=kept, cut_bytes=rest.skipped_bytes, copy=copy,
+        anchor_copy=anchor_copy, copy_sha256=digest, record_seq=seq + 1,
+        salvaged=len(rest.records), skipped=len(rest.skipped),
     )
+
+
+def highest_turn(records: Iterable[LedgerRecord]) -> int:
+    """The highest turn number quarantine records among `records` saw (0 if none).
+
+    The turn loop takes the next turn number from the larger of this and its last turn
+    record, so a turn whose record was set aside is never numbered again.
+    """
+    top = 0
+    for record in records:
+        if record.kind == QUARANTINE_KIND:
+            found = record.data.get("highest_turn")
+            if isinstance(found, int) and found > top:
+                top = found
+    return top
+
+
+class _Salvage:
+    """What follows the damage: the whole records to keep and the lines to set aside."""
+
+    def __init__(self) -> None:
+        self.records: list[LedgerRecord] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.skipped_bytes = 0
+
+    def drop_copies(self, kept: set[str]) -> None:
+        """Keep one of each record (a line duplicated by the damage is skipped), in the order
+        of their original seqs (records the damage swapped go back in place)."""
+        seen = set(kept)
+        unique: list[LedgerRecord] = []
+        for record in sorted(self.records, key=lambda r: r.seq):
+            if record.hash in seen:
+                raw_length = 0  # its bytes stay in the copy; it is listed as skipped
+                self.skipped.append({
+                    "offset": record.offset, "length": raw_length, "sha256": None,
+                    "reason": f"a second copy of the record with hash {record.hash[:12]}…",
+                })
+                continue
+            seen.add(record.hash)
+            unique.append(record)
+        self.records = unique
+
+
+def _salvage(fd: int, ledger: Path, start: int, size: int) -> _Salvage:
+    """Every line from `start`: whole records (own hash holds) salvaged, the rest skipped."""
+    found = _Salvage()
+    with open(fd, "rb", closefd=False) as fh:
+        fh.seek(start)
+        offset = start
+        for raw in fh:
+            if offset >= size:
+                break
+            record = None
+            if raw.endswith(b"\n"):
+                try:
+                    _check_line(raw)
+                    record = _parse_record(raw, line=0, offset=offset, path=ledger)
+                except (ValueError, HRMError):
+                    record = None
+            if record is not None:
+                found.records.append(record)
+            else:
+                found.skipped_bytes += len(raw)
+                found.skipped.append({
+                    "offset": offset,
+                    "length": len(raw),
+                    "sha256": hashlib.sha256(raw).hexdigest(),
+                    "reason": _diagnose(raw) if raw.endswith(b"\n") else "incomplete final line",
+                })
+            offset += len(raw)
+    return found
+
+
+def _hashes_before(fd: int, end: int) -> set[str]:
+    """The hashes of the records in the first `end` bytes (the verified prefix)."""
+    found: set[str] = set()
+    with open(fd, "rb", closefd=False) as fh:
+        fh.seek(0)
+        offset = 0
+        for raw in fh:
+            if offset >= end:
+                break
+            offset += len(raw)
+            found.add(_check_line(raw)[1])
+    return found
+
+
+def _rechain(
+    ledger: Path, records: list[LedgerRecord], kept: int, last_hash: str
+) -> tuple[bytes, int, str]:
+    """Salvaged records chained anew after the `kept` good ones: bytes, last seq and hash."""
+    lines: list[bytes] = []
+    seq, prev = kept, last_hash
+    for record in records:
+        seq += 1
+        kind, _, data_json = _prepare_item(record.kind, record.data)
+        prev, line = _encode_line(seq, record.ts, kind, prev, data_json, path=ledger)
+        lines.append(line)
+    return b"".join(lines), seq, prev
+
+
+def _ranges(seqs: Iterable[int]) -> list[list[int]]:
+    """``[[first, last], …]`` runs of consecutive seqs (a salvage is usually one or two)."""
+    runs: list[list[int]] = []
+    for seq in seqs:
+        if runs and runs[-1][1] == seq - 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    return runs
+
+
+def _highest_turn_in(fd: int, size: int) -> int | None:
+    """The highest ``"turn":N`` any line of the file holds, damaged ones too (read leniently)."""
+    top: int | None = None
+    with open(fd, "rb", closefd=False) as fh:
+        fh.seek(0)
+        offset = 0
+        for raw in fh:
+            if offset >= size:
+                break
+            offset += len(raw)
+            for match in _TURN.finditer(raw):
+                value = int(match.group(1))
+                top = value if top is None or value > top else top
+    return top
 
 
 def _verified_prefix(fd: int, ledger: Path, size: int) -> tuple[int, int, str, VerifyError | None]:
@@ -211,7 +370,8 @@ def _verified_prefix(fd: int, ledger: Path, size: int) -> tuple[int, int, str, V
                     return None
                 return found, digest.encode()
 
-            _check_anchor_after_scan(_read_anchor(ledger), count, last, hash_at)
+            anchor = _read_anchor(ledger) or _manifest_anchor(ledger)
+            _check_anchor_after_scan(anchor, count, last, hash_at)
     except _Corrupt as bad:
         return good_end, count, last.decode(), bad.error
     return good_end, count, last.decode(), None
@@ -258,16 +418,6 @@ def _copy_anchor(ledger: Path, copy: Path) -> Path | None:
     except OSError as exc:
         raise _os_error(exc, target) from exc
     return target
-
-
-def _write_anchor_file(ledger: Path, anchor: _Anchor) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
-    anchor_fd = os.open(_anchor_path(ledger), flags, 0o600)
-    try:
-        os.pwrite(anchor_fd, _anchor_payload(anchor), 0)
-        _sync_data(anchor_fd)
-    finally:
-        os.close(anchor_fd)
 
 
 def _sync_directory(directory: Path) -> None:
