@@ -122,8 +122,12 @@ def _forget_texts() -> None:
 
 def _ledgers(hrm: Any) -> dict[str, Any]:
     stack = hrm.stack
-    return {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
-            "episodic": stack.bus.episodic.ledger}
+    found = {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
+             "episodic": stack.bus.episodic.ledger}
+    journal = getattr(hrm.db, "journal", None)
+    if journal is not None:  # the memory journal's appends are ledger I/O like the others
+        found["memory"] = journal._open_ledger()
+    return found
 
 
 class _Rows:
@@ -241,11 +245,15 @@ class _Replays:
         self.captured = captured
         self.adapter = OfflineAdapter(LLMConfig(provider="offline"))
         self.ledgers = {name: Ledger(tmp / f"{name}.jsonl", durability="group")
-                        for name in ("decision", "execution", "episodic")}
+                        for name in ("decision", "execution", "episodic", "memory")}
         copy = tmp / "replay.db"
         shutil.copy(snapshot, copy)
         self.conn = sqlite3.connect(copy, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
+        for name in ("hrm_journal", "hrm_journal_set", "hrm_journal_gone"):
+            # The memory journal's triggers run in the replay as in the turn; what the
+            # journal then does with the rows is the kernel's (its append is replayed above).
+            self.conn.create_function(name, -1, lambda *_: None)
         for pragma in PRAGMAS:
             self.conn.execute(f"PRAGMA {pragma}")
 

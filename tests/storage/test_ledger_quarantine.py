@@ -310,3 +310,45 @@ def test_any_damage_is_set_aside_and_the_ledger_verifies(
         assert note["data"]["copy_sha256"] == hashlib.sha256(original).hexdigest()
     else:
         assert path.read_bytes() == original
+
+
+def test_a_torn_committed_record_is_never_cut_by_a_writer(ledger_path: Path) -> None:
+    """A missing newline at the end of a committed record is damage: the next writer (a plain
+    `hrm turn`) refuses, it does not cut the record's bytes away (issue 32 §7)."""
+    fill(ledger_path, 3)
+    damaged = ledger_path.read_bytes()[:-40]  # the last committed record loses its end
+    ledger_path.write_bytes(damaged)
+    with Ledger(ledger_path) as ledger, pytest.raises(HRMError) as refused:
+        ledger.append("note", {"after": True})
+    assert refused.value.code is ErrorCode.LEDGER_CORRUPT
+    assert ledger_path.read_bytes() == damaged
+    assert not verify_ledger(ledger_path).ok
+
+
+def test_a_torn_append_after_the_last_commit_is_still_cut(ledger_path: Path) -> None:
+    fill(ledger_path, 3)
+    whole = ledger_path.read_bytes()
+    ledger_path.write_bytes(whole + b'{"data":{"i":3,"te')  # an append a crash interrupted
+    with Ledger(ledger_path) as ledger:
+        assert ledger.append("note", {"after": True}).seq == 4
+    assert ledger_path.read_bytes().startswith(whole) and verify_ledger(ledger_path).ok
+
+
+def test_turn_numbers_are_not_used_again_after_a_quarantine(tmp_path: Path) -> None:
+    from hrm import HRM
+    from hrm.home import HRMHome, initialize
+
+    home = HRMHome(initialize(tmp_path / "home").path)
+    with HRM.open(home.root, llm="offline") as hrm:
+        for text in ("How do I tag a release?", "And how do I delete a tag?"):
+            hrm.turn(text)
+        assert hrm.turn_number == 2
+    path = home.decision_ledger("ADMIN")
+    lines = path.read_bytes().splitlines(keepends=True)
+    last_turn = max(i for i, line in enumerate(lines) if b'"kind":"turn"' in line)
+    lines[last_turn] = lines[last_turn].replace(b"delete a tag", b"delete a tab")
+    path.write_bytes(b"".join(lines))
+    quarantine_damage(path)
+    with HRM.open(home.root, llm="offline") as hrm:
+        hrm.turn("Thanks, and how do I list tags?")
+        assert hrm.turn_number == 3  # the damaged turn was 2: it is never numbered again

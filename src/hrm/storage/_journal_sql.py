@@ -74,6 +74,9 @@ class Shape:
         "tracked", "tracked_positions",
     )
 
+    MAX_MASKED = 62
+    """Tracked columns an update trigger can report by a bit mask of the ones it changed."""
+
     def __init__(
         self,
         name: str,
@@ -97,9 +100,8 @@ class Shape:
         self.skip = 1 if ipk else 0
         """Leading values a put leaves out: the rowid, when the integer key is the rowid."""
         self.put_names = image[self.skip :]
-        self.tracked_positions = tuple(
-            image.index(c) for c in self.tracked
-        )
+        self.tracked_positions = tuple(image.index(c) for c in self.tracked)
+        """Where each tracked column sits in the image a put trigger passes."""
 
     @property
     def image(self) -> tuple[str, ...]:
@@ -167,9 +169,6 @@ def trigger_sql(shape: Shape) -> tuple[str, str, str]:
         f"OLD.{quote(k)} IS NOT NEW.{quote(k)}" if k != "rowid" else "OLD.rowid IS NOT NEW.rowid"
         for k in shape.key
     )
-    old = ", ".join(
-        (["OLD.rowid"] if shape.has_rowid else []) + [f"OLD.{quote(c)}" for c in shape.columns]
-    )
     ins_name, upd_name, del_name = (quote(n) for n in trigger_names(shape.name))
     of = ""
     if len(shape.tracked) < len(shape.columns):
@@ -179,9 +178,28 @@ def trigger_sql(shape: Shape) -> tuple[str, str, str]:
         f" SELECT hrm_journal('{name}', {new}); END",
         f"CREATE TRIGGER {upd_name} AFTER UPDATE{of} ON {t} BEGIN"
         f" SELECT hrm_journal_gone('{name}', {old_key}) WHERE {moved};"
-        f" SELECT hrm_journal_set('{name}', {new}, {old}); END",
+        f" SELECT hrm_journal('{name}', {new}) WHERE {moved};"
+        f" {_changed_call(shape, name, moved)} END",
         f"CREATE TRIGGER {del_name} AFTER DELETE ON {t} BEGIN"
         f" SELECT hrm_journal_gone('{name}', {old_key}); END",
+    )
+
+
+def _changed_call(shape: Shape, name: str, moved: str) -> str:
+    """The update trigger's report of an update that kept the row's key: a bit mask of the
+    tracked columns it changed, the key, and each tracked column's new value where it changed
+    (NULL elsewhere) — so the connection converts only what changed, and an update that
+    changed nothing calls nothing."""
+    tracked = shape.tracked[: Shape.MAX_MASKED]
+    differs = [f"NEW.{quote(c)} IS NOT OLD.{quote(c)}" for c in tracked]
+    mask = " | ".join(f"(({d}) << {i})" for i, d in enumerate(differs))
+    key = ", ".join(f"NEW.{quote(k)}" if k != "rowid" else "NEW.rowid" for k in shape.key)
+    values = ", ".join(
+        f"CASE WHEN {d} THEN NEW.{quote(c)} END" for d, c in zip(differs, tracked, strict=True)
+    )
+    return (
+        f"SELECT hrm_journal_set('{name}', {mask}, {key}, {values})"
+        f" WHERE NOT ({moved}) AND ({' OR '.join(differs)});"
     )
 
 
@@ -211,15 +229,12 @@ def put_op(shape: Shape, values: Sequence[Any]) -> dict[str, Any]:
     return {"op": "put", "t": shape.name, "row": dict(zip(shape.put_names, kept, strict=True))}
 
 
-def set_op(shape: Shape, values: Sequence[Any], changed: Iterable[int]) -> dict[str, Any]:
-    """The set operation of an update: the row's key and the columns at `changed`."""
-    image = shape.image
-    return {
-        "op": "set", "t": shape.name,
-        "key": {k: encode_value(values[i]) for k, i in zip(shape.key, shape.key_positions,
-                                                            strict=True)},
-        "cols": {image[i]: encode_value(values[i]) for i in sorted(changed)},
-    }
+def set_op(shape: Shape, key: Sequence[Any], cols: dict[str, Any]) -> dict[str, Any]:
+    """The set operation of an update: the row's key and the columns it changed."""
+    if any(type(v) is bytes for v in cols.values()):
+        cols = {name: encode_value(v) for name, v in cols.items()}
+    return {"op": "set", "t": shape.name, "key": dict(zip(shape.key, key, strict=True)),
+            "cols": cols}
 
 
 def gone_op(shape: Shape, key: Sequence[Any]) -> dict[str, Any]:

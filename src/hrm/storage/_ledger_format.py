@@ -456,6 +456,22 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
     return scrub_text(kind), prepared, _ENCODER.encode(prepared)
 
 
+def _encoded_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+    """`_prepare_item` for data the caller already scrubbed and made plain JSON."""
+    if not isinstance(kind, str) or not kind or len(kind) > _MAX_KIND:
+        raise HRMError.validation_failed(
+            f"Ledger record kind must be a non-empty string of at most {_MAX_KIND} characters, "
+            f"got {kind!r}",
+            kind=repr(kind)[:100],
+        )
+    try:
+        return kind, data, _ENCODER.encode(data)
+    except (TypeError, ValueError) as exc:
+        raise HRMError.validation_failed(
+            f"Cannot append '{kind}' record: {exc}", kind=kind
+        ) from None
+
+
 def _format_ts(moment: datetime) -> str:
     # isoformat is several times faster than strftime; microseconds keep the width fixed.
     if moment.tzinfo is UTC:  # the system clock's own times: no conversion to pay for

@@ -20,11 +20,19 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from hrm.storage._ledger_format import _Anchor
 
-__all__ = ["REWRITE_SUFFIX", "finish_rewrite", "rewrite_pending", "rewrite_tail"]
+__all__ = [
+    "REWRITE_SUFFIX",
+    "finish_rewrite",
+    "lines_of",
+    "rewrite_pending",
+    "rewrite_tail",
+    "sync_directory",
+]
 
 REWRITE_SUFFIX = ".rewrite"
 _sync_data = getattr(os, "fdatasync", os.fsync)
@@ -64,10 +72,10 @@ def rewrite_tail(
         out.flush()
         os.fsync(out.fileno())
     os.chmod(redo, 0o600)
-    _sync_directory(ledger.parent)
+    sync_directory(ledger.parent)
     _apply(fd, ledger, offset, tail, anchor)
     redo.unlink()
-    _sync_directory(ledger.parent)
+    sync_directory(ledger.parent)
 
 
 def finish_rewrite(fd: int, ledger: Path) -> bool:
@@ -107,7 +115,7 @@ def finish_rewrite(fd: int, ledger: Path) -> bool:
         finally:
             os.close(own)
     redo.unlink()
-    _sync_directory(ledger.parent)
+    sync_directory(ledger.parent)
     return complete
 
 
@@ -130,7 +138,19 @@ def _apply(fd: int, ledger: Path, offset: int, tail: bytes, anchor: _Anchor | No
         os.close(anchor_fd)
 
 
-def _sync_directory(directory: Path) -> None:
+def lines_of(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) for each line of `fd` from byte `start` up to byte `end`."""
+    with open(fd, "rb", closefd=False) as fh:
+        fh.seek(start)
+        offset = start
+        for raw in fh:
+            if offset >= end:
+                return
+            yield offset, raw
+            offset += len(raw)
+
+
+def sync_directory(directory: Path) -> None:
     """Make a new or removed name durable (best effort: not every filesystem allows it)."""
     with contextlib.suppress(OSError):
         dir_fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)

@@ -52,6 +52,7 @@ from hrm.storage._journal_sql import (
 
 TYPE_CHECKING = False  # `hrm hook` opens memory.db: no `typing` at run time
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from hrm.storage.ledger import Ledger, LedgerRecord
@@ -72,6 +73,8 @@ MEMORY_KIND = "memory"
 SNAPSHOT_KIND = "snapshot"
 """Ledger record kind of rows exported from a table the journal did not cover before."""
 _SNAPSHOT_CHUNK = 500
+_TRIGGERS_VERSION = 2
+"""Bumped when `trigger_sql` writes other triggers: every database then checks its own."""
 _CURSOR_SQL = (
     "CREATE TABLE IF NOT EXISTS journal_cursor (id INTEGER PRIMARY KEY CHECK (id = 1),"
     " seq INTEGER NOT NULL, hash TEXT NOT NULL, size INTEGER NOT NULL,"
@@ -107,8 +110,8 @@ class Journal:
         self._ledger: Ledger | None = None
         self._shapes: dict[str, Shape] = {}
         self._pending: dict[tuple[Any, ...], Any] = {}
-        """Per row key, in the order rows last changed: the values of a new row (a tuple),
-        None for a deleted row, or ``[values, changed positions]`` for an updated one."""
+        """Per row key, in the order rows last changed: the image of a new row (a tuple), None
+        for a deleted row, or the columns an update changed (a dict)."""
         self._saved: list[dict[tuple[Any, ...], Any]] = []
         self._extra: list[tuple[str, dict[str, Any]]] = []
         """Records to append with the pending changes: snapshots, schema operations."""
@@ -119,8 +122,6 @@ class Journal:
         self._schema_checked = -2
         self.applying = False
         """Replaying the ledger: triggers fire but report nothing (it is already there)."""
-        self.restored: int | None = None
-        """Records replayed when this connection made memory.db anew from the ledger."""
         self.sync_each_commit = False
         """Sync the ledger after every commit (``ledger_durability: fsync``)."""
         self._conn.create_function("hrm_journal", -1, self._put)
@@ -138,29 +139,30 @@ class Journal:
         pending.pop(key, None)  # last-change order: a row moves to the end
         pending[key] = values
 
-    def _set(self, table: str, *values: Any) -> None:
-        """An update: `values` holds the new image, then the old one (`Shape.image` each)."""
+    def _set(self, table: str, mask: int, *values: Any) -> None:
+        """An update that kept the row's key: `mask` has a bit per tracked column it changed,
+        `values` holds the key, then each tracked column's new value (None where unchanged)."""
         if self.applying:
             return
         shape = self._shape(table)
-        width = len(values) // 2
-        new, old = values[:width], values[width:]
-        key = (table, *(new[i] for i in shape.key_positions))
+        width = len(shape.key)
+        key = (table, *values[:width])
+        new = values[width:]
         pending = self._pending
         found: Any = pending.pop(key, _ABSENT)
-        if found is _ABSENT and any(new[i] != old[i] for i in shape.key_positions):
-            found = None  # the key itself moved: the row is new under this key
-        if found is _ABSENT or type(found) is list:
-            changed: set[int] = {
-                i for i in shape.tracked_positions
-                if new[i] is not old[i] and (new[i] != old[i] or type(new[i]) is not type(old[i]))
-            }
-            if isinstance(found, list):  # changed earlier in this transaction too
-                changed |= found[1]
-            if changed:
-                pending[key] = [new, changed]
+        if type(found) is tuple:  # a row this transaction made: keep its whole image current
+            image = list(found)
+            for i, position in enumerate(shape.tracked_positions):
+                if mask >> i & 1:
+                    image[position] = new[i]
+            pending[key] = tuple(image)
             return
-        pending[key] = new  # a row this transaction made or replaced: its whole image
+        cols = {} if found is _ABSENT or found is None else dict(found)  # never mutate: savepoints
+        tracked = shape.tracked
+        for i, value in enumerate(new):
+            if mask >> i & 1:
+                cols[tracked[i]] = value
+        pending[key] = cols
 
     def _gone(self, table: str, *key_values: Any) -> None:
         if self.applying:
@@ -216,12 +218,14 @@ class Journal:
         self._extra = []
         if self._pending:
             items.append((MEMORY_KIND, {"ops": self._ops()}))
+        scrubbed = [op for _, data in items for op in _scrub_ops(data.get("ops", ()))]
         ledger = self._open_ledger()
-        records = ledger.append_many(items)
+        records = ledger.append_many(items, scrubbed=True)
         self._appended = records
         self._appended_end = ledger.appended_end
         try:
-            self._align_scrubbed(items, records)
+            if scrubbed:
+                self._write_back(scrubbed)
             self._write_cursor(records[-1], self._appended_end)
         except BaseException:
             self._retract()
@@ -271,12 +275,13 @@ class Journal:
 
         A table covered for the first time that already holds rows is exported whole as a
         ``snapshot`` in the same transaction, so nothing in it exists only in the database.
-        Cheap when nothing changed: the schema version is compared first.
+        Cheap when nothing changed: the schema version (and the version of the triggers this
+        code writes) is compared first.
         """
         version = self._schema_version()
         if version == self._schema_checked:
             return
-        if version == self._stored_schema_version():
+        if version * 100 + _TRIGGERS_VERSION == self._stored_schema_version():
             self._schema_checked = version
             return
         with self._db.transaction():
@@ -297,7 +302,7 @@ class Journal:
                 "INSERT INTO journal_cursor (id, seq, hash, size, offset, schema_version)"
                 " VALUES (1, 0, ?, 0, 0, ?) ON CONFLICT (id) DO UPDATE SET"
                 " schema_version = excluded.schema_version",
-                ("0" * 64, checked),
+                ("0" * 64, checked * 100 + _TRIGGERS_VERSION),
             )
         self._schema_checked = checked
 
@@ -421,13 +426,17 @@ class Journal:
         return _Cursor(int(row[0]), str(row[1]), int(row[2]), int(row[3]))
 
     def _write_cursor(self, record: LedgerRecord, size: int) -> None:
-        self._conn.execute(_CURSOR_SQL)
-        self._conn.execute(
-            "INSERT INTO journal_cursor (id, seq, hash, size, offset) VALUES (1, ?, ?, ?, ?)"
-            " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,"
-            " size = excluded.size, offset = excluded.offset",
+        updated = self._conn.execute(
+            "UPDATE journal_cursor SET seq = ?, hash = ?, size = ?, offset = ? WHERE id = 1",
             (record.seq, record.hash, size, record.offset),
-        )
+        ).rowcount
+        if not updated:  # the first record this database applies
+            self._conn.execute(_CURSOR_SQL)
+            self._conn.execute(
+                "INSERT OR REPLACE INTO journal_cursor (id, seq, hash, size, offset)"
+                " VALUES (1, ?, ?, ?, ?)",
+                (record.seq, record.hash, size, record.offset),
+            )
 
     def mark_synced(self, record: LedgerRecord | None, size: int) -> None:
         """Record (inside a transaction) that the database matches the ledger up to `record`
@@ -468,7 +477,7 @@ class Journal:
             raise HRMError(
                 ErrorCode.DB_UNAVAILABLE,
                 f"memory.db cannot apply the memory ledger '{self.path}': {exc}; rebuild it "
-                "from the ledgers with `hrm ledger rebuild`",
+                "from the ledgers with `hrm ledger reindex`",
                 recoverable=False,
             ) from exc
         finally:
@@ -511,7 +520,7 @@ class Journal:
                 ErrorCode.LEDGER_CORRUPT,
                 f"memory.db has applied record {cursor.seq} of '{self.path}', which the ledger "
                 "no longer holds as it was: the two disagree; rebuild memory.db from the "
-                "ledgers with `hrm ledger rebuild`",
+                "ledgers with `hrm ledger reindex`",
                 recoverable=False,
                 context={"path": str(self.path), "seq": cursor.seq},
             )
@@ -525,32 +534,81 @@ class Journal:
             shape = shapes.get(key[0]) or self._shape(key[0])
             if values is None:
                 ops.append(gone_op(shape, key[1:]))
-            elif type(values) is list:
-                ops.append(set_op(shape, values[0], values[1]))
+            elif type(values) is dict:
+                ops.append(set_op(shape, key[1:], values))
             else:
                 ops.append(put_op(shape, values))
         self._pending.clear()
         self._saved.clear()
         return ops
 
-    def _align_scrubbed(
-        self, items: list[tuple[str, dict[str, Any]]], records: list[LedgerRecord]
-    ) -> None:
-        """Where the ledger scrubbed a secret a store wrote, write the scrubbed row back too.
-
-        The ledger never stores a secret; the database must then hold what the ledger holds,
-        or a rebuild would differ from it (and the secret would stay in ``memory.db``).
-        """
-        for (_, data), record in zip(items, records, strict=True):
-            if record.data == data:
-                continue
-            for raw, clean in zip(data.get("ops", ()), record.data.get("ops", ()), strict=True):
-                if raw != clean and clean.get("op") == "put":
-                    self._rewrite_row(clean)
-
-    def _rewrite_row(self, op: dict[str, Any]) -> None:
+    def _write_back(self, ops: list[dict[str, Any]]) -> None:
+        """Where a secret a store wrote was scrubbed out of its row image, write the scrubbed
+        row back too: the database must hold what the ledger holds (D190)."""
         self.applying = True
         try:
-            apply_ops(self._conn, [op], self._shapes)
+            apply_ops(self._conn, ops, self._shapes)
         finally:
             self.applying = False
+
+
+def _scrub_ops(ops: Any) -> list[dict[str, Any]]:
+    """Scrub the column values of `ops` in place; return the operations a scrub changed.
+
+    Row images come from the database, where every store writes scrubbed text, so this is the
+    second line of defence, and it is on every turn's path: a value is only handed to the
+    scrubber when it holds one of the scrubber's hints (`_might_hold_secret`), the way the
+    scrubber itself skips a pattern whose hints a text lacks. Keys (a row's identity) and
+    column names are not scrubbed.
+    """
+    changed: list[dict[str, Any]] = []
+    for op in ops:
+        values = op.get("row") if op.get("op") == "put" else op.get("cols")
+        if not values:
+            continue
+        dirty = False
+        for name, value in values.items():
+            if type(value) is str and value:
+                clean = _scrub(value)
+                if clean is not value and clean != value:
+                    values[name] = clean
+                    dirty = True
+        if dirty:
+            changed.append(op)
+    return changed
+
+
+def _scrub(text: str) -> str:
+    return (_SCRUBBER[0] if _SCRUBBER else _load_scrubber())(text)
+
+
+_SCRUBBER: list[Callable[[str], str]] = []
+
+
+def _load_scrubber() -> Callable[[str], str]:
+    """The scrubber, screened: a text holding none of its hints is returned as it is, the way
+    the scrubber itself skips a pattern whose hints a text lacks (a pattern with no hints, or
+    a scrubber of another shape, disables the screen)."""
+    from hrm.scrubbing import SCRUBBED, scrub_text
+
+    try:
+        from hrm.scrubbing import SECRET_PATTERNS
+
+        hints = tuple(sorted({h.lower() for p in SECRET_PATTERNS for h in p.hints}))
+        screened = bool(hints) and all(p.hints for p in SECRET_PATTERNS)
+    except (ImportError, AttributeError):
+        hints, screened = (), False
+    memo = SCRUBBED.get
+
+    def scrub(text: str) -> str:
+        done = memo(text)
+        if done is not None:
+            return done
+        if screened:
+            lower = text.lower()
+            if not any(hint in lower for hint in hints):
+                return text
+        return scrub_text(text)
+
+    _SCRUBBER.append(scrub)
+    return scrub

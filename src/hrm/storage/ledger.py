@@ -66,6 +66,7 @@ from hrm.storage._ledger_format import (
     _Corrupt,
     _diagnose,
     _encode_line,
+    _encoded_item,
     _format_ts,
     _parse_record,
     _prepare_item,
@@ -277,9 +278,18 @@ class Ledger:
         """
         return self.append_many([(kind, data)])[0]
 
-    def append_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> list[LedgerRecord]:
-        """Append several records under one lock with one write: all of them or none."""
-        prepared = [_prepare_item(kind, data) for kind, data in items]
+    def append_many(
+        self, items: Sequence[tuple[str, dict[str, Any]]], *, scrubbed: bool = False
+    ) -> list[LedgerRecord]:
+        """Append several records under one lock with one write: all of them or none.
+
+        `scrubbed`: the caller has already scrubbed `items` and made them plain JSON (str
+        keys; str, int, finite float, None, list and dict values) — the memory journal, which
+        scrubs row images only where a secret can be (`hrm.storage.journal`). They are then
+        only encoded, not walked again.
+        """
+        prepare = _encoded_item if scrubbed else _prepare_item
+        prepared = [prepare(kind, data) for kind, data in items]
         if not prepared:
             return []
         with self._mutex:

@@ -51,6 +51,7 @@ from hrm.storage._ledger_format import (
     _scan,
 )
 from hrm.storage._lock import exclusive
+from hrm.storage._rewrite import lines_of, rewrite_tail, sync_directory
 from hrm.storage.ledger import (
     QUARANTINE_KIND,
     _anchor_path,
@@ -207,13 +208,11 @@ def quarantine_damage(
                 data["padding"] = data.get("padding", "") + " "
             end = good_end + len(tail) + len(line)
             try:
-                from hrm.storage._rewrite import rewrite_tail
-
                 anchor = _Anchor(seq + 1, record_hash_q, end)
                 rewrite_tail(fd, ledger, good_end, tail + line, anchor)
             except OSError as exc:
                 raise _os_error(exc, ledger) from exc
-            _sync_directory(ledger.parent)
+            sync_directory(ledger.parent)
     finally:
         os.close(fd)
     from hrm.storage.manifest import Head, set_heads
@@ -270,45 +269,30 @@ class _Salvage:
 def _salvage(fd: int, ledger: Path, start: int, size: int) -> _Salvage:
     """Every line from `start`: whole records (own hash holds) salvaged, the rest skipped."""
     found = _Salvage()
-    with open(fd, "rb", closefd=False) as fh:
-        fh.seek(start)
-        offset = start
-        for raw in fh:
-            if offset >= size:
-                break
-            record = None
-            if raw.endswith(b"\n"):
-                try:
-                    _check_line(raw)
-                    record = _parse_record(raw, line=0, offset=offset, path=ledger)
-                except (ValueError, HRMError):
-                    record = None
-            if record is not None:
-                found.records.append(record)
-            else:
-                found.skipped_bytes += len(raw)
-                found.skipped.append({
-                    "offset": offset,
-                    "length": len(raw),
-                    "sha256": hashlib.sha256(raw).hexdigest(),
-                    "reason": _diagnose(raw) if raw.endswith(b"\n") else "incomplete final line",
-                })
-            offset += len(raw)
+    for offset, raw in lines_of(fd, start, size):
+        record = None
+        if raw.endswith(b"\n"):
+            try:
+                _check_line(raw)
+                record = _parse_record(raw, line=0, offset=offset, path=ledger)
+            except (ValueError, HRMError):
+                record = None
+        if record is not None:
+            found.records.append(record)
+            continue
+        found.skipped_bytes += len(raw)
+        found.skipped.append({
+            "offset": offset,
+            "length": len(raw),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "reason": _diagnose(raw) if raw.endswith(b"\n") else "incomplete final line",
+        })
     return found
 
 
 def _hashes_before(fd: int, end: int) -> set[str]:
     """The hashes of the records in the first `end` bytes (the verified prefix)."""
-    found: set[str] = set()
-    with open(fd, "rb", closefd=False) as fh:
-        fh.seek(0)
-        offset = 0
-        for raw in fh:
-            if offset >= end:
-                break
-            offset += len(raw)
-            found.add(_check_line(raw)[1])
-    return found
+    return {_check_line(raw)[1] for _, raw in lines_of(fd, 0, end)}
 
 
 def _rechain(
@@ -338,18 +322,8 @@ def _ranges(seqs: Iterable[int]) -> list[list[int]]:
 
 def _highest_turn_in(fd: int, size: int) -> int | None:
     """The highest ``"turn":N`` any line of the file holds, damaged ones too (read leniently)."""
-    top: int | None = None
-    with open(fd, "rb", closefd=False) as fh:
-        fh.seek(0)
-        offset = 0
-        for raw in fh:
-            if offset >= size:
-                break
-            offset += len(raw)
-            for match in _TURN.finditer(raw):
-                value = int(match.group(1))
-                top = value if top is None or value > top else top
-    return top
+    found = [int(m.group(1)) for _, raw in lines_of(fd, 0, size) for m in _TURN.finditer(raw)]
+    return max(found, default=None)
 
 
 def _verified_prefix(fd: int, ledger: Path, size: int) -> tuple[int, int, str, VerifyError | None]:
@@ -418,13 +392,3 @@ def _copy_anchor(ledger: Path, copy: Path) -> Path | None:
     except OSError as exc:
         raise _os_error(exc, target) from exc
     return target
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make the new copies' names durable (best effort: not every filesystem allows it)."""
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)

@@ -1,4 +1,4 @@
-"""Rebuilding ``memory.db`` from the ledgers alone (`hrm ledger rebuild`).
+"""Rebuilding ``memory.db`` from the ledgers alone (`hrm ledger reindex`).
 
 ``memory.db`` is a view: the memory ledger holds every change to its tables (`hrm.storage.
 journal`), the episodic ledgers hold the episodes, every ledger is indexed by `LedgerIndex`.
@@ -137,10 +137,11 @@ def rebuild(
     building = target.with_name(f"{target.name}.rebuilding-{stamp}")
     _remove_database(building)
     try:
-        # Beside memory.db, so its journal is the home's: opening it new replays the ledger.
+        # Beside memory.db, so its journal is the home's. Made empty first: a file that did
+        # not exist would be replayed as it opens, where no progress can be reported.
+        building.touch(mode=0o600)
         with Database(building, journal=True) as db:
-            journal = _journal_of(db)
-            records = journal.restored if journal.restored is not None else replay_into(db)
+            records = replay_into(db, progress=progress)
     except BaseException:
         _remove_database(building)
         raise
@@ -186,7 +187,7 @@ def _journal_of(db: Database) -> Journal:
     return journal
 
 
-def replay_into(db: Database) -> int:
+def replay_into(db: Database, *, progress: Progress | None = None) -> int:
     """Run every migration and replay the memory ledger into `db`, a new, empty database.
 
     What `Database` does when it creates ``memory.db`` beside a ledger that has records.
@@ -194,11 +195,10 @@ def replay_into(db: Database) -> int:
     journal = _journal_of(db)
     journal.applying = True
     try:
-        count = _replay(db, journal.path, None)
+        count = _replay(db, journal.path, progress)
         _point_cursor(db, journal.path)
     finally:
         journal.applying = False
-    journal.restored = count
     return count
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from hrm.storage._ledger_format import (
     _prepare_item,
 )
 from hrm.storage._lock import exclusive
+from hrm.storage._rewrite import lines_of
 from hrm.types import Clock, system_clock
 
 __all__ = [
@@ -212,17 +213,6 @@ def redact_ledger(
     return LedgerRedaction(path=path, seqs=seqs, damaged_lines=damaged, record_seq=anchor.seq)
 
 
-def _lines(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
-    with open(fd, "rb", closefd=False) as fh:
-        fh.seek(0)
-        offset = 0
-        for raw in fh:
-            if offset >= size:
-                return
-            yield offset, raw
-            offset += len(raw)
-
-
 def _plan(
     fd: int, path: Path, size: int, needles: Needles
 ) -> tuple[int, bytes, list[int], int, list[dict[str, Any]], tuple[int, str] | None] | None:
@@ -235,7 +225,7 @@ def _plan(
     vouched: list[dict[str, Any]] = []
     damaged = 0
     final = b""
-    for offset, raw in _lines(fd, size):
+    for offset, raw in lines_of(fd, 0, size):
         new = raw
         final = raw
         if needles.in_bytes(raw):

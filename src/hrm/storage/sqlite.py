@@ -804,15 +804,20 @@ class _Transaction:
             db._lock.release()
 
 
+def _rollback_quietly(db: Database) -> None:
+    """ROLLBACK after a failure whose own error is the one worth raising."""
+    try:  # noqa: SIM105 - contextlib is the import this module avoids
+        db._conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+
+
 def _begin_journal(db: Database, journal: Journal) -> None:
     """After BEGIN: let the journal catch up; on failure the transaction never started."""
     try:
         journal.begin()
     except BaseException:
-        try:  # noqa: SIM105 - contextlib is the import this class avoids
-            db._conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # the journal's error is the one worth raising
+        _rollback_quietly(db)
         raise
 
 
@@ -825,10 +830,7 @@ def _commit_journaled(db: Database, journal: Journal) -> None:
     try:
         journal.before_commit()
     except BaseException:
-        try:  # noqa: SIM105 - contextlib is the import this class avoids
-            db._conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # the journal's error is the one worth raising
+        _rollback_quietly(db)
         db._staged.clear()
         journal.rolled_back()
         raise
@@ -836,10 +838,7 @@ def _commit_journaled(db: Database, journal: Journal) -> None:
         db._conn.execute("COMMIT")
     except sqlite3.Error as exc:
         journal.commit_failed()
-        try:  # noqa: SIM105 - contextlib is the import this class avoids
-            db._conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # the commit's error is the one worth raising
+        _rollback_quietly(db)
         db._staged.clear()
         raise wrap_sqlite_error(exc, db.path) from exc
     journal.after_commit()
