@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_EXTRAS := $(VENV)/.installed-extras
 
-.PHONY: demo test bench bench-quick lint install install-extras clean
+.PHONY: demo test bench bench-quick faults lint install install-extras clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,10 @@ bench: $(STAMP_EXTRAS)
 
 bench-quick: $(STAMP_EXTRAS)
 	$(BIN)/python bench/run_all.py --quick
+
+# The long fault trials (100 per path; faults/run.py --quick for 10); figures in bench/RESULTS.md.
+faults: $(STAMP_EXTRAS)
+	$(BIN)/python faults/run.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

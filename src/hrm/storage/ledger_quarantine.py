@@ -151,16 +151,7 @@ def quarantine_damage(
             safely on disk.
     """
     ledger = Path(path)
-    try:
-        fd = os.open(ledger, (os.O_RDONLY if dry_run else os.O_RDWR) | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise HRMError.not_found("ledger", str(ledger)) from None
-    except IsADirectoryError:
-        raise HRMError.validation_failed(
-            f"'{ledger}' is a directory, not a ledger", path=str(ledger)
-        ) from None
-    except OSError as exc:
-        raise _os_error(exc, ledger) from exc
+    fd = _open(ledger, dry_run=dry_run)
     try:
         with exclusive(fd, path=str(ledger)):
             size = _fstat_size(fd, ledger)
@@ -196,33 +187,60 @@ def quarantine_damage(
             top = _highest_turn_in(fd, size)
             if top is not None:
                 data["highest_turn"] = top
-            ts = _format_ts(clock())
-            tail, seq, record_hash = _rechain(ledger, rest.records, kept, last_hash)
-            while True:
-                kind, _, data_json = _prepare_item(QUARANTINE_KIND, data)
-                record_hash_q, line = _encode_line(seq + 1, ts, kind, record_hash, data_json,
-                                                   path=ledger)
-                if good_end + len(tail) + len(line) != size:
-                    break
-                # An open handle notices other writers by the file's size: never leave it equal.
-                data["padding"] = data.get("padding", "") + " "
-            end = good_end + len(tail) + len(line)
-            try:
-                anchor = _Anchor(seq + 1, record_hash_q, end)
-                rewrite_tail(fd, ledger, good_end, tail + line, anchor)
-            except OSError as exc:
-                raise _os_error(exc, ledger) from exc
-            sync_directory(ledger.parent)
+            anchor = _write_repair(fd, ledger, (good_end, size, kept, last_hash), rest, data,
+                                   clock)
     finally:
         os.close(fd)
     from hrm.storage.manifest import Head, set_heads
 
-    set_heads(ledger, Head(seq + 1, record_hash_q, end))
+    set_heads(ledger, Head(anchor.seq, anchor.hash, anchor.end))
     return QuarantineReport(
         path=ledger, damage=damage, kept_records=kept, cut_bytes=rest.skipped_bytes, copy=copy,
-        anchor_copy=anchor_copy, copy_sha256=digest, record_seq=seq + 1,
+        anchor_copy=anchor_copy, copy_sha256=digest, record_seq=anchor.seq,
         salvaged=len(rest.records), skipped=len(rest.skipped),
     )
+
+
+def _open(ledger: Path, *, dry_run: bool) -> int:
+    try:
+        return os.open(ledger, (os.O_RDONLY if dry_run else os.O_RDWR) | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise HRMError.not_found("ledger", str(ledger)) from None
+    except IsADirectoryError:
+        raise HRMError.validation_failed(
+            f"'{ledger}' is a directory, not a ledger", path=str(ledger)
+        ) from None
+    except OSError as exc:
+        raise _os_error(exc, ledger) from exc
+
+
+def _write_repair(
+    fd: int,
+    ledger: Path,
+    where: tuple[int, int, int, str],
+    rest: _Salvage,
+    data: dict[str, Any],
+    clock: Clock,
+) -> _Anchor:
+    """Replace everything after the good records with the salvaged ones and the quarantine
+    record (`where`: good end, file size, kept records, last good hash); its anchor."""
+    good_end, size, kept, last_hash = where
+    ts = _format_ts(clock())
+    tail, seq, record_hash = _rechain(ledger, rest.records, kept, last_hash)
+    while True:
+        kind, _, data_json = _prepare_item(QUARANTINE_KIND, data)
+        note_hash, line = _encode_line(seq + 1, ts, kind, record_hash, data_json, path=ledger)
+        if good_end + len(tail) + len(line) != size:
+            break
+        # An open handle notices other writers by the file's size: never leave it equal.
+        data["padding"] = data.get("padding", "") + " "
+    anchor = _Anchor(seq + 1, note_hash, good_end + len(tail) + len(line))
+    try:
+        rewrite_tail(fd, ledger, good_end, tail + line, anchor)
+    except OSError as exc:
+        raise _os_error(exc, ledger) from exc
+    sync_directory(ledger.parent)
+    return anchor
 
 
 def highest_turn(records: Iterable[LedgerRecord]) -> int:
