@@ -402,8 +402,12 @@ class Journal:
         replay_into(self._db)
 
     def _ledger_size(self) -> int:
-        if self._ledger is not None:
-            return self._ledger.size()
+        fd = self._ledger._fd if self._ledger is not None else None
+        if fd is not None:  # the open ledger's own descriptor: one fstat, no path lookup
+            try:
+                return os.fstat(fd).st_size
+            except OSError:
+                pass
         try:
             return os.stat(self.path).st_size
         except FileNotFoundError:
@@ -599,15 +603,16 @@ def _load_scrubber() -> Callable[[str], str]:
     except (ImportError, AttributeError):
         hints, screened = (), False
     memo = SCRUBBED.get
+    import re
+
+    screen = re.compile("|".join(re.escape(hint) for hint in hints)).search
 
     def scrub(text: str) -> str:
         done = memo(text)
         if done is not None:
             return done
-        if screened:
-            lower = text.lower()
-            if not any(hint in lower for hint in hints):
-                return text
+        if screened and screen(text.lower()) is None:
+            return text
         return scrub_text(text)
 
     _SCRUBBER.append(scrub)
