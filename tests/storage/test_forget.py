@@ -161,3 +161,19 @@ def session_start(home: HRMHome, project: Path) -> str:
     )
     out = json.loads(done.stdout or b"{}")
     return str(out.get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+
+def test_a_forget_in_the_middle_of_a_session_leaves_the_session_working(home: HRMHome) -> None:
+    """What the turn loop will do for "Forget that I live in Lisbon": forget with its own
+    open database while its ledgers stay open, then go on taking turns."""
+    with HRM.open(home.root, llm="offline") as hrm:
+        hrm.turn("Remember that I live in Lisbon")
+        for n in range(70):  # past the episodic index's batch of 64
+            hrm.turn(f"Question {n}: how do we cache the billing report?")
+        report = forget(home, ["I live in Lisbon"], db=hrm.db)
+        assert report.ok and "HO2/ledger/ADMIN/workorder.jsonl" in report.ledgers
+        for n in range(70):
+            hrm.turn(f"Next {n}: what else should we check in the billing job?")
+        assert hrm.turn_number == 141
+    assert hits(home.root, "I live in Lisbon") == []
+    assert verify_home(home).ok

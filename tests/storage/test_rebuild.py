@@ -19,27 +19,24 @@ from hrm.storage.rebuild import DERIVED_COLUMNS, rebuild, table_dump
 
 runner = CliRunner()
 
-TURNS = (
-    "Remember that our API base URL is https://api.internal.example",
-    "I prefer a formal tone in answers",
-    "The login webhook keeps failing with a 500 error, can you help debug it?",
-    "Let's focus on the webhook for the next 3 turns",
-    "Let's go with exponential backoff for the webhook retries.",
-    "What does the stack trace say about the handler?",
-    "Mark the webhook problem as done",
-    "I need to plan the team offsite in March",
-    "Let's park the offsite for now.",
-    "How do I rename a git branch?",
-    "How do I rename a git branch?",
-    "How do I rename a git branch?",
-    "What's still open?",
-)
+FAULTS = Path(__file__).resolve().parents[2] / "faults"
+
+
+def _turns() -> tuple[str, ...]:
+    """The real-use conversation of `faults/homes.py`, and a decision for a working set."""
+    import importlib
+    import sys
+
+    if str(FAULTS) not in sys.path:
+        sys.path.insert(0, str(FAULTS))
+    homes = importlib.import_module("homes")
+    return (*homes.TURNS, "Let's go with exponential backoff for the webhook retries.")
 
 
 def use(home: HRMHome) -> None:
     """A home built through real use of every compartment."""
     with HRM.open(home.root, llm="offline") as hrm:
-        for text in TURNS:
+        for text in _turns():
             hrm.turn(text)
     with MemoryBus.open(home) as bus:
         bus.write_to_working("p-invoices", "rounding", "half-even")

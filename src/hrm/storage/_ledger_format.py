@@ -435,13 +435,17 @@ def _prepare(value: Any) -> Any:
     raise _BadValue(f"is a {type(value).__name__}, which JSON cannot hold; convert it first")
 
 
-def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+def _check_kind(kind: str) -> None:
     if not isinstance(kind, str) or not kind or len(kind) > _MAX_KIND:
         raise HRMError.validation_failed(
             f"Ledger record kind must be a non-empty string of at most {_MAX_KIND} characters, "
             f"got {kind!r}",
             kind=repr(kind)[:100],
         )
+
+
+def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+    _check_kind(kind)
     if not isinstance(data, Mapping):
         raise HRMError.validation_failed(
             f"Ledger record data must be a dict, got {type(data).__name__}", kind=kind
@@ -458,12 +462,7 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
 
 def _encoded_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
     """`_prepare_item` for data the caller already scrubbed and made plain JSON."""
-    if not isinstance(kind, str) or not kind or len(kind) > _MAX_KIND:
-        raise HRMError.validation_failed(
-            f"Ledger record kind must be a non-empty string of at most {_MAX_KIND} characters, "
-            f"got {kind!r}",
-            kind=repr(kind)[:100],
-        )
+    _check_kind(kind)
     try:
         return kind, data, _ENCODER.encode(data)
     except (TypeError, ValueError) as exc:
