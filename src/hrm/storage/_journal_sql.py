@@ -74,8 +74,6 @@ class Shape:
         "tracked", "tracked_positions",
     )
 
-    MAX_MASKED = 62
-    """Tracked columns an update trigger can report by a bit mask of the ones it changed."""
 
     def __init__(
         self,
@@ -156,8 +154,10 @@ def trigger_names(table: str) -> tuple[str, str, str]:
 def trigger_sql(shape: Shape) -> tuple[str, str, str]:
     """The three triggers that report a table's changes to the journal's SQL functions.
 
-    Updates of only `UNTRACKED_COLUMNS` fire none; an update that changes the key also
-    reports the old key gone.
+    Short on purpose: SQLite parses every trigger of the schema each time a connection first
+    uses it (a prompt hook opens one per prompt), so the update trigger hands over the new
+    row, the old key and the old tracked columns, and the connection works out what changed.
+    Updates of only `UNTRACKED_COLUMNS` fire none.
     """
     t = quote(shape.name)
     name = shape.name.replace("'", "''")
@@ -165,10 +165,7 @@ def trigger_sql(shape: Shape) -> tuple[str, str, str]:
         (["NEW.rowid"] if shape.has_rowid else []) + [f"NEW.{quote(c)}" for c in shape.columns]
     )
     old_key = ", ".join(f"OLD.{quote(k)}" if k != "rowid" else "OLD.rowid" for k in shape.key)
-    moved = " OR ".join(
-        f"OLD.{quote(k)} IS NOT NEW.{quote(k)}" if k != "rowid" else "OLD.rowid IS NOT NEW.rowid"
-        for k in shape.key
-    )
+    old_tracked = ", ".join(f"OLD.{quote(c)}" for c in shape.tracked)
     ins_name, upd_name, del_name = (quote(n) for n in trigger_names(shape.name))
     of = ""
     if len(shape.tracked) < len(shape.columns):
@@ -177,29 +174,9 @@ def trigger_sql(shape: Shape) -> tuple[str, str, str]:
         f"CREATE TRIGGER {ins_name} AFTER INSERT ON {t} BEGIN"
         f" SELECT hrm_journal('{name}', {new}); END",
         f"CREATE TRIGGER {upd_name} AFTER UPDATE{of} ON {t} BEGIN"
-        f" SELECT hrm_journal_gone('{name}', {old_key}) WHERE {moved};"
-        f" SELECT hrm_journal('{name}', {new}) WHERE {moved};"
-        f" {_changed_call(shape, name, moved)} END",
+        f" SELECT hrm_journal_set('{name}', {new}, {old_key}, {old_tracked}); END",
         f"CREATE TRIGGER {del_name} AFTER DELETE ON {t} BEGIN"
         f" SELECT hrm_journal_gone('{name}', {old_key}); END",
-    )
-
-
-def _changed_call(shape: Shape, name: str, moved: str) -> str:
-    """The update trigger's report of an update that kept the row's key: a bit mask of the
-    tracked columns it changed, the key, and each tracked column's new value where it changed
-    (NULL elsewhere) — so the connection converts only what changed, and an update that
-    changed nothing calls nothing."""
-    tracked = shape.tracked[: Shape.MAX_MASKED]
-    differs = [f"NEW.{quote(c)} IS NOT OLD.{quote(c)}" for c in tracked]
-    mask = " | ".join(f"(({d}) << {i})" for i, d in enumerate(differs))
-    key = ", ".join(f"NEW.{quote(k)}" if k != "rowid" else "NEW.rowid" for k in shape.key)
-    values = ", ".join(
-        f"CASE WHEN {d} THEN NEW.{quote(c)} END" for d, c in zip(differs, tracked, strict=True)
-    )
-    return (
-        f"SELECT hrm_journal_set('{name}', {mask}, {key}, {values})"
-        f" WHERE NOT ({moved}) AND ({' OR '.join(differs)});"
     )
 
 

@@ -73,7 +73,7 @@ MEMORY_KIND = "memory"
 SNAPSHOT_KIND = "snapshot"
 """Ledger record kind of rows exported from a table the journal did not cover before."""
 _SNAPSHOT_CHUNK = 500
-_TRIGGERS_VERSION = 2
+_TRIGGERS_VERSION = 3
 """Bumped when `trigger_sql` writes other triggers: every database then checks its own."""
 _CURSOR_SQL = (
     "CREATE TABLE IF NOT EXISTS journal_cursor (id INTEGER PRIMARY KEY CHECK (id = 1),"
@@ -139,30 +139,37 @@ class Journal:
         pending.pop(key, None)  # last-change order: a row moves to the end
         pending[key] = values
 
-    def _set(self, table: str, mask: int, *values: Any) -> None:
-        """An update that kept the row's key: `mask` has a bit per tracked column it changed,
-        `values` holds the key, then each tracked column's new value (None where unchanged)."""
+    def _set(self, table: str, *values: Any) -> None:
+        """An update: `values` holds the new image (`Shape.image`), the old key, and the old
+        values of the tracked columns."""
         if self.applying:
             return
         shape = self._shape(table)
-        width = len(shape.key)
-        key = (table, *values[:width])
-        new = values[width:]
+        width = len(shape.image)
+        new = values[:width]
+        old_key = values[width : width + len(shape.key)]
+        new_key = tuple(new[i] for i in shape.key_positions)
+        if new_key != old_key:  # the key itself moved: gone under the old one, new under this
+            self._gone(table, *old_key)
+            self._put(table, *new)
+            return
+        old = values[width + len(shape.key) :]
+        cols: dict[str, Any] = {}
+        for j, position in enumerate(shape.tracked_positions):
+            value, before = new[position], old[j]
+            if value is not before and (value != before or type(value) is not type(before)):
+                cols[shape.tracked[j]] = value
+        if not cols:
+            return  # an update that changed nothing is no change
+        key = (table, *new_key)
         pending = self._pending
         found: Any = pending.pop(key, _ABSENT)
-        if type(found) is tuple:  # a row this transaction made: keep its whole image current
-            image = list(found)
-            for i, position in enumerate(shape.tracked_positions):
-                if mask >> i & 1:
-                    image[position] = new[i]
-            pending[key] = tuple(image)
-            return
-        cols = {} if found is _ABSENT or found is None else dict(found)  # never mutate: savepoints
-        tracked = shape.tracked
-        for i, value in enumerate(new):
-            if mask >> i & 1:
-                cols[tracked[i]] = value
-        pending[key] = cols
+        if type(found) is tuple:  # a row this transaction made: keep its whole image
+            pending[key] = new
+        elif type(found) is dict:  # changed earlier in this transaction too (never mutated:
+            pending[key] = {**found, **cols}  # a savepoint may hold the earlier dict)
+        else:
+            pending[key] = cols
 
     def _gone(self, table: str, *key_values: Any) -> None:
         if self.applying:
