@@ -156,3 +156,29 @@ def test_any_placement_of_the_text_is_removed_and_the_ledger_verifies(
     assert b"zorblat" not in path.read_bytes().lower()
     report = verify_ledger(path)
     assert report.ok, report.describe()
+
+
+@pytest.mark.parametrize("damaged", ["the-redacted-record", "the-redaction-record"])
+def test_a_quarantine_sets_aside_a_redacted_record_nothing_vouches_for(
+    path: Path, damaged: str
+) -> None:
+    """Found by the fault trials: damage to a redacted record, or to the record that vouches
+    for it, must not leave an unvouched redacted record in the kept part."""
+    from hrm.storage import quarantine_damage
+
+    fill(path, ["one", f"Remember that {TEXT}", "three", "four"])
+    redact_ledger(path, Needles([TEXT]))  # record 2 redacted, record 5 vouches for it
+    lines = path.read_bytes().splitlines(keepends=True)
+    target = 1 if damaged == "the-redacted-record" else 4
+    lines[target] = lines[target].replace(b"[forgotten]", b"[forgottEn]").replace(
+        b'"reason":"forget"', b'"reason":"fOrget"'
+    )
+    path.write_bytes(b"".join(lines))
+    assert not verify_ledger(path).ok
+    report = quarantine_damage(path)
+    assert report.kept_records == 1  # "one": everything from the unvouched record on is reread
+    after = verify_ledger(path)
+    assert after.ok, after.describe()
+    with Ledger(path, read_only=True) as ledger:
+        inputs = [r.data.get("input") for r in ledger.records() if r.kind == "turn"]
+    assert inputs == ["one", "three", "four"]  # the unvouched record alone is set aside

@@ -37,6 +37,7 @@ from typing import Any
 from hrm.errors import HRMError
 from hrm.storage._ledger_format import (
     GENESIS_HASH,
+    REDACTION_KIND,
     LedgerRecord,
     VerifyError,
     _Anchor,
@@ -69,6 +70,8 @@ _COPY_CHUNK = 1 << 20
 _MAX_LISTED = 1000
 """Skipped lines listed one by one in the quarantine record; beyond, only counted."""
 _TURN = re.compile(rb'"turn":(\d{1,12})[,}]')
+_REDACTED_FLAG = b',"redacted":true,'
+"""In a line, after its hash: the line was rewritten by a forget (see `hrm.storage.redaction`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -285,16 +288,26 @@ class _Salvage:
 
 
 def _salvage(fd: int, ledger: Path, start: int, size: int) -> _Salvage:
-    """Every line from `start`: whole records (own hash holds) salvaged, the rest skipped."""
+    """Every line from `start`: whole records (own hash holds) salvaged, the rest skipped.
+
+    A line marked redacted is whole only when a whole redaction record in the file vouches
+    for exactly what it holds (its own hash cannot: a forget changed it).
+    """
     found = _Salvage()
+    vouched = _vouched(fd, ledger, start, size)
     for offset, raw in lines_of(fd, start, size):
-        record = None
+        record, reason = None, "incomplete final line"
         if raw.endswith(b"\n"):
+            reason = _diagnose(raw)
             try:
                 _check_line(raw)
                 record = _parse_record(raw, line=0, offset=offset, path=ledger)
             except (ValueError, HRMError):
                 record = None
+            if record is not None and record.redacted and (
+                vouched.get((record.seq, record.hash)) != _body_hash(raw)
+            ):
+                record, reason = None, "marked redacted, but no redaction record vouches for it"
         if record is not None:
             found.records.append(record)
             continue
@@ -303,9 +316,38 @@ def _salvage(fd: int, ledger: Path, start: int, size: int) -> _Salvage:
             "offset": offset,
             "length": len(raw),
             "sha256": hashlib.sha256(raw).hexdigest(),
-            "reason": _diagnose(raw) if raw.endswith(b"\n") else "incomplete final line",
+            "reason": reason,
         })
     return found
+
+
+def _vouched(fd: int, ledger: Path, start: int, size: int) -> dict[tuple[int, str], str]:
+    """(seq, original hash) → hash of the redacted line, from every whole redaction record."""
+    found: dict[tuple[int, str], str] = {}
+    for offset, raw in lines_of(fd, start, size):
+        if b'"kind":"' + REDACTION_KIND.encode() not in raw:
+            continue
+        try:
+            _check_line(raw)
+            record = _parse_record(raw, line=0, offset=offset, path=ledger)
+            for entry in record.data.get("records", ()):
+                found[(int(entry["seq"]), str(entry["hash"]))] = str(entry["redacted_hash"])
+        except (ValueError, HRMError, KeyError, TypeError, AttributeError):
+            continue
+    return found
+
+
+def _is_redacted(raw: bytes) -> bool:
+    """Whether the line carries the redacted flag (in its own fields, after the hash)."""
+    i = raw.rfind(b',"hash":"')
+    return i >= 0 and _REDACTED_FLAG in raw[i + 74 :]
+
+
+def _body_hash(raw: bytes) -> str:
+    """SHA-256 of a line without its ``hash`` member: what a redaction record names."""
+    body = raw[:-1] if raw.endswith(b"\n") else raw
+    i = body.rfind(b',"hash":"')
+    return hashlib.sha256(body[:i] + body[i + 74 :]).hexdigest()
 
 
 def _hashes_before(fd: int, end: int) -> set[str]:
@@ -347,10 +389,15 @@ def _highest_turn_in(fd: int, size: int) -> int | None:
 def _verified_prefix(fd: int, ledger: Path, size: int) -> tuple[int, int, str, VerifyError | None]:
     """End offset, count and last hash of the records that verify, and the first problem."""
     good_end, count, last = 0, 0, GENESIS_HASH.encode()
+    ends: list[tuple[int, bytes]] = []  # per record: where its line ends, its hash
+    redacted: list[tuple[int, str, str]] = []  # records read as redacted: seq, hash, line hash
     try:
         with open(fd, "rb", closefd=False) as fh:
             for offset, raw, seq, digest in _scan(fh, 0, size, 1, last):
                 good_end, count, last = offset + len(raw), seq, digest
+                ends.append((good_end, digest))
+                if _is_redacted(raw):
+                    redacted.append((seq, digest.decode(), _body_hash(raw)))
 
             def hash_at(end: int) -> tuple[int, bytes] | None:
                 starts = _last_line_starts(fh, end, 1) if 0 < end <= size else []
@@ -365,6 +412,18 @@ def _verified_prefix(fd: int, ledger: Path, size: int) -> tuple[int, int, str, V
             anchor = _read_anchor(ledger) or _manifest_anchor(ledger)
             _check_anchor_after_scan(anchor, count, last, hash_at)
     except _Corrupt as bad:
+        bad_seq = bad.error.seq
+        # A record read as good may not be: one marked redacted that no whole redaction
+        # record in the file vouches for (the scan only knows once it is through, and the one
+        # that vouched may be the damage). Keep only what precedes the first such record.
+        vouched = _vouched(fd, ledger, 0, size)
+        for first, original, line_hash in redacted:
+            if vouched.get((first, original)) != line_hash:
+                bad_seq = first if bad_seq is None else min(bad_seq, first)
+                break
+        if bad_seq is not None and 0 < bad_seq <= count:
+            count = bad_seq - 1
+            good_end, last = ends[count - 1] if count else (0, GENESIS_HASH.encode())
         return good_end, count, last.decode(), bad.error
     return good_end, count, last.decode(), None
 
