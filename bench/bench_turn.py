@@ -122,8 +122,12 @@ def _forget_texts() -> None:
 
 def _ledgers(hrm: Any) -> dict[str, Any]:
     stack = hrm.stack
-    return {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
-            "episodic": stack.bus.episodic.ledger}
+    found = {"decision": stack.decision_ledger, "execution": stack.execution_ledger,
+             "episodic": stack.bus.episodic.ledger}
+    journal = getattr(hrm.db, "journal", None)
+    if journal is not None:  # the memory journal's appends are ledger I/O like the others
+        found["memory"] = journal._open_ledger()
+    return found
 
 
 class _Rows:
@@ -221,11 +225,12 @@ def _succeeded(result: Any) -> bool:
 
 
 def _recording_append(append_many: Any, name: str, captured: Capture) -> Any:
-    def recording(items: Any) -> Any:
+    def recording(items: Any, **options: Any) -> Any:
+        # options: the memory journal's ``scrubbed=True`` (it scrubbed its rows itself)
         if captured.batches:
             stored = json.loads(json.dumps([list(item) for item in items]))
             captured.batches[-1].append((name, [(kind, data) for kind, data in stored]))
-        return append_many(items)
+        return append_many(items, **options)
 
     return recording
 
@@ -241,11 +246,15 @@ class _Replays:
         self.captured = captured
         self.adapter = OfflineAdapter(LLMConfig(provider="offline"))
         self.ledgers = {name: Ledger(tmp / f"{name}.jsonl", durability="group")
-                        for name in ("decision", "execution", "episodic")}
+                        for name in ("decision", "execution", "episodic", "memory")}
         copy = tmp / "replay.db"
         shutil.copy(snapshot, copy)
         self.conn = sqlite3.connect(copy, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
+        for name in ("hrm_journal", "hrm_journal_set", "hrm_journal_gone"):
+            # The memory journal's triggers run in the replay as in the turn; what the
+            # journal then does with the rows is the kernel's (its append is replayed above).
+            self.conn.create_function(name, -1, lambda *_: None)
         for pragma in PRAGMAS:
             self.conn.execute(f"PRAGMA {pragma}")
 
@@ -255,7 +264,8 @@ class _Replays:
         for messages, system in self.captured.calls[i]:
             self.adapter.chat(messages, system)
         for name, batch in self.captured.batches[i]:
-            self.ledgers[name].append_many(batch)
+            # The journal's records were scrubbed before their append: replayed alike.
+            self.ledgers[name].append_many(batch, scrubbed=name == "memory")
         return (time.perf_counter() - t0) * 1000
 
     def sql(self, i: int) -> float:

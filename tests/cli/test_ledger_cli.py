@@ -46,7 +46,9 @@ def test_verify_all_reports_every_ledger(filled: HRMHome) -> None:
 def test_verify_without_arguments_checks_the_whole_home(filled: HRMHome) -> None:
     result = runner.invoke(app, ["verify", "--home", str(filled.root)])
     assert result.exit_code == 0
-    assert result.stdout.count("ok  ") == 2
+    # The two written, and the governance ledger that records their creation (the manifest).
+    assert result.stdout.count("ok  ") == 3
+    assert "ok  HOT/ledger/governance.jsonl  2 records" in result.stdout
 
 
 def test_verify_an_empty_home(home: HRMHome) -> None:
@@ -129,16 +131,16 @@ def test_tail_of_a_damaged_ledger_fails_naming_the_record(filled: HRMHome) -> No
 def test_reindex_rebuilds_from_the_ledgers(filled: HRMHome) -> None:
     result = runner.invoke(app, ["reindex", "--json", "--home", str(filled.root)])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {
-        "ok": True,
-        "total": 5,
-        "counts": {DECISIONS: 3, "HO1/ledger/ADMIN/worker.jsonl": 2},
-        "errors": {},
-    }
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["errors"] == {}
+    assert report["counts"][DECISIONS] == 3
+    assert report["counts"]["HO1/ledger/ADMIN/worker.jsonl"] == 2
+    assert report["indexed"] == sum(report["counts"].values())
     with Database(filled.memory_db) as db:
         assert LedgerIndex(db, home=filled).count(DECISIONS) == 3
     human = runner.invoke(app, ["reindex", "--home", str(filled.root)])
-    assert "5  records indexed in 2 ledgers" in human.stdout
+    assert "memory.db rebuilt from" in human.stdout
+    assert "the old database is at memory.db.replaced-" in human.stdout
 
 
 def test_reindex_names_a_damaged_ledger(filled: HRMHome) -> None:
@@ -162,7 +164,11 @@ def test_verify_uses_the_index_as_a_second_anchor(filled: HRMHome) -> None:
     path.with_name(path.name + ".anchor").unlink()
     result = runner.invoke(app, ["verify", "--home", str(filled.root)])
     assert result.exit_code == EXIT_INPUT
-    assert f"{path}:3 seq 3: the index holds record 3" in result.stderr
+    # The manifest remembers the third record (so does the index): the cut shows.
+    assert f"{path}:3 seq 3: the ledger ends at seq 2 but its anchor vouches for seq 3" in (
+        result.stderr.replace("\n", "")
+    )
+    assert "the manifest says seq 3 was committed" in result.stderr
 
 
 def test_verify_and_tail_never_change_the_file_they_are_given(home: HRMHome, tmp_path: Path) -> None:
@@ -216,14 +222,14 @@ def test_quarantine_sets_the_damage_aside_and_the_home_verifies_again(filled: HR
     assert result.exit_code == 0, result.output
     assert f"quarantined  {DECISIONS}" in result.stdout
     assert "line 2: hash mismatch" in result.stdout
-    assert "kept 1 records" in result.stdout
+    assert "kept 1 records, salvaged 1 after the damage" in result.stdout
     assert "ok           HO1/ledger/ADMIN/worker.jsonl" in result.stdout
-    assert "Rebuilt the ledger index: 4 records." in result.stdout
+    assert "Rebuilt the ledger index:" in result.stdout
     (copy,) = path.parent.glob("workorder.jsonl.quarantined-*[0-9]Z")
     assert copy.read_bytes() == original
     after = runner.invoke(app, ["verify", "--home", home])
     assert after.exit_code == 0, after.output
-    assert f"ok  {DECISIONS}  2 records" in after.stdout
+    assert f"ok  {DECISIONS}  3 records" in after.stdout
 
 
 def test_quarantine_dry_run_and_json(filled: HRMHome) -> None:
@@ -255,7 +261,8 @@ def test_quarantine_records_what_only_the_index_remembers(filled: HRMHome) -> No
     result = runner.invoke(app, ["quarantine", "--home", home])
 
     assert result.exit_code == 0, result.output
-    assert "the index holds record 3" in result.stdout and "cut 0 bytes" in result.stdout
+    assert "committed records were cut from the end" in result.stdout
+    assert "cut 0 bytes" in result.stdout
     assert runner.invoke(app, ["verify", "--home", home]).exit_code == 0
     with Ledger(path, read_only=True) as ledger:
         last = ledger.last()
@@ -267,7 +274,7 @@ def test_quarantine_of_a_sound_home_changes_nothing(filled: HRMHome) -> None:
     before = path.read_bytes()
     result = runner.invoke(app, ["quarantine", "--home", str(filled.root)])
     assert result.exit_code == 0
-    assert result.stdout.count("ok           ") == 2 and "Rebuilt" not in result.stdout
+    assert result.stdout.count("ok           ") == 3 and "Rebuilt" not in result.stdout
     assert path.read_bytes() == before
 
 

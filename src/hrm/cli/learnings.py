@@ -1,4 +1,5 @@
-"""`hrm memory learn|search|show|decay|export|import|reembed|confirm`: the learnings store (003 §2).
+"""`hrm memory learn|search|show|decay|export|import|reembed|confirm|forget`: the learnings store
+(003 §2).
 
 Thin: parse options, call `LearningsRepository`, render. Whether search is hybrid follows the
 ``continuity.embeddings`` setting (``auto`` by default); decay weights default to the
@@ -373,3 +374,24 @@ def confirm(
         emit_json(learning.to_dict())
         return
     console.print(f"{learning.id} is {learning.status}")
+
+
+@app.command()
+def forget(
+    learning: Annotated[str, typer.Argument(help="A learning's id, or words only it holds.")],
+    home: HomeOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete a learning for real: from memory.db, every ledger, handoffs, logs and caches."""
+    with handle_errors(), _open(home, "off") as repo:
+        done = repo.forget(learning)
+    if json_output:
+        emit_json(done.to_dict())
+        return
+    console.print(f"forgot {done.learning.id}", markup=False)
+    report = done.report
+    if report is not None:
+        for name, seqs in sorted(report.ledgers.items()):
+            console.print(f"  redacted {len(seqs)} record(s) in {name}", markup=False)
+        for problem in report.remaining:
+            console.print(f"  warning: {problem}", markup=False)

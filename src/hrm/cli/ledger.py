@@ -11,7 +11,7 @@ the end.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,9 +35,9 @@ from hrm.cli._table import Column, print_table
 if TYPE_CHECKING:
     from hrm.home import HRMHome
     from hrm.storage.ledger import VerifyReport
-    from hrm.storage.ledger_index import LedgerIndex, ReindexReport
+    from hrm.storage.ledger_index import LedgerIndex
     from hrm.storage.ledger_quarantine import QuarantineReport
-    from hrm.types import ProgressCallback
+    from hrm.storage.rebuild import RebuildReport
 
 __all__ = ["app"]
 
@@ -67,39 +67,42 @@ def verify(
     home: HomeOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check every record's hash, sequence and chain link; name the first bad record."""
+    """Check every record's hash, sequence and chain link; name the first bad record.
+
+    Read-only (works on a full disk, without memory.db). Without PATH, also checks every
+    ledger against the home's manifest: a deleted ledger or one cut from the end shows.
+    """
     with handle_errors():
         from hrm.home import HRMHome
-        from hrm.storage.ledger import Ledger
+        from hrm.storage.home_verify import verify_home
 
         resolved = HRMHome.resolve(home)
         if path is not None and all_ledgers:
             raise fail("give a ledger PATH or --all, not both", EXIT_USAGE)
-        paths = resolved.all_ledgers() if path is None else [_ledger_path(path, resolved)]
-        reports: list[VerifyReport] = []
-        with contextlib.ExitStack() as stack:
-            index = _open_index(resolved, stack)
-            bar = stack.enter_context(
-                progress_bar("verifying", json_output=json_output, unit="bytes")
+        paths = None if path is None else [_ledger_path(path, resolved)]
+        with progress_bar("verifying", json_output=json_output, unit="bytes") as bar:
+            checked = verify_home(
+                resolved,
+                paths=paths,
+                progress=bar.callback,
+                on_ledger=lambda p: bar.describe(_display(p, resolved)),
             )
-            sizes = [_size(p) for p in paths] if bar.callback is not None else []
-            for number, ledger_path in enumerate(paths):
-                bar.describe(_display(ledger_path, resolved))
-                with Ledger(ledger_path, read_only=True) as ledger:
-                    if ledger.repaired is not None:
-                        err_console.print(
-                            f"warning: {ledger.repaired.describe()}", markup=False, soft_wrap=True
-                        )
-                    report = ledger.verify(progress=_across(bar, sizes, number))
-                    problem = index.check(ledger) if index is not None and report.ok else None
-                if problem is not None:
-                    report = dataclasses.replace(report, ok=False, first_error=problem)
-                reports.append(report)
+        reports: list[VerifyReport] = checked.ledgers
+        for report in reports:
+            if report.repaired is not None:
+                err_console.print(
+                    f"warning: {report.repaired.describe()}", markup=False, soft_wrap=True
+                )
     failed = [report for report in reports if not report.ok]
     for report in failed:
         err_console.print(report.describe(), markup=False, highlight=False, soft_wrap=True)
+    for problem in checked.problems:
+        prefix = "warning: " if problem.warning else ""
+        err_console.print(
+            prefix + problem.describe(), markup=False, highlight=False, soft_wrap=True
+        )
     if json_output:
-        emit_json({"ok": not failed, "ledgers": [r.to_dict() for r in reports]})
+        emit_json(checked.to_dict())
     elif not reports:
         console.print(f"No ledgers in {resolved.root}")
     else:
@@ -107,7 +110,7 @@ def verify(
             if report.ok:
                 name = _display(report.path, resolved)
                 console.print(f"ok  {name}  {report.records} records", markup=False)
-    if failed:
+    if not checked.ok:
         raise typer.Exit(EXIT_INPUT)
 
 
@@ -143,13 +146,18 @@ def tail(
 
 @app.command()
 def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
-    """Drop the SQLite index over the ledgers and rebuild it from the ledgers themselves."""
+    """Rebuild memory.db from the ledgers alone: every memory compartment and every index.
+
+    The old file is moved aside (``memory.db.damaged-TIME`` or ``.replaced-TIME``), never
+    deleted; a damaged one is never opened. Stop other hrm processes of the home first.
+    """
     with handle_errors():
         from hrm.home import HRMHome
+        from hrm.storage.rebuild import rebuild
 
         resolved = HRMHome.resolve(home)
-        with progress_bar("indexing ledgers", json_output=json_output, unit="bytes") as bar:
-            report = _rebuild_indexes(resolved, bar)
+        with progress_bar("rebuilding memory.db", json_output=json_output) as bar:
+            report = rebuild(resolved, progress=_stages(bar))
     for name, error in sorted(report.errors.items()):
         err_console.print(f"{name}: {error}", markup=False, highlight=False, soft_wrap=True)
     if json_output:
@@ -157,7 +165,12 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
     else:
         for name, count in sorted(report.counts.items()):
             console.print(f"{count:>8}  {name}", markup=False)
-        console.print(f"{report.total:>8}  records indexed in {len(report.counts)} ledgers")
+        console.print(f"{report.indexed:>8}  records indexed in {len(report.counts)} ledgers")
+        console.print(
+            f"memory.db rebuilt from {report.records} memory ledger records", markup=False
+        )
+        for moved in report.moved_aside[:1]:
+            console.print(f"the old database is at {moved.name}", markup=False)
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
 
@@ -197,8 +210,12 @@ def quarantine(
         inside = [r for r in changed if r.path.is_relative_to(resolved.root)]
         reindexed = None
         if inside and resolved.memory_db.is_file():
-            with progress_bar("indexing ledgers", json_output=json_output, unit="bytes") as bar:
-                reindexed = _rebuild_indexes(resolved, bar)
+            from hrm.storage.rebuild import after_quarantine
+
+            with progress_bar("rebuilding memory.db", json_output=json_output) as bar:
+                reindexed = after_quarantine(
+                    resolved, [r.path for r in inside], progress=_stages(bar)
+                )
     if json_output:
         emit_json({
             "ledgers": [r.to_dict() for r in reports],
@@ -213,7 +230,7 @@ def quarantine(
 
 
 def _print_quarantine(
-    reports: list[QuarantineReport], home: HRMHome, reindexed: ReindexReport | None
+    reports: list[QuarantineReport], home: HRMHome, reindexed: RebuildReport | None
 ) -> None:
     if not reports:
         console.print(f"No ledgers in {home.root}")
@@ -228,7 +245,7 @@ def _print_quarantine(
             f"{'would cut' if report.dry_run else 'quarantined':<11}  {name}",
             f"  line {damage.line}: {damage.reason}",
             f"  {'would keep' if report.dry_run else 'kept'} {report.kept_records} records, "
-            f"cut {report.cut_bytes:,} bytes",
+            f"salvaged {report.salvaged} after the damage, cut {report.cut_bytes:,} bytes",
         ]
         if report.copy is not None:
             lines.append(f"  whole file copied to {report.copy.name}")
@@ -236,45 +253,16 @@ def _print_quarantine(
         for line in lines:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     if reindexed is not None and reindexed.ok:
-        console.print(f"Rebuilt the ledger index: {reindexed.total} records.")
+        console.print(f"Rebuilt the ledger index: {reindexed.indexed} records.")
 
 
-def _rebuild_indexes(home: HRMHome, bar: ProgressBar | None = None) -> ReindexReport:
-    """Re-derive the ledger index and, if that worked, each stack's episodic index."""
-    from hrm.memory.episodic import EpisodicTraceStore
-    from hrm.storage import Database, LedgerIndex
-
-    bar = bar or ProgressBar()
-    with Database(home.memory_db) as db:
-        report = LedgerIndex(db, home=home).rebuild(progress=bar.callback)
-        if report.ok:
-            # The episodic trace's query index is derived from the same ledgers.
-            bar.describe("indexing episodes", indeterminate=True)
-            for agent_class in home.stack_classes():
-                if home.episodic_ledger(agent_class).exists():
-                    store = EpisodicTraceStore(db, home, agent_class)
-                    try:
-                        store.rebuild_index()
-                    finally:
-                        store.close()
-    return report
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _across(bar: ProgressBar, sizes: list[int], number: int) -> ProgressCallback | None:
-    """The callback for ledger `number` of several, counting the bytes of those before it."""
+def _stages(bar: ProgressBar) -> Callable[[str, int], None] | None:
+    """A rebuild's progress (a stage and how many records it has done) as the bar's text."""
     if bar.callback is None:
         return None
-    base, total = sum(sizes[:number]), sum(sizes)
 
-    def report(done: int, _size: int) -> None:
-        bar.update(min(base + done, total), total)
+    def report(stage: str, done: int) -> None:
+        bar.describe(f"{stage}: {done} records", indeterminate=True)
 
     return report
 
@@ -283,10 +271,15 @@ def _open_index(home: HRMHome, stack: contextlib.ExitStack) -> LedgerIndex | Non
     """The home's ledger index as a second anchor, if the home has a database at all."""
     if not home.memory_db.is_file():
         return None
+    from hrm.errors import HRMError
     from hrm.storage import Database, LedgerIndex
 
-    db = stack.enter_context(Database(home.memory_db))
-    return LedgerIndex(db, home=home)
+    try:  # a damaged memory.db must not keep a person from repairing the ledgers
+        db = stack.enter_context(Database(home.memory_db))
+        return LedgerIndex(db, home=home)
+    except HRMError as exc:
+        err_console.print(f"warning: memory.db not used: {exc.message}", markup=False)
+        return None
 
 
 def _ledger_path(path: Path, home: HRMHome) -> Path:

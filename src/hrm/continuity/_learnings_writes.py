@@ -10,6 +10,7 @@ module on first write and the hook never loads it.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from hrm.continuity import _fts
 from hrm.continuity._learnings_sql import (
@@ -40,9 +41,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hrm.continuity.learnings import LearningsRepository
+    from hrm.continuity.learnings_types import Learning
+    from hrm.home import HRMHome
+    from hrm.storage.forget import ForgetReport
     from hrm.types import ProgressCallback
 
-__all__ = ["import_learnings", "store_learning"]
+__all__ = ["LearningForgotten", "forget_learning", "import_learnings", "store_learning"]
 
 _IMPORT_CHUNK = 5000
 _SQL_IN_CHUNK = 500
@@ -361,3 +365,89 @@ def _normalise_tags(tags: Sequence[str]) -> list[str]:
         if clean and clean not in out:
             out.append(clean)
     return out
+
+
+# ── forget ──────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class LearningForgotten:
+    """What `LearningsRepository.forget` deleted and where the sweep took its text from."""
+
+    learning: Learning
+    """The learning as it was (returned to the caller; written nowhere)."""
+    report: ForgetReport | None
+    """The home-wide sweep; None for a repository over a database outside a home."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the id and where the text was removed, never the text."""
+        return {
+            "id": self.learning.id,
+            "forgotten": self.report.to_dict() if self.report is not None else None,
+        }
+
+
+def forget_learning(repo: LearningsRepository, id_or_query: str) -> LearningForgotten:
+    """`LearningsRepository.forget`: find exactly one learning, then forget its text."""
+    from hrm.storage.forget import forget
+    from hrm.storage.redaction import MIN_TEXT
+
+    learning = _find_one(repo, id_or_query)
+    home = repo._home or _home_of(repo)
+    with repo._db.transaction():  # the row goes whatever its text: tags and vectors first
+        row = repo._db.one("SELECT seq FROM learnings WHERE id = ?", (learning.id,))
+        if row is not None:
+            for table in ("learning_tags", "learning_vectors"):
+                repo._db.execute(f"DELETE FROM {table} WHERE seq = ?", (row["seq"],))
+            repo._db.execute("DELETE FROM learnings WHERE seq = ?", (row["seq"],))
+    with repo._vector_lock:
+        repo._vectors = None  # the cache holds its vector
+    report = None
+    if home is not None and len("".join(learning.content.split())) >= MIN_TEXT:
+        report = forget(home, [learning.content], db=repo._db, reason=f"learning {learning.id}")
+    _logger().info("forgot learning %s", learning.id)
+    return LearningForgotten(learning=learning, report=report)
+
+
+def _find_one(repo: LearningsRepository, id_or_query: str) -> Learning:
+    text = id_or_query.strip() if isinstance(id_or_query, str) else ""
+    if not text:
+        raise HRMError.validation_failed("Give a learning's id or words its text holds")
+    row = repo._db.one("SELECT id FROM learnings WHERE id = ?", (text,))
+    if row is not None:
+        return repo.get(str(row["id"]))
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = repo._db.execute(
+        "SELECT id, content FROM learnings WHERE content LIKE ? ESCAPE '\\' ORDER BY seq"
+        " LIMIT 6",
+        (pattern,),
+    )
+    if len(rows) == 1:
+        return repo.get(str(rows[0]["id"]))
+    if not rows:
+        raise HRMError.not_found(
+            "learning", text, "no learning has this id or holds these words; "
+            "`hrm memory search` finds one"
+        )
+    listed = "; ".join(f"{r['id']} ({_short(str(r['content']))})" for r in rows[:5])
+    raise HRMError.validation_failed(
+        f"{len(rows) if len(rows) < 6 else 'More than 5'} learnings hold these words: {listed}; "
+        "give the id of the one to forget",
+        matches=len(rows),
+    )
+
+
+def _short(text: str, limit: int = 48) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _home_of(repo: LearningsRepository) -> HRMHome | None:
+    """The home whose memory.db the repository writes, if it is one."""
+    from pathlib import Path
+
+    from hrm.home import HRMHome
+
+    path = Path(repo._db.path)
+    if path.name != "memory.db" or not (path.parent / "HOT").is_dir():
+        return None
+    return HRMHome(path.parent)

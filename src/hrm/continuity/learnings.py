@@ -165,6 +165,8 @@ class LearningsRepository:
         """Handoffs, plans and ledgers indexed for search, in the same database."""
         self._ranked_row_budget = max(1, ranked_row_budget)
         self._owns_db = False
+        self._home: HRMHome | None = None
+        """The home, when `open` opened it: what a forget sweeps besides the database."""
 
     supports_fts = True
     """Declared capability: full-text search is always on."""
@@ -199,6 +201,7 @@ class LearningsRepository:
                 embedder = emb.Embedder.load()
         repo = cls(Database(home.memory_db), clock=clock, embedder=embedder)
         repo._owns_db = True
+        repo._home = home
         return repo
 
     def close(self) -> None:
@@ -741,6 +744,24 @@ class LearningsRepository:
                 )
             learning = self.get(learning_id)
         return learning
+
+    def forget(self, id_or_query: str) -> Any:
+        """Delete a learning for real: its row, tags, vectors and index entries, and its text
+        from every ledger, handoff, log and cache of the home (`hrm.storage.forget`).
+
+        `id_or_query` is a learning's id, or words its text holds: exactly one learning must
+        hold them (otherwise nothing is deleted and the error lists the candidates).
+
+        Returns:
+            A `LearningForgotten`: the learning as it was, and what the sweep changed.
+
+        Raises:
+            HRMError: ``NOT_FOUND`` when nothing matches; ``VALIDATION_FAILED`` when several
+                learnings match a query (give an id).
+        """
+        from hrm.continuity._learnings_writes import forget_learning
+
+        return forget_learning(self, id_or_query)
 
     # ── export / import ────────────────────────────────────────────────────
 

@@ -500,17 +500,39 @@ def create_stack(
 
     interval = config.ledger_group_commit_ms if durability == "group" else 0
     commits: list[Callable[[], object]] = [
-        decision_ledger.commit, execution_ledger.commit, bus.commit
+        decision_ledger.commit, execution_ledger.commit, bus.commit, db.journal_commit
     ]
+    if db.journal is not None and durability == "fsync":
+        db.journal.sync_each_commit = True  # memory is as durable as the turn records
     if interval > 0:  # WAL checkpoints move to the committer's thread too, off the turn's path
         db.defer_checkpoints()
         commits.append(db.checkpoint)
-    stack.committer = GroupCommitter(commits, interval_ms=interval)
+    stack.committer = GroupCommitter([_manifest_once(commits)], interval_ms=interval)
     stack.executor = StackExecutor(stack)
     attention.attach(stack)
     if announce:
         stack.record_created()
     return stack
+
+
+def _manifest_once(commits: list[Callable[[], object]]) -> Callable[[], None]:
+    """The stack's commits as one, writing the home's manifest once for all of them.
+
+    Each ledger's commit notes its head in the manifest; gathered, a group commit of four
+    ledgers rewrites the manifest once instead of four times. One commit failing does not
+    keep the others from running (each is logged, as the committer would).
+    """
+    from hrm.storage.manifest import batched
+
+    def commit_all() -> None:
+        with batched():
+            for commit in commits:
+                try:
+                    commit()
+                except Exception:  # a failing fsync is logged; the next boundary retries
+                    logger.exception("group commit failed")
+
+    return commit_all
 
 
 def _guard(home: HRMHome, agent_class: str) -> None:

@@ -21,10 +21,20 @@ from hrm.errors import HRMError
 from hrm.scrubbing import SCRUBBED as _SCRUBBED
 from hrm.scrubbing import scrub_text
 
-__all__ = ["GENESIS_HASH", "LedgerRecord", "VerifyError", "canonical_json", "record_hash"]
+__all__ = [
+    "GENESIS_HASH",
+    "REDACTION_KIND",
+    "LedgerRecord",
+    "VerifyError",
+    "canonical_json",
+    "record_hash",
+]
 
 GENESIS_HASH = "0" * 64
 """The ``prev`` of a ledger's first record."""
+
+REDACTION_KIND = "ledger_redaction"
+"""Kind of the record a forget appends after rewriting records in place (see `_scan`)."""
 
 _FIELDS = ("data", "hash", "kind", "prev", "seq", "ts")
 _HASH_KEY = b',"hash":"'
@@ -32,6 +42,8 @@ _PREV_KEY = b',"prev":"'
 _SEQ_KEY = b',"seq":'
 _TS_KEY = b',"ts":'
 _TS_TAIL = len('2026-01-02T03:04:05.000000Z"}\n')  # bytes after the ts key's opening quote
+_REDACTED_KEY = b',"redacted":true,'
+_REDACTION_MARK = b'"kind":"' + REDACTION_KIND.encode() + b'"'
 _MAX_KIND = 200
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -58,6 +70,9 @@ class LedgerRecord:
     """1-based line number in the file (not hashed)."""
     offset: int = 0
     """Byte offset of the line in the file (not hashed); `Ledger.read_at` takes it."""
+    redacted: bool = False
+    """Text in `data` was replaced by a forget: `hash` is the original record's, and a later
+    ``ledger_redaction`` record vouches for what the line holds now."""
 
     @property
     def timestamp(self) -> datetime:
@@ -75,6 +90,7 @@ class LedgerRecord:
             "hash": self.hash,
             "line": self.line,
             "offset": self.offset,
+            **({"redacted": True} if self.redacted else {}),
         }
 
 
@@ -149,6 +165,23 @@ def _encode_line(
     return digest, b"".join((head_b, b',"hash":"', digest.encode(), b'"', tail_b, b"\n"))
 
 
+def _encode_redacted(record: LedgerRecord, data: Mapping[str, Any]) -> tuple[bytes, str]:
+    """The line of `record` with `data` in place of its own, marked redacted, and the hash a
+    redaction record names for it (SHA-256 of the line without its ``hash`` member).
+
+    ``hash`` and ``prev`` stay the original record's, so the chain still links through it.
+    """
+    fields = {
+        "data": data, "kind": record.kind, "prev": record.prev, "redacted": True,
+        "seq": record.seq, "ts": record.ts,
+    }
+    body = _ENCODER.encode(fields).encode("utf-8")
+    digest = hashlib.sha256(body).hexdigest()
+    cut = body.rindex(b',"kind":')  # the top-level key: data (first) may nest a "kind"
+    line = body[:cut] + b',"hash":"' + record.hash.encode() + b'"' + body[cut:] + b"\n"
+    return line, digest
+
+
 def _check_line(raw: bytes) -> tuple[int, str, str]:
     """Seq, hash and prev of one stored line whose own hash verifies; ValueError otherwise."""
     seq, digest, prev = _check_fast(raw)
@@ -161,7 +194,13 @@ def _check_fast(raw: bytes) -> tuple[int, bytes, bytes]:
     digest = body[i + 9 : i + 73]
     if i < 0 or body[i + 73 : i + 74] != b'"':
         raise ValueError("no hash")
-    if hashlib.sha256(body[:i] + body[i + 74 :]).hexdigest().encode() != digest:
+    if (
+        hashlib.sha256(body[:i] + body[i + 74 :]).hexdigest().encode() != digest
+        and _REDACTED_KEY not in body[i + 74 :]
+    ):
+        # A record a forget rewrote keeps its original hash; a single line cannot prove its
+        # redaction (the later redaction record does, which `_scan` checks), so a local read
+        # takes it as marked.
         raise ValueError("hash mismatch")
     # The hash held, so these are the writer's bytes: the markers are unambiguous because
     # quotes inside JSON strings are always escaped.
@@ -182,33 +221,67 @@ def _scan(
     """
     fh.seek(offset)
     sha256 = hashlib.sha256
+    redacted: dict[int, tuple[bytes, bytes, int]] = {}
+    """Records marked redacted, awaiting the later redaction record that names them:
+    seq → (original hash, hash of the line as it is now, offset)."""
     for raw in fh:
         if offset >= end:
-            return
+            break
         n = len(raw)
         if offset + n > end or raw[-1:] != b"\n":
             raise _Corrupt(seq, seq, "incomplete final line", offset)
         i = raw.rfind(_HASH_KEY)
         digest = raw[i + 9 : i + 73]
-        if (
-            i < 0
-            or raw[i + 73 : i + 74] != b'"'  # the closing quote is not hashed: check it here
-            or sha256(raw[:i] + raw[i + 74 : -1]).hexdigest().encode() != digest
-        ):
+        if i < 0 or raw[i + 73 : i + 74] != b'"':  # the closing quote is not hashed: check it
             raise _Corrupt(seq, seq, _diagnose(raw), offset)
-        # Fast path: hrm writes ts at a fixed width, so seq and prev sit at known places.
-        marker = b'","seq":%d,"ts":"' % seq
-        m = n - _TS_TAIL - len(marker)
-        if (
-            raw[m : m + len(marker)] != marker
-            or raw[m - 64 : m] != prev
-            or raw[m - 73 : m - 64] != _PREV_KEY
-        ):
+        now = sha256(raw[:i] + raw[i + 74 : -1]).hexdigest().encode()
+        if now != digest:
+            if _REDACTED_KEY not in raw[i + 74 :]:
+                raise _Corrupt(seq, seq, _diagnose(raw), offset)
+            redacted[seq] = (digest, now, offset)
             _check_links(raw, i, seq, prev, offset)
+        else:
+            # Fast path: hrm writes ts at a fixed width, so seq and prev sit at known places.
+            marker = b'","seq":%d,"ts":"' % seq
+            m = n - _TS_TAIL - len(marker)
+            if (
+                raw[m : m + len(marker)] != marker
+                or raw[m - 64 : m] != prev
+                or raw[m - 73 : m - 64] != _PREV_KEY
+            ):
+                _check_links(raw, i, seq, prev, offset)
+            if redacted and _REDACTION_MARK in raw[i + 74 :]:
+                _confirm_redactions(raw, redacted)
         yield offset, raw, seq, digest
         prev = digest
         seq += 1
         offset += n
+    if redacted:
+        first = min(redacted)
+        raise _Corrupt(
+            first, first,
+            f"record {first} was rewritten and marked redacted, but no later redaction record "
+            "vouches for what it holds now",
+            redacted[first][2],
+        )
+
+
+def _confirm_redactions(raw: bytes, redacted: dict[int, tuple[bytes, bytes, int]]) -> None:
+    """Drop from `redacted` the records a (verified) redaction record vouches for.
+
+    It names each record it rewrote by seq, original hash and the hash of its new line (the
+    line's bytes without its ``hash`` member, as for any record), so a redacted line is
+    exactly what the forget wrote, and nothing else may change in it.
+    """
+    try:
+        entries = json.loads(raw)["data"]["records"]
+        for entry in entries:
+            seq = int(entry["seq"])
+            expected = (str(entry["hash"]).encode(), str(entry["redacted_hash"]).encode())
+            if seq in redacted and redacted[seq][:2] == expected:
+                del redacted[seq]
+    except (ValueError, KeyError, TypeError):
+        return  # not a redaction record hrm wrote: it vouches for nothing
 
 
 def _check_links(raw: bytes, i: int, seq: int, prev: bytes, offset: int) -> None:
@@ -276,8 +349,9 @@ def _parse_record(raw: bytes, *, line: int, offset: int, path: Path) -> LedgerRe
             hash=obj["hash"],
             line=line,
             offset=offset,
+            redacted=obj.get("redacted") is True,
         )
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise HRMError.ledger_corrupt(path, line, line, _diagnose(raw)) from None
 
 
@@ -361,13 +435,17 @@ def _prepare(value: Any) -> Any:
     raise _BadValue(f"is a {type(value).__name__}, which JSON cannot hold; convert it first")
 
 
-def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+def _check_kind(kind: str) -> None:
     if not isinstance(kind, str) or not kind or len(kind) > _MAX_KIND:
         raise HRMError.validation_failed(
             f"Ledger record kind must be a non-empty string of at most {_MAX_KIND} characters, "
             f"got {kind!r}",
             kind=repr(kind)[:100],
         )
+
+
+def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+    _check_kind(kind)
     if not isinstance(data, Mapping):
         raise HRMError.validation_failed(
             f"Ledger record data must be a dict, got {type(data).__name__}", kind=kind
@@ -380,6 +458,17 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
             f"Cannot append '{kind}' record: {key} {bad.reason}", key=key, kind=kind
         ) from None
     return scrub_text(kind), prepared, _ENCODER.encode(prepared)
+
+
+def _encoded_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
+    """`_prepare_item` for data the caller already scrubbed and made plain JSON."""
+    _check_kind(kind)
+    try:
+        return kind, data, _ENCODER.encode(data)
+    except (TypeError, ValueError) as exc:
+        raise HRMError.validation_failed(
+            f"Cannot append '{kind}' record: {exc}", kind=kind
+        ) from None
 
 
 def _format_ts(moment: datetime) -> str:

@@ -30,8 +30,13 @@ thread-safe. A writer killed mid-append leaves a final line without ``"\\n"`` (a
 the next handle to open or lock the file cuts exactly those bytes, logs a warning and reports
 them in `Ledger.repaired`. Complete lines are never modified; a damaged complete line is
 corruption, reported by `verify` and raised by `records`, never skipped.
+A torn line that starts before the committed point (the anchor, or the home's manifest) is no
+interrupted append but a damaged committed record: it is reported and never cut (D186).
 Only a person repairs a damaged ledger: `hrm ledger quarantine` (`hrm.storage.ledger_quarantine`)
-copies it aside whole, cuts it back to its last good record and chains a record of the cut.
+copies it aside whole, keeps every record that still verifies and chains a record of what it
+skipped. A forget rewrites records in place (`hrm.storage.redaction`): each keeps its hash and
+is marked ``redacted``, and a later ``ledger_redaction`` record vouches for the new line.
+Every commit notes the ledger's head in the home's manifest (`hrm.storage.manifest`).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from hrm._process import pid
 from hrm.errors import ErrorCode, HRMError
 from hrm.storage._ledger_format import (
     GENESIS_HASH,
+    REDACTION_KIND,
     LedgerRecord,
     VerifyError,
     _Anchor,
@@ -62,6 +68,7 @@ from hrm.storage._ledger_format import (
     _Corrupt,
     _diagnose,
     _encode_line,
+    _encoded_item,
     _format_ts,
     _parse_record,
     _prepare_item,
@@ -89,6 +96,8 @@ logger = logging.getLogger(__name__)
 _ANCHOR_SIZE = 256
 QUARANTINE_KIND = "ledger_quarantine"
 """Kind of the record `hrm ledger quarantine` appends after cutting damage away."""
+_REPAIR_KINDS = frozenset({QUARANTINE_KIND, REDACTION_KIND})
+"""Records that end a ledger a person's repair or a forget rewrote: open handles re-read."""
 _READ_CHUNK = 1 << 16
 PROGRESS_BYTES = 1 << 20
 """How often `Ledger.verify` reports progress: about once a MiB (a few ms of hashing)."""
@@ -196,8 +205,12 @@ class Ledger:
         durability: Durability | str = Durability.GROUP,
         clock: Clock = system_clock,
         read_only: bool = False,
+        manifest: bool = True,
     ) -> None:
         self.path = Path(path)
+        self._manifest = manifest and not read_only
+        """Note each committed head in the home's manifest (off for the governance ledger's
+        own creation records, which the manifest writes while holding its lock)."""
         self.read_only = read_only
         self.durability = _parse_durability(durability)
         self.repaired: TornTail | None = None
@@ -220,6 +233,8 @@ class Ledger:
             fd = self._ensure_fd(create=False)
             if fd is not None:
                 with held(fd, path=str(self.path)):
+                    if self._writable and not read_only:
+                        self._finish_rewrite(fd)
                     self._complete_end(fd)
 
     def __repr__(self) -> str:
@@ -266,9 +281,18 @@ class Ledger:
         """
         return self.append_many([(kind, data)])[0]
 
-    def append_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> list[LedgerRecord]:
-        """Append several records under one lock with one write: all of them or none."""
-        prepared = [_prepare_item(kind, data) for kind, data in items]
+    def append_many(
+        self, items: Sequence[tuple[str, dict[str, Any]]], *, scrubbed: bool = False
+    ) -> list[LedgerRecord]:
+        """Append several records under one lock with one write: all of them or none.
+
+        `scrubbed`: the caller has already scrubbed `items` and made them plain JSON (str
+        keys; str, int, finite float, None, list and dict values) — the memory journal, which
+        scrubs row images only where a secret can be (`hrm.storage.journal`). They are then
+        only encoded, not walked again.
+        """
+        prepare = _encoded_item if scrubbed else _prepare_item
+        prepared = [prepare(kind, data) for kind, data in items]
         if not prepared:
             return []
         with self._mutex:
@@ -298,7 +322,37 @@ class Ledger:
                     self._sync_and_anchor(fd, _Anchor(seq, prev, offset))
             finally:
                 unlock(fd)
+        if self.durability is Durability.FSYNC:
+            self._note_manifest(_Anchor(seq, prev, offset))  # after the lock: see `commit`
         return records
+
+    def retract(self, records: Sequence[LedgerRecord]) -> bool:
+        """Cut `records` — this handle's last append, not yet committed — off the ledger.
+
+        For a caller whose own commit failed after the append (the memory journal, when
+        SQLite cannot commit): what was never acknowledged leaves no trace. Refused (False)
+        when anything was appended after them, when they are no longer at the end, or when a
+        commit already made them durable.
+        """
+        if not records:
+            return True
+        first, last = records[0], records[-1]
+        with self._sync_lock, self._mutex:
+            fd = self._fd
+            if fd is None or self._pid != pid() or not self._dirty:
+                return False
+            with held(fd, path=str(self.path)):
+                size = _fstat_size(fd, self.path)
+                if size != self._end or last.seq != self._last_seq or last.hash != self._last_hash:
+                    return False
+                try:
+                    os.ftruncate(fd, first.offset)
+                except OSError as exc:
+                    raise _os_error(exc, self.path) from exc
+                self._size = -1  # the next append re-reads the tail
+                self._sync_tail(fd)
+                self._dirty = self._last_seq > 0 and self._dirty
+        return True
 
     def commit(self) -> None:
         """Group-commit boundary: make every record appended so far durable.
@@ -335,8 +389,13 @@ class Ledger:
                     return
                 with held(self._fd, path=str(self.path)):
                     current = self._read_own_anchor()
-                    if current is None or current.seq < anchor.seq:
+                    advanced = current is None or current.seq < anchor.seq
+                    if advanced:
                         self._write_anchor(anchor)
+            # Outside the ledger's lock: the manifest's writer takes the governance ledger's
+            # lock while holding its own, so taking them the other way round could deadlock.
+            if advanced:
+                self._note_manifest(anchor)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[Ledger]:
@@ -615,7 +674,17 @@ class Ledger:
         start = _line_start(fd, size)
         preview = os.pread(fd, min(80, size - start), start).decode("utf-8", "replace")
         line = _count_lines(fd, start) + 1
-        cut = self._writable
+        committed = self._committed_end()
+        cut = self._writable and start >= committed
+        if self._writable and not cut:
+            # Bytes of a record some commit vouched for: damage, not an interrupted append.
+            # Cutting them would destroy evidence (and acknowledged data); verify reports it,
+            # appends refuse, and `hrm ledger quarantine` sets it aside.
+            logger.warning(
+                "%s:%s: the last line is incomplete but starts before the last committed record "
+                "ends (byte %s): left as it is; run `hrm ledger verify`", self.path, line,
+                committed,
+            )
         if cut:
             try:
                 os.ftruncate(fd, start)
@@ -634,7 +703,7 @@ class Ledger:
         if size == self._size:
             return
         end = self._complete_end(fd)
-        if end < self._size and not self._quarantined_at(fd, end):
+        if end < self._size and not self._repaired_at(fd, end):
             raise HRMError.ledger_corrupt(
                 self.path, self._last_seq, self._last_seq,
                 f"the ledger shrank from {self._size} to {end} bytes while open: records were "
@@ -660,12 +729,13 @@ class Ledger:
         self._size = self._end = end
         self._last_seq, self._last_hash = last_seq, last_hash
 
-    def _quarantined_at(self, fd: int, end: int) -> bool:
-        """Whether the record ending at `end` is a `hrm ledger quarantine` repair.
+    def _repaired_at(self, fd: int, end: int) -> bool:
+        """Whether the record ending at `end` closes a quarantine or a forget's redaction.
 
-        A ledger that shrank under an open handle was cut; if the cut was a quarantine (its
-        record chained onto what was kept), this handle re-reads the tail instead of refusing
-        until it is reopened. Anything else that shrank the file is still refused.
+        A ledger that shrank under an open handle was cut or rewritten; if a quarantine or a
+        redaction did it (its record chained at the end), this handle re-reads the tail
+        instead of refusing until it is reopened. Anything else that shrank the file is
+        still refused.
         """
         if end <= 0:
             return False
@@ -675,10 +745,31 @@ class Ledger:
             record = _parse_record(raw, line=0, offset=start, path=self.path)
         except HRMError:
             return False
-        if record.kind != QUARANTINE_KIND:
+        if record.kind not in _REPAIR_KINDS:
             return False
-        self._anchor_checked = False  # the quarantine moved the anchor: check it again
+        self._anchor_checked = False  # the repair moved the anchor: check it again
         return True
+
+    def _committed_end(self) -> int:
+        """Where the last committed record ends, by the anchor or the home's manifest."""
+        ends = [a.end for a in (_read_anchor(self.path), _manifest_anchor(self.path)) if a]
+        return max(ends, default=0)
+
+    def _note_manifest(self, anchor: _Anchor) -> None:
+        if self._manifest:
+            from hrm.storage.manifest import note_head
+
+            note_head(self.path, anchor.seq, anchor.hash, anchor.end)
+
+    def _finish_rewrite(self, fd: int) -> None:
+        """Finish a forget's or a quarantine's rewrite a crash interrupted (under the lock)."""
+        from hrm.storage._rewrite import finish_rewrite
+
+        try:
+            if finish_rewrite(fd, self.path):
+                logger.warning("%s: finished a rewrite that was interrupted", self.path)
+        except OSError as exc:
+            raise _os_error(exc, self.path) from exc
 
     def _sync_and_anchor(self, fd: int, anchor: _Anchor) -> None:
         """Sync and anchor under the mutex and the file lock (`Durability.FSYNC` appends)."""
@@ -693,7 +784,9 @@ class Ledger:
         return _anchor_path(self.path)
 
     def _read_anchor(self) -> _Anchor | None:
-        return _read_anchor(self.path)
+        """The anchor sidecar, or — deleted with records cut from the end — the head the home's
+        manifest recorded at the same commit, so that cut still shows (D185)."""
+        return _read_anchor(self.path) or _manifest_anchor(self.path)
 
     def _read_own_anchor(self) -> _Anchor | None:
         """The anchor, read through the descriptor this handle writes it with (one `pread`).
@@ -817,6 +910,21 @@ def _read_anchor(path: Path) -> _Anchor | None:
         logger.warning("cannot read ledger anchor %s: %s", anchor_path, exc)
         return None
     return _parse_anchor(raw, anchor_path)
+
+
+def _manifest_anchor(path: Path) -> _Anchor | None:
+    """The head the home's manifest holds for the ledger at `path` (None outside a home)."""
+    from hrm.storage.manifest import home_root_of, read_manifest
+
+    root = home_root_of(path)
+    if root is None:
+        return None
+    try:
+        heads = read_manifest(root)
+        head = heads.get(path.relative_to(root).as_posix()) if heads else None
+    except (ValueError, KeyError, TypeError, OSError):
+        return None
+    return None if head is None else _Anchor(head.seq, head.hash, head.end)
 
 
 def _parse_anchor(raw: bytes, anchor_path: Path) -> _Anchor | None:

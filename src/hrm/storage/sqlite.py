@@ -9,6 +9,10 @@ guarded by a re-entrant lock, so threads never interleave statements of two tran
 Each component owns its schema as an ordered list of migrations, applied idempotently by
 `Database.migrate` and recorded in ``schema_migrations``. A released migration is never edited;
 a change is a new entry at the end of the list.
+
+A home's ``memory.db`` is a view of the home's ledgers: its connection journals every change
+into the memory ledger before committing it (`hrm.storage.journal`), so every write path —
+including one written after this — is in a ledger before it is acknowledged (D180).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from hrm.errors import ErrorCode, HRMError
 TYPE_CHECKING = False  # `hrm hook` opens the memory database: no `typing` at run time
 if TYPE_CHECKING:
     from typing import Any, TypeVar
+
+    from hrm.storage.journal import Journal
 
     T = TypeVar("T")
 
@@ -97,11 +103,19 @@ class Database:
     """A thread-safe handle on one SQLite file with migrations and nested transactions.
 
     Use as a context manager or call `close`. ``path=":memory:"`` gives a private in-memory
-    database (tests).
+    database (tests). `journal`: journal every change into the home's memory ledger; by
+    default on for a file named ``memory.db`` (a home's), off otherwise.
     """
 
-    def __init__(self, path: str | Path, *, timeout_ms: int = _BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout_ms: int = _BUSY_TIMEOUT_MS,
+        journal: bool | None = None,
+    ) -> None:
         self.path = str(path)
+        self._journal: Journal | None = None
         self._lock = _thread.RLock()
         self._depth = 0
         self._generation = 0
@@ -134,6 +148,7 @@ class Database:
         self._commits_since_checkpoint = 0
         self._checkpointer: sqlite3.Connection | None = None
         self._checkpoint_lock = _thread.allocate_lock()
+        fresh = self.path == ":memory:" or not Path(self.path).exists()
         try:
             if self.path != ":memory:":
                 prepare_private_file(self.path)  # memory.db and its -wal/-shm: 0600
@@ -157,6 +172,33 @@ class Database:
             )
         except sqlite3.Error as exc:
             raise wrap_sqlite_error(exc, self.path) from exc
+        if journal is None:
+            journal = self.path != ":memory:" and Path(self.path).name == "memory.db"
+        if journal:
+            self._attach_journal(fresh)
+
+    def _attach_journal(self, fresh: bool) -> None:
+        from hrm.storage.journal import Journal
+
+        try:
+            self._journal = Journal(self, Path(self.path).parent)
+            if fresh:
+                self._journal.restore_if_fresh()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    @property
+    def journal(self) -> Journal | None:
+        """The memory journal of this connection (None: not a home's memory.db)."""
+        return self._journal
+
+    def journal_commit(self) -> None:
+        """A group-commit boundary for the memory ledger (no-op without a journal)."""
+        journal = self._journal
+        if journal is not None:
+            with self._lock:
+                journal.commit_ledger()
 
     # ── lifecycle ──────────────────────────────────────────────────────────
 
@@ -167,6 +209,9 @@ class Database:
                 self.flush_deferred()
         finally:
             self.discard_deferred()
+            if self._journal is not None:
+                with self._lock:
+                    self._journal.close()
             with self._checkpoint_lock:
                 if self._checkpointer is not None:
                     self._checkpointer.close()
@@ -254,6 +299,8 @@ class Database:
                         ).fetchone():
                             continue
                         self._epoch += 1  # a migration may reshape or fill any table
+                        if self._journal is not None:
+                            self._journal.note_schema(component, version, script)
                         for statement in _split_sql(script):
                             self._conn.execute(statement)
                         self._conn.execute(
@@ -261,6 +308,8 @@ class Database:
                             (component, version),
                         )
                         ran += 1
+                if self._journal is not None:
+                    self._journal.ensure_triggers()
             except sqlite3.Error as exc:
                 raise wrap_sqlite_error(exc, self.path) from exc
         return ran
@@ -284,6 +333,9 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one statement and return all its rows (reads, or writes inside `transaction`)."""
         with self._lock:
+            if self._journal is not None and not self._depth and not _is_read(sql):
+                with self.transaction():  # a journaled write is committed by the journal
+                    return self.execute(sql, params)
             if self._deferred and self._touches_deferred(sql):
                 self.flush_deferred()
             if not _is_read(sql):
@@ -299,6 +351,9 @@ class Database:
         Returns how many rows it inserted, updated or deleted (an ignored conflict is none).
         """
         with self._lock:
+            if self._journal is not None and not self._depth:
+                with self.transaction():
+                    return self.executemany(sql, rows)
             if self._deferred and self._touches_deferred(sql):
                 self.flush_deferred()
             self._note_write(sql)
@@ -310,6 +365,9 @@ class Database:
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         """The first row of a query, or None."""
         with self._lock:
+            if self._journal is not None and not self._depth and not _is_read(sql):
+                with self.transaction():
+                    return self.one(sql, params)
             if self._deferred and self._touches_deferred(sql):
                 self.flush_deferred()
             if not _is_read(sql):
@@ -667,10 +725,14 @@ class _Transaction:
             db._generation += 1
             if depth == 0:
                 db._conn.execute("BEGIN IMMEDIATE")
+                if db._journal is not None:
+                    _begin_journal(db, db._journal)
             elif self._join:
                 self._joined = True
             else:
                 db._conn.execute(f"SAVEPOINT sp{depth}")
+                if db._journal is not None:
+                    db._journal.savepoint()
         except sqlite3.Error as exc:
             db._lock.release()
             raise wrap_sqlite_error(exc, db.path) from exc
@@ -715,6 +777,8 @@ class _Transaction:
                     db._conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass  # the error below says what happened
+                if db._journal is not None:
+                    db._journal.rolled_back()
                 raise HRMError.internal(
                     f"A block joined to a transaction on '{db.path}' failed and its caller went"
                     " on: the whole transaction was rolled back, not committed in part"
@@ -731,6 +795,15 @@ class _Transaction:
                         db._conn.execute(f"RELEASE sp{depth}")
                 except sqlite3.Error:
                     pass  # the original exception is the one worth raising
+                if db._journal is not None:
+                    if depth == 0:
+                        db._journal.rolled_back()
+                    else:
+                        db._journal.rollback_to()
+                return
+            if depth == 0 and db._journal is not None:
+                _commit_journaled(db, db._journal)
+                committed = True
                 return
             try:
                 if depth == 0:
@@ -741,6 +814,8 @@ class _Transaction:
                         db._publish_staged()
                 else:
                     db._conn.execute(f"RELEASE sp{depth}")
+                    if db._journal is not None:
+                        db._journal.release()
             except sqlite3.Error as exc:
                 try:  # noqa: SIM105 - contextlib is the import this class avoids
                     db._conn.execute("ROLLBACK")
@@ -755,6 +830,49 @@ class _Transaction:
                     db._requeue(self._carried)  # bookkeeping it carried waits for the next
                 self._carried = []
             db._lock.release()
+
+
+def _rollback_quietly(db: Database) -> None:
+    """ROLLBACK after a failure whose own error is the one worth raising."""
+    try:  # noqa: SIM105 - contextlib is the import this module avoids
+        db._conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+
+
+def _begin_journal(db: Database, journal: Journal) -> None:
+    """After BEGIN: let the journal catch up; on failure the transaction never started."""
+    try:
+        journal.begin()
+    except BaseException:
+        _rollback_quietly(db)
+        raise
+
+
+def _commit_journaled(db: Database, journal: Journal) -> None:
+    """COMMIT a journaled transaction: its changes go to the memory ledger first.
+
+    The append is the commit point; should SQLite then fail to commit, the journal takes
+    the records back, so a write reported as failed leaves no trace either way.
+    """
+    try:
+        journal.before_commit()
+    except BaseException:
+        _rollback_quietly(db)
+        db._staged.clear()
+        journal.rolled_back()
+        raise
+    try:
+        db._conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        journal.commit_failed()
+        _rollback_quietly(db)
+        db._staged.clear()
+        raise wrap_sqlite_error(exc, db.path) from exc
+    journal.after_commit()
+    db._commits_since_checkpoint += 1
+    if db._staged:
+        db._publish_staged()
 
 
 def _split_sql(script: str) -> list[str]:

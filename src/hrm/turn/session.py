@@ -61,6 +61,10 @@ class Sessions:
             )
             if turn is not None and "recent" not in stored:
                 state.recent = recent_from(tail)
+            # A turn whose record a quarantine set aside keeps its number (D187).
+            from hrm.storage.ledger_quarantine import highest_turn
+
+            state.turn_number = max(state.turn_number, highest_turn(tail))
             started = next((r for r in reversed(tail) if r.kind == "session_started"), None)
             if started is not None and (turn is None or started.seq > turn.seq):
                 state.session_id = str(started.data.get("session_id") or "")
