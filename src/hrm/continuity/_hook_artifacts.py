@@ -18,7 +18,6 @@ TYPE_CHECKING = False  # as in `hooks`: hook processes import this module; no ty
 if TYPE_CHECKING:
     from typing import Any
 
-    from hrm.continuity.hooks import SessionCheckpoint
     from hrm.home import HRMHome
 
 _ARTIFACT_READ_LIMIT = 1 << 20
@@ -156,23 +155,3 @@ def _read_bounded(path: Path, roots: list[Path]) -> str:
         path, max_bytes=_ARTIFACT_READ_LIMIT, root=roots, what="artifact", truncate=True
     )
     return data.decode("utf-8", errors="replace")
-
-
-# -- PreCompact, SessionEnd: the session as a handoff ----------------------------------------
-
-
-def _write_session_handoff(store: Any, checkpoint: SessionCheckpoint) -> Path | None:
-    import logging  # the handoff path imports it anyway; the prompt path must not
-
-    from hrm.continuity.transcript import build_session_handoff, read_transcript
-
-    # The orchestrator's logger, not this private module's: log settings name `hooks`.
-    logger = logging.getLogger("hrm.continuity.hooks")
-    summary = read_transcript(checkpoint.transcript_path)
-    if summary.problem is not None:
-        logger.warning("session %s: %s", checkpoint.session_id, summary.problem)
-    handoff = build_session_handoff(summary, checkpoint)
-    if handoff is None:
-        logger.info("session %s has nothing to hand off", checkpoint.session_id)
-        return None
-    return Path(store.write(handoff))

@@ -8,6 +8,7 @@ module is the I/O: atomic, scrubbed writes that never overwrite, and lenient lis
 from __future__ import annotations
 
 import builtins
+import json
 import logging
 import re
 from datetime import UTC, datetime
@@ -17,8 +18,8 @@ from typing import TYPE_CHECKING
 from hrm._atomic import atomic_write
 from hrm._clock import system_clock
 from hrm._paths import read_text
-from hrm._private import make_private_dirs
 from hrm._yaml import MAX_BYTES
+from hrm.continuity._durable_handoff import fsync_directory, is_minimal, publish, session_dirname
 from hrm.continuity.handoffs import (
     HandoffData,
     HandoffFormat,
@@ -40,20 +41,17 @@ __all__ = ["HandoffStore"]
 
 logger = logging.getLogger(__name__)
 
-_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _session_dirname(session_id: str) -> str:
-    slug = _SLUG.sub("-", session_id).strip("-.")[:64]
-    return slug or "general"
+_session_dirname = session_dirname
 
 
 class HandoffStore:
     """Handoffs in the home: ``handoffs/<session>/<timestamp>.yaml`` (ARCHITECTURE §4).
 
-    Writes are atomic and scrubbed of secrets; a file is never overwritten. Listing reads every
-    file (skipping, with a log line, any that cannot be read), newest first. Safe to use from
-    several processes: names carry microseconds and a counter on collision.
+    Writes are atomic, fsynced and scrubbed of secrets; a file is never overwritten, except a
+    hook's minimal handoff by its enrichment (`enrich`). Listing reads every file (skipping,
+    with a log line, any that cannot be read), newest first. Safe to use from several
+    processes: names carry microseconds, and a file is published with ``link``, which fails
+    rather than replace one another process published under the same name (D240).
     """
 
     def __init__(self, home: HRMHome, *, clock: Clock = system_clock) -> None:
@@ -83,29 +81,52 @@ class HandoffStore:
             HRMError: ``VALIDATION_FAILED`` (see `serialize`); ``PATH_EXISTS`` when `filename`
                 is taken; ``PERMISSION_DENIED`` when the home cannot be written.
         """
-        clean = handoff_from_dict(scrub(handoff_to_dict(handoff)))
-        content = serialize(clean, format).content
+        content = self._render(handoff, format)
         folder = self.root / _session_dirname(handoff.session.id)
         suffix = ".yaml" if format is HandoffFormat.YAML else ".md"
         try:
-            make_private_dirs(folder)
             if filename is not None:
                 stem = re.sub(r"\.(ya?ml|md)$", "", Path(filename).name)
-                target = folder / (stem + suffix)
-                if target.exists():
-                    raise HRMError.path_exists(target, "Handoff")
+                if (folder / (stem + suffix)).exists():
+                    raise HRMError.path_exists(folder / (stem + suffix), "Handoff")
             else:
-                stamp = self._clock().astimezone(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
-                target = folder / f"{stamp}{suffix}"
-                counter = 1
-                while target.exists():
-                    target = folder / f"{stamp}-{counter}{suffix}"
-                    counter += 1
-            atomic_write(target, content)
+                stem = self._clock().astimezone(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
+            target = publish(folder, stem, suffix, content.encode("utf-8"))
         except PermissionError as exc:
             raise HRMError.permission_denied(folder) from exc
         logger.debug("wrote handoff %s", target)
         return target
+
+    def enrich(self, path: Path, handoff: HandoffData) -> Path:
+        """Replace the hook's minimal handoff at `path` by `handoff`; return where it is now.
+
+        Only a minimal handoff (`_durable_handoff.is_minimal`) is replaced, atomically; when
+        `path` is gone or holds anything else, `handoff` is written as a new file instead, so
+        nothing a person or another process wrote is ever overwritten.
+
+        Raises:
+            HRMError: as `write`.
+        """
+        content = self._render(handoff, HandoffFormat.YAML)
+        try:
+            current = read_text(path, max_bytes=MAX_BYTES, root=self.root, what="handoff")
+            minimal = is_minimal(json.loads(current))
+        except (HRMError, OSError, ValueError):
+            minimal = False
+        if not minimal or path.suffix != ".yaml":
+            return self.write(handoff)
+        try:
+            atomic_write(path, content)
+        except PermissionError as exc:
+            raise HRMError.permission_denied(path.parent) from exc
+        fsync_directory(path.parent)
+        logger.debug("enriched handoff %s", path)
+        return path
+
+    @staticmethod
+    def _render(handoff: HandoffData, format: HandoffFormat) -> str:
+        clean = handoff_from_dict(scrub(handoff_to_dict(handoff)))
+        return serialize(clean, format).content
 
     def _files(self) -> builtins.list[Path]:
         if not self.root.is_dir():

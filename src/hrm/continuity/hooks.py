@@ -196,16 +196,28 @@ class SessionCheckpoint(Value):
 class StopSignal(Value):
     """The assistant finished its turn."""
 
-    _fields = ("session_id", "stop_hook_active", "project_path")
+    _fields = ("session_id", "stop_hook_active", "project_path", "transcript_path")
     __slots__ = _fields
     session_id: str
     stop_hook_active: bool
     """True when the assistant is already continuing because a Stop hook blocked."""
     project_path: Path
+    transcript_path: Path | None
+    """The session's transcript, where the turn's learnings are read from."""
 
-    def __init__(self, *, session_id: str, stop_hook_active: bool, project_path: Path) -> None:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        stop_hook_active: bool,
+        project_path: Path,
+        transcript_path: Path | None = None,
+    ) -> None:
         self._init(
-            session_id=session_id, stop_hook_active=stop_hook_active, project_path=project_path
+            session_id=session_id,
+            stop_hook_active=stop_hook_active,
+            project_path=project_path,
+            transcript_path=transcript_path,
         )
 
 
@@ -703,29 +715,24 @@ class HookOrchestrator:
         return self._checkpoint(checkpoint, budget_ms=self.settings.session_end_budget_ms)
 
     def on_stop(self, signal: StopSignal) -> HookResponse:
-        """The turn ended. hrm never blocks a stop, least of all when `stop_hook_active`."""
-        return HookResponse(metadata={"stop_hook_active": signal.stop_hook_active})
+        """The turn ended: capture what it learned. hrm never blocks a stop (``stop_hook_active``)."""
+        from hrm.continuity._session_save import capture_at_stop
+
+        metadata: dict[str, Any] = {"stop_hook_active": signal.stop_hook_active}
+        found = self._guard("capture learnings", lambda: capture_at_stop(self, signal), None)
+        metadata.update(found or {})
+        return HookResponse(metadata=metadata)
 
     def _checkpoint(self, checkpoint: SessionCheckpoint, *, budget_ms: int | None) -> HookResponse:
-        from hrm.continuity._hook_artifacts import _write_session_handoff
+        from hrm.continuity._session_save import save_session
 
-        started = time.monotonic()
-
-        def write() -> Path | None:
-            return _write_session_handoff(self._handoffs_factory(), checkpoint)
-
-        if budget_ms is None:
-            path = self._guard("write handoff", write, None)
-        else:
-            job = _Budgeted("handoff", write)
-            path = self._collect("write handoff", job, started + budget_ms / 1000)
-        metadata: dict[str, Any] = {
-            "handoff_path": str(path) if path else None,
-            "elapsed_ms": round((time.monotonic() - started) * 1000),
-        }
+        metadata = save_session(self, checkpoint, budget_ms=budget_ms)
+        path = metadata.get("handoff_path")
         # The handoff repeats what the transcript said; what reads as a planted instruction is
         # recorded now, where it came in, and quoted or left out when a session injects it.
-        flagged = self._guard("screen handoff", lambda: _flagged_handoff(path), None)
+        flagged = self._guard(
+            "screen handoff", lambda: _flagged_handoff(Path(path) if path else None), None
+        )
         if flagged is not None:
             metadata["firewall"] = [flagged]
         return HookResponse(metadata=metadata)
