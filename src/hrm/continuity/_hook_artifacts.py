@@ -76,12 +76,14 @@ def _render_header(project: Path, mode: str) -> str:
     return f"hrm continuity notes for project '{project.name}' ({project}); session {mode.lower()}."
 
 
-def _render_handoff_section(path: Path, data: Any) -> str:
+def _render_handoff_section(path: Path, data: Any, origin: str = "") -> str:
     task = getattr(data, "task", None)
     resume = getattr(data, "resume", None)
     session = getattr(data, "session", None)
     ended = getattr(session, "ended_at", None) or getattr(session, "started_at", None)
     lines = [f"## Latest handoff ({ended or 'undated'}, {path})"]
+    if origin:
+        lines.append(f"Source: {_one_line(origin, 400)}.")
     lines.append(f"Task: {_one_line(getattr(task, 'description', '') or '(none)', 500)}")
     status = getattr(task, "status", None)
     if status is not None:

@@ -138,8 +138,24 @@ class HandoffStore:
         self, *, project_path: str | None = None, limit: int | None = None
     ) -> builtins.list[HandoffSummary]:
         """Stored handoffs, newest first, optionally only those of one project."""
+        return [
+            HandoffSummary(
+                path=path,
+                session_id=handoff.session.id,
+                created_at=created,
+                status=_status(handoff.task.status),
+                description=handoff.task.description,
+                project_path=handoff.context.project_path,
+            )
+            for path, handoff, created in self.recent(project_path=project_path, limit=limit)
+        ]
+
+    def recent(
+        self, *, project_path: str | None = None, limit: int | None = None
+    ) -> builtins.list[tuple[Path, HandoffData, datetime]]:
+        """``(path, handoff, created)`` of stored handoffs, newest first (one read each)."""
         wanted = _normal_project(project_path) if project_path else None
-        summaries: builtins.list[HandoffSummary] = []
+        found: builtins.list[tuple[Path, HandoffData, datetime]] = []
         for path in self._files():
             try:
                 # Bounded, and never through a link leading out of the home.
@@ -153,25 +169,16 @@ class HandoffStore:
             created = handoff.session.ended_at or handoff.session.started_at
             if created is None:
                 created = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            summaries.append(
-                HandoffSummary(
-                    path=path,
-                    session_id=handoff.session.id,
-                    created_at=created,
-                    status=_status(handoff.task.status),
-                    description=handoff.task.description,
-                    project_path=handoff.context.project_path,
-                )
-            )
-        summaries.sort(key=lambda s: (s.created_at, s.path.name), reverse=True)
-        return summaries if limit is None else summaries[: max(limit, 0)]
+            found.append((path, handoff, created))
+        found.sort(key=lambda item: (item[2], item[0].name), reverse=True)
+        return found if limit is None else found[: max(limit, 0)]
 
     def latest(self, *, project_path: str | None = None) -> tuple[Path, HandoffData] | None:
         """The newest handoff (of one project, if given), or None when there is none."""
-        newest = self.list(project_path=project_path, limit=1)
+        newest = self.recent(project_path=project_path, limit=1)
         if not newest:
             return None
-        return newest[0].path, self.load(newest[0].path)
+        return newest[0][0], newest[0][1]
 
     def load(self, path_or_id: str | Path) -> HandoffData:
         """Read a handoff by path, by ``<session>/<name>`` under the store, or by unique file stem.

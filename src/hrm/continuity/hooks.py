@@ -586,13 +586,12 @@ class HookOrchestrator:
             metadata=metadata,
         )
 
-    def _latest_handoff(self, project: Path) -> tuple[Path, Any] | None:
-        store = self._handoffs_factory()
-        found = store.latest(project_path=str(project))
-        if found is None:
-            return None
-        path, data = found
-        return Path(path), data
+    def _latest_handoff(self, project: Path) -> tuple[Path, Any, str] | None:
+        """(path, handoff, where it came from) of the project's newest handoff (D242)."""
+        from hrm.continuity._handoff_sources import newest_handoff
+
+        choice = newest_handoff(self, project)
+        return None if choice is None else (choice.path, choice.data, choice.origin)
 
     def _search(self, query: str, limit: int, deadline: float) -> list[Any]:
         if not query.strip():
@@ -820,7 +819,7 @@ def _render_learnings_section(title: str, learnings: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _originals(latest: tuple[Path, Any] | None, learnings: list[Any]) -> dict[str, str]:
+def _originals(latest: tuple[Any, ...] | None, learnings: list[Any]) -> dict[str, str]:
     """Rendered line (without its bullet) -> the stored text it shows.
 
     Rendering flattens a text to one line and cuts it; the screening reads the text as stored,
