@@ -14,12 +14,9 @@ The orchestrator's guards and budgeted workers are used as they are: a failure i
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from hrm.continuity._durable_handoff import (
     first_prompt,
@@ -27,15 +24,23 @@ from hrm.continuity._durable_handoff import (
     session_dirname,
     write_minimal,
 )
-from hrm.continuity.capture import CaptureState, capture_transcript, store_captured
 
+TYPE_CHECKING = False  # the minimal handoff is written before anything heavier is imported
 if TYPE_CHECKING:
+    import logging
+    from typing import Any
+
+    from hrm.continuity.capture import CaptureState
     from hrm.continuity.hooks import HookOrchestrator, SessionCheckpoint, StopSignal
     from hrm.home import HRMHome
 
 __all__ = ["capture_at_stop", "save_session"]
 
-logger = logging.getLogger("hrm.continuity.hooks")  # log settings name the orchestrator's
+
+def _logger() -> logging.Logger:
+    import logging
+
+    return logging.getLogger("hrm.continuity.hooks")  # log settings name the orchestrator's
 
 _STOP_BUDGET_S = 2.0
 """A Stop hook reads at most this long: the assistant's turn is over, but the person waits."""
@@ -99,8 +104,17 @@ def _enrich(
     deadline: float | None,
 ) -> None:
     """The full handoff in place of the minimal one, then the session's learnings stored."""
-    from hrm.continuity.capture import CapturedLearning, with_learnings
+    from dataclasses import replace
+
+    from hrm.continuity.capture import (
+        CapturedLearning,
+        capture_transcript,
+        store_captured,
+        with_learnings,
+    )
     from hrm.continuity.transcript import build_session_handoff, read_transcript
+
+    logger = _logger()
 
     summary = read_transcript(checkpoint.transcript_path)
     if summary.problem is not None:
@@ -135,6 +149,8 @@ def _enrich(
 
 def capture_at_stop(orchestrator: HookOrchestrator, signal: StopSignal) -> dict[str, Any]:
     """Read the transcript's new lines and store the learnings they yield (bounded in time)."""
+    from hrm.continuity.capture import capture_transcript, store_captured
+
     started = time.monotonic()
     state = _load_state(orchestrator.home, signal.session_id)
     captured = capture_transcript(
@@ -162,6 +178,8 @@ def _state_file(home: HRMHome, session_id: str) -> Path:
 
 
 def _load_state(home: HRMHome, session_id: str) -> CaptureState:
+    from hrm.continuity.capture import CaptureState
+
     try:
         raw = json.loads(_state_file(home, session_id).read_bytes())
     except (OSError, ValueError):
