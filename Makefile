@@ -15,7 +15,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e . \
 	  pytest pytest-xdist hypothesis ruff mypy types-PyYAML types-jsonschema dirty-equals \
 	  confusable-homoglyphs \
-	  'anthropic>=0.40' 'openai>=1.50'
+	  'anthropic>=0.40' 'openai>=1.50' 'mcp>=2.3'
 	touch $(STAMP)
 
 # The in-process model and the embedding model: weights ship inside packages, no hub download.
