@@ -81,6 +81,11 @@ _HEDGES = re.compile(
     r"do you want|would you like|will be|would be|is going to be|hypothes[ie]s)\b"
 )
 _FAILED_HEDGES = re.compile(r"(?i)\b(?:if|whether|do you want|would you like|should we)\b")
+_REQUIREMENT = re.compile(
+    r"(?i)\b(?:is|was) that (?:we|you|they|it|the \w+) (?:need|needs|have|has|want|wants|should|"
+    r"must)\b"
+)
+""""The issue is that we need to support both formats" states a requirement, not a cause."""
 _COMPILED = tuple((re.compile(cue.pattern, re.IGNORECASE), cue) for cue in CUES)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n+")
 _MARKUP = re.compile(r"\*\*|__|^#+\s*|^\s*(?:[-*•]|\d+[.)])\s+")
@@ -105,6 +110,8 @@ def read_sentence(sentence: str) -> Cue | None:
             continue
         guard = _FAILED_HEDGES if cue.type == _FAILED else _HEDGES
         if guard.search(sentence) is not None:
+            return None
+        if cue.type == _FIX and _REQUIREMENT.search(sentence) is not None:
             return None
         return cue
     return None

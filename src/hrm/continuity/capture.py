@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -224,8 +225,8 @@ class _LineReader:
                 continue
             if not line.endswith(b"\n"):
                 return  # the end of the file, maybe a line still being written
-            self.consumed += len(line)
             yield line
+            self.consumed += len(line)  # only once the caller has taken it in
 
     def _skip_line(self) -> tuple[int, bool]:
         """Read to the end of the current line in chunks: (bytes read, found its end)."""
@@ -250,6 +251,9 @@ class _Extractor:
         self._uses: dict[str, tuple[str, str]] = {}
         self._seen = {" ".join(content.lower().split()) for _, content in state.kept}
         self._explanation = ""
+        self._last_fix: tuple[int, str] | None = None
+        """(index in `found`, "`cmd` failed with …") of the last error→fix of this turn: a
+        statement of the fix that follows joins it instead of becoming a second learning."""
 
     def feed_line(self, line: bytes) -> None:
         if not line.strip():
@@ -292,13 +296,16 @@ class _Extractor:
         text = strip_private(raw)
         if text.lstrip().startswith(("<command-", "<local-command", "Caveat:", "[Request")):
             return
+        if not from_assistant:
+            self._last_fix = None  # a new prompt: what follows is about something else
         for sentence in sentences(text[:20_000]):
             cue = read_sentence(sentence)
-            if cue is not None:
+            fix = cue is not None and cue.type in ("ERROR_FIX", "WORKING_SOLUTION")
+            if fix and from_assistant and self._last_fix is not None:
+                self._join_fix(sentence)
+            elif cue is not None:
                 self._add(cue.type, sentence, "MEDIUM", cue.name)
-                if from_assistant and cue.type in ("ERROR_FIX", "WORKING_SOLUTION"):
-                    self._explanation = sentence
-            elif from_assistant and _explains(sentence):
+            if from_assistant and (fix or (cue is None and _explains(sentence))):
                 self._explanation = sentence
 
     def _tool_use(self, part: dict[str, Any]) -> None:
@@ -334,13 +341,46 @@ class _Extractor:
     def _fixed(self, name: str, subject: str, failure: dict[str, Any]) -> None:
         error = str(failure.get("error") or "an error")
         edits = [str(e) for e in failure.get("edits") or []]
-        how = self._explanation or (f"editing {', '.join(edits)}" if edits else "")
-        if not how:
-            return  # a retry that passed with nothing changed says nothing worth keeping
         what = f"`{subject}`" if name == "Bash" else f"{name} on {subject}"
-        text = f"{what} failed with \"{error}\"; it passed after {how.rstrip('.')}."
+        head = f"{what} failed with \"{error}\""
+        explained = self._explanation.rstrip(".")
+        if explained and edits:
+            text = f"{head}. {explained}; fixed by editing {', '.join(edits)}."
+        elif explained:
+            text = f"{head}. {explained}."
+        elif edits:
+            text = f"{head}; it passed after editing {', '.join(edits)}."
+        else:
+            return  # a retry that passed with nothing changed says nothing worth keeping
+        if self._explanation:
+            self._drop(self._explanation)  # kept on its own a moment ago: it lives on in `text`
         self._add("ERROR_FIX", text, "MEDIUM", "error-then-success", subject=subject)
+        if self.found and self.found[-1].content == text[:MAX_SENTENCE * 2]:
+            self._last_fix = (len(self.found) - 1, head)
         self._explanation = ""
+
+    def _join_fix(self, sentence: str) -> None:
+        """A statement of the fix right after an error→fix: one learning with both."""
+        if self._last_fix is None:
+            return
+        index, head = self._last_fix
+        joined = f"{head}. {sentence.rstrip('.')}."[: MAX_SENTENCE * 2]
+        old = self.found[index]
+        self.found[index] = replace(old, content=joined)
+        for row in self.state.kept:
+            if row[1] == old.content:
+                row[1] = joined
+        self._seen.add(" ".join(sentence.lower().split()))
+        self._last_fix = None
+
+    def _drop(self, content: str) -> bool:
+        """Take back a learning found in this capture (it is being folded into another)."""
+        for index, item in enumerate(self.found):
+            if item.content == content:
+                del self.found[index]
+                self.state.kept = [row for row in self.state.kept if row[1] != content]
+                return True
+        return False
 
     def _add(self, kind: str, content: str, confidence: str, evidence: str, *,
              subject: str = "") -> None:
@@ -387,16 +427,26 @@ def _failed(part: dict[str, Any], output: str, extra: object) -> bool:
 
 
 def _error_line(output: str) -> str:
-    """The line of a tool's output that names the error, cut to 200 characters."""
+    """The line of a tool's output that names the error, cut to 200 characters.
+
+    A line naming an exception or an ``error:`` beats a summary line (``1 failed``, ``make:
+    *** Error 1``), which says only that something failed; the last such line wins.
+    """
     lines = [line.strip() for line in strip_private(output).splitlines() if line.strip()]
-    for line in reversed(lines[:400]):
-        if any(marker in line for marker in _ERROR_MARKERS) or line.endswith("Error"):
+    lines = lines[:400]
+    for line in reversed(lines):
+        if _NAMED_ERROR.search(line) and not line.startswith(("make:", "npm ERR!")):
+            return line[:200]
+    for line in reversed(lines):
+        if any(marker in line for marker in _ERROR_MARKERS):
             return line[:200]
     return (lines[-1] if lines else "an error")[:200]
 
 
-_EXPLAINS = ("because", "the issue", "the problem", "caused by", "was missing", "needs to",
-             "should have been", "instead of", "wrong", "forgot")
+_NAMED_ERROR = re.compile(r"\w(?:Error|Exception)\b|\berror:|^E\s{2,}\S|\bnot found\b")
+_EXPLAINS = ("because", "the issue", "the problem", "caused by", "missing", "lacks", "lacked",
+             "needs", "requires", "expects", "should have been", "instead of", "wrong",
+             "forgot", "never", "since")
 
 
 def _explains(sentence: str) -> bool:

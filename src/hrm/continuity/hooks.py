@@ -524,6 +524,7 @@ class HookOrchestrator:
             _render_header,
             _render_ledger_section,
         )
+        from hrm.continuity._session_learnings import captured_for
 
         started = time.monotonic()
         deadline = started + self.settings.memory_search_budget_ms / 1000
@@ -543,7 +544,9 @@ class HookOrchestrator:
             ), [])
             description = _handoff_description(latest[1]) if latest else ""
             query = _project_query(project, description)
-            found["learnings"] = self._search(query, min(limit, 100), deadline)
+            found["learnings"] = self._search(query, min(limit, 100), deadline, decayed=True)
+            found["captured"] = self._guard("captured learnings", lambda: captured_for(
+                self.learnings(), project, limit), [])
 
         job = _Budgeted("session-start", gather)
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
@@ -552,11 +555,13 @@ class HookOrchestrator:
         preferences = list(found.get("preferences") or [])
         shown = {p.id for p in preferences}
         learnings = [x for x in found.get("learnings") or [] if x.id not in shown]
+        shown |= {x.id for x in learnings}
+        captured = [x for x in found.get("captured") or [] if x.id not in shown]
         # Everything below is stored text about to become the assistant's context: each line
         # passes the injection screening first (D141).
         firewall: list[dict[str, Any]] = []
         verdicts = self._guard("screening verdicts", self.verdicts, None)
-        originals = _originals(latest, preferences + learnings)
+        originals = _originals(latest, preferences + learnings + captured)
         sections = [
             _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall,
                       None, originals),
@@ -565,13 +570,17 @@ class HookOrchestrator:
                       "preference", firewall, verdicts, originals),
             _screened(_render_learnings_section("Learnings relevant to this project", learnings),
                       "learning", firewall, verdicts, originals),
+            _screened(_render_learnings_section(
+                "Learned by itself in recent sessions of this project (inferred, unconfirmed)",
+                captured), "learning", firewall, verdicts, originals),
         ]
         self._save_verdicts()
         text = _compose_context(
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
         metadata: dict[str, Any] = {
-            "memories_loaded": len(learnings) + len(preferences),
+            "memories_loaded": len(learnings) + len(preferences) + len(captured),
+            "captured_loaded": len(captured),
             "preferences_loaded": len(preferences),
             "ledger_loaded": ledger is not None,
             "handoff_loaded": latest is not None,
@@ -593,7 +602,9 @@ class HookOrchestrator:
         choice = newest_handoff(self, project)
         return None if choice is None else (choice.path, choice.data, choice.origin)
 
-    def _search(self, query: str, limit: int, deadline: float) -> list[Any]:
+    def _search(
+        self, query: str, limit: int, deadline: float, *, decayed: bool = False
+    ) -> list[Any]:
         if not query.strip():
             return list(self.learnings().recent(limit))
         from hrm.continuity.learnings_types import SearchQuery
@@ -602,6 +613,10 @@ class HookOrchestrator:
         results = self.learnings().search_memories(
             SearchQuery(text=query, filters=None, limit=limit), budget_ms=budget_ms
         )
+        if decayed:  # SessionStart: an old learning nobody reads gives way (D246)
+            from hrm.continuity._session_learnings import rank_by_decay
+
+            return rank_by_decay(list(results.results))
         return [result.learning for result in results.results]
 
     # -- UserPromptSubmit --------------------------------------------------------------------
@@ -696,12 +711,19 @@ class HookOrchestrator:
             ),
             None,
         )
-        elapsed = round((time.monotonic() - started) * 1000)
-        return HookResponse(
-            indexed=artifact_id is not None,
-            artifact_type=kind,
-            metadata={"index_time_ms": elapsed, "artifact_id": artifact_id},
-        )
+        metadata: dict[str, Any] = {"artifact_id": artifact_id}
+        if kind == "handoff" and artifact_id is not None:
+            from hrm.continuity._session_learnings import store_handoff_learnings
+
+            # A handoff's `learnings:` become searchable learnings of the project (D245).
+            metadata["learnings_stored"] = self._guard("handoff learnings", lambda: (
+                store_handoff_learnings(
+                    self.learnings(), content, path=str(file_info.path),
+                    session_id=file_info.session_id or None, project=file_info.project_path,
+                )
+            ), 0)
+        metadata["index_time_ms"] = round((time.monotonic() - started) * 1000)
+        return HookResponse(indexed=artifact_id is not None, artifact_type=kind, metadata=metadata)
 
     # -- PreCompact, SessionEnd, Stop --------------------------------------------------------
 
