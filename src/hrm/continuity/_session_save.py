@@ -121,6 +121,11 @@ def _enrich(
         logger.warning("session %s: %s", checkpoint.session_id, summary.problem)
     state = _load_state(orchestrator.home, checkpoint.session_id)
     captured = capture_transcript(checkpoint.transcript_path, state=state, deadline=deadline)
+    learnings = list(captured.learnings)
+    if deadline is None:  # PreCompact can wait for a model; SessionEnd's budget cannot (D247)
+        learnings += orchestrator._guard(
+            "model capture", lambda: _model_learnings(orchestrator, checkpoint, captured), []
+        )
     handoff = build_session_handoff(summary, checkpoint)
     if handoff is None:
         if minimal is not None and summary.problem is None:
@@ -139,12 +144,29 @@ def _enrich(
         path = store.enrich(minimal, handoff) if minimal is not None else store.write(handoff)
         outcome.update(path=Path(path), stage="enriched")
     _save_state(orchestrator.home, checkpoint.session_id, captured.state)
-    if captured.learnings:
+    if learnings:
         ids, _ = store_captured(
-            orchestrator.learnings(), captured.learnings,
+            orchestrator.learnings(), learnings,
             session_id=checkpoint.session_id, project_path=str(checkpoint.project_path),
         )
         outcome["stored"] = len(ids)
+
+
+def _model_learnings(
+    orchestrator: HookOrchestrator, checkpoint: SessionCheckpoint, captured: Any
+) -> list[Any]:
+    """What a capable configured model adds to the deterministic capture (none otherwise)."""
+    from hrm.continuity._capture_model import capable_model, model_capture
+
+    llm = capable_model(orchestrator.home, checkpoint.project_path)
+    if llm is None or not captured.record:
+        return []
+    known = [content for _, content in captured.state.kept]
+    found = model_capture(llm, captured.record, known=known)
+    for item in found:  # the session's handoff lists them with the rest
+        if len(captured.state.kept) < 20:
+            captured.state.kept.append([item.type, item.content])
+    return found
 
 
 def capture_at_stop(orchestrator: HookOrchestrator, signal: StopSignal) -> dict[str, Any]:

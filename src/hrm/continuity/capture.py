@@ -59,6 +59,7 @@ DEFAULT_MAX_BYTES = 16 << 20
 its newest part."""
 MAX_LINE_BYTES = 4 << 20
 """A longer line (a pasted dump) is skipped without being held in memory."""
+RECORD_CHARS = 12_000
 MAX_PER_SESSION = 20
 """A session yields at most this many learnings; the first found are kept."""
 _CHUNK = 1 << 16
@@ -132,6 +133,9 @@ class CaptureResult:
     timed_out: bool = False
     problem: str | None = None
     """Why the transcript could not be read at all."""
+    record: str = ""
+    """What was read, condensed (prompts, the assistant's words, errors met), newest last and
+    at most `RECORD_CHARS`: what the model tier reads (`_capture_model`)."""
 
 
 def capture_transcript(
@@ -181,6 +185,7 @@ def capture_transcript(
         lines_skipped=extractor.skipped + reader.oversized,
         skipped_head=skipped_head,
         timed_out=timed_out,
+        record="\n".join(extractor.record)[-RECORD_CHARS:],
     )
 
 
@@ -251,6 +256,8 @@ class _Extractor:
         self._uses: dict[str, tuple[str, str]] = {}
         self._seen = {" ".join(content.lower().split()) for _, content in state.kept}
         self._explanation = ""
+        self.record: list[str] = []
+        self._record_chars = 0
         self._last_fix: tuple[int, str] | None = None
         """(index in `found`, "`cmd` failed with …") of the last error→fix of this turn: a
         statement of the fix that follows joins it instead of becoming a second learning."""
@@ -298,6 +305,7 @@ class _Extractor:
             return
         if not from_assistant:
             self._last_fix = None  # a new prompt: what follows is about something else
+        self._note(f"{'Assistant' if from_assistant else 'Person'}: {text.strip()[:2000]}")
         for sentence in sentences(text[:20_000]):
             cue = read_sentence(sentence)
             fix = cue is not None and cue.type in ("ERROR_FIX", "WORKING_SOLUTION")
@@ -329,6 +337,7 @@ class _Extractor:
         name, subject = use
         output = _result_text(part.get("content"), extra)
         if _failed(part, output, extra):
+            self._note(f"Error from {subject}: {_error_line(output)}")
             if subject not in self.state.pending and len(self.state.pending) < _MAX_PENDING:
                 self.state.pending[subject] = {"error": _error_line(output), "edits": [],
                                                "tool": name}
@@ -381,6 +390,13 @@ class _Extractor:
                 self.state.kept = [row for row in self.state.kept if row[1] != content]
                 return True
         return False
+
+    def _note(self, line: str) -> None:
+        """Keep `line` in the condensed record, dropping the oldest past twice its bound."""
+        self.record.append(line)
+        self._record_chars += len(line) + 1
+        while self._record_chars > 2 * RECORD_CHARS and len(self.record) > 1:
+            self._record_chars -= len(self.record.pop(0)) + 1
 
     def _add(self, kind: str, content: str, confidence: str, evidence: str, *,
              subject: str = "") -> None:
