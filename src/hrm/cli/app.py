@@ -43,6 +43,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("hrm.cli.stack", "app", "stack", "Create, inspect and tear down cognitive stacks."),
     ("hrm.cli.problems", "app", "problems", "List a stack's problems and resolve them."),
     ("hrm.cli.meta", "app", "meta", "Cross-stack analysis by the meta agent."),
+    ("hrm.cli.mcp", "app", "mcp", "Serve learnings, handoffs, skills and why over MCP (stdio)."),
 ]
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from hrm._atomic import atomic_write
 from hrm._clock import system_clock
-from hrm._paths import read_text
+from hrm._paths import is_within, read_text
 from hrm._yaml import MAX_BYTES
 from hrm.continuity._durable_handoff import fsync_directory, is_minimal, publish, session_dirname
 from hrm.continuity.handoffs import (
@@ -198,6 +198,25 @@ class HandoffStore:
                 f"not UTF-8 text (byte {exc.start}): not a handoff", path=path
             ) from None
         return deserialize(text, path=str(path))
+
+    def read(self, key: str) -> tuple[Path, HandoffData]:
+        """A stored handoff by ``<session>/<name>``, unique file stem, or a path in the store.
+
+        Unlike `load`, never a file outside the store: callers on the other side of a protocol
+        (the MCP tool) name handoffs, not files.
+
+        Raises:
+            HRMError: ``NOT_FOUND``; ``PERMISSION_DENIED`` for a path outside the store.
+        """
+        candidate = Path(key)
+        if candidate.is_absolute():
+            if not is_within(candidate, self.root):
+                raise HRMError.not_found("handoff", key, "give an id from `hrm handoff list`")
+            path = candidate
+        else:
+            path = self._resolve_id(key)
+        text = read_text(path, max_bytes=MAX_BYTES, root=self.root, what="handoff")
+        return path, deserialize(text, path=str(path))
 
     def _resolve_id(self, key: str) -> Path:
         for candidate in (self.root / key, *(self.root / f"{key}{s}" for s in (".yaml", ".md"))):
