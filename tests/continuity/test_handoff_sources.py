@@ -126,3 +126,24 @@ def test_handoffs_of_other_projects_are_never_shown(home: HRMHome, tmp_path: Pat
     other.mkdir()
     index_project_handoff(home, other, "writer")
     assert "Wire the messages" not in session_start(home, project)
+
+
+def test_a_handoffs_learnings_are_shown_with_their_confidence_markers(
+    home: HRMHome, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    from hrm.continuity.handoffs import HandoffLearning
+
+    project = tmp_path / "app"
+    project.mkdir()
+    base = stored(project, "Tune the importer", when=datetime.now(UTC), session="s")
+    HandoffStore(home).write(replace(base, learnings=[
+        HandoffLearning("ERROR_FIX", "BOM-prefixed files need utf-8-sig", "verified"),
+        HandoffLearning("FAILED_APPROACH", "csv.Sniffer guesses wrong on one column", "inferred"),
+        HandoffLearning("CODEBASE_PATTERN", "Importers live in app/io", "uncertain"),
+    ]))
+    context = session_start(home, project)
+    assert "- ✓ [ERROR_FIX] BOM-prefixed files need utf-8-sig" in context
+    assert "- ? [FAILED_APPROACH] csv.Sniffer guesses wrong on one column" in context
+    assert "- ✗ [CODEBASE_PATTERN] Importers live in app/io" in context

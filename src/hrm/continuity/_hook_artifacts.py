@@ -100,7 +100,24 @@ def _render_handoff_section(path: Path, data: Any, origin: str = "") -> str:
     if warnings:
         lines.append("Warnings:")
         lines.extend(f"- {_one_line(w, 300)}" for w in warnings[:5])
+    learned = list(getattr(data, "learnings", None) or [])
+    if learned:
+        lines.append("Learnings (✓ verified, ? inferred, ✗ uncertain):")
+        lines.extend(f"- {_marked(item)}" for item in learned[:8])
     return "\n".join(lines)
+
+
+def _marked(item: Any) -> str:
+    """A handoff's finding with the ConfidenceMarker symbol of how it was checked (003 §5)."""
+    from hrm.confidence import MARKERS, VerificationStatus
+
+    raw = getattr(item, "confidence", VerificationStatus.UNCERTAIN)
+    try:
+        status = VerificationStatus(str(getattr(raw, "value", raw)).lower())
+    except ValueError:
+        status = VerificationStatus.UNCERTAIN  # a level nobody can vouch for is not a check
+    kind = _name(getattr(item, "type", "LEARNING"))
+    return f"{MARKERS[status]} [{kind}] {_one_line(getattr(item, 'content', ''), 300)}"
 
 
 def _render_ledger_section(path: Path, summary: str) -> str:

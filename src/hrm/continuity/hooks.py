@@ -865,6 +865,10 @@ def _originals(latest: tuple[Any, ...] | None, learnings: list[Any]) -> dict[str
                     *(getattr(data, "blockers", None) or []),
                     *(getattr(resume, "warnings", None) or [])]:
             found[_one_line(raw, 300)] = str(raw)
+        from hrm.continuity._hook_artifacts import _marked
+
+        for item in list(getattr(data, "learnings", None) or [])[:8]:
+            found[_marked(item)] = str(getattr(item, "content", ""))
     return found
 
 
