@@ -3,9 +3,10 @@
 Each transcript in ``tests/fixtures/transcripts`` is a Claude Code session written by hand with
 the learnings a careful reader would keep (``labels.json``: a type and the words the learning
 must contain). The cue tables were written against those (the dev set); ``heldout/`` was
-written after and never tuned on, so its figures are the ones to expect on new sessions. Capture runs on each file as the Stop and SessionEnd hooks run it; a captured
-learning is a true positive when it has a label's type (an error fix and a working solution
-count as one kind) and every one of its words, each label matching once.
+written after and never tuned on, so its figures are the ones to expect on new sessions.
+Capture runs on each file as the Stop and SessionEnd hooks run it; a captured learning is a
+true positive when it has a label's type (an error fix and a working solution count as one
+kind) and every one of its words, each label matching once.
 
     .venv/bin/python bench/bench_capture.py [--json]
 """

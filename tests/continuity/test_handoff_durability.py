@@ -92,7 +92,7 @@ def test_enrichment_replaces_the_minimal_handoff_in_place(home: HRMHome, tmp_pat
     orchestrator = HookOrchestrator(home, HookSettings(session_end_budget_ms=30_000))
     response = orchestrator.on_session_end(checkpoint(tmp_path, transcript(tmp_path / "t.jsonl")))
     assert response.metadata["handoff_stage"] == "enriched"
-    [(path, text)] = documents(home)
+    [(path, _)] = documents(home)
     assert str(path) == response.metadata["handoff_path"]
     loaded = HandoffStore(home).load(path)
     assert loaded.extra["stage"] == "enriched"

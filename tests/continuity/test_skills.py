@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrm.continuity._skill_patterns import _required_literals
 from hrm.continuity.skills import (
     ActivationAction,
     Enforcement,
@@ -23,7 +24,6 @@ from hrm.continuity.skills import (
     _regex_window,
     default_rule_paths,
 )
-from hrm.continuity._skill_patterns import _required_literals
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 

@@ -30,10 +30,13 @@ async def server(home: Path, project: Path) -> AsyncIterator[ClientSession]:
            "CLAUDE_PROJECT_DIR": str(project)}
     params = StdioServerParameters(command=sys.executable, args=["-m", "hrm", "mcp"], env=env,
                                    cwd=str(project))
-    with open(os.devnull, "w") as quiet:
+    quiet = open(os.devnull, "w")  # noqa: ASYNC230, SIM115 - /dev/null cannot block
+    try:
         async with stdio_client(params, errlog=quiet) as streams, ClientSession(*streams) as s:
             await s.initialize()
             yield s
+    finally:
+        quiet.close()
 
 
 def run(home: Path, project: Path, script: Callable[[ClientSession], Awaitable[Any]]) -> Any:

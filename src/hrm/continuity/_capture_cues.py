@@ -65,7 +65,8 @@ CUES: tuple[Cue, ...] = (
     Cue(r"\b(?:abandon|drop|revert|back out|undo|give up on)(?:ing|ed|s)? (?:this|that|the|my|"
         r"our) (?:approach|idea|attempt|change|plan)\b", _FAILED, "abandon"),
     Cue(r"\bnot (?:the|a) (?:cause|culprit|problem|issue)\b", _FAILED, "not-the-cause"),
-    Cue(r"\b(?:we|i|you)(?:'ve| have| had)? decided (?:to|on|that|against)\b", _DECISION, "decided"),
+    Cue(r"\b(?:we|i|you)(?:'ve| have| had)? decided (?:to|on|that|against)\b", _DECISION,
+        "decided"),
     Cue(r"\bdecision(?: was| is)?: ", _DECISION, "decision"),
     Cue(r"\b(?:let's|we'll|we will|i'll|i will|going to) (?:go with|use|stick with|keep|switch "
         r"to|move to)\b.{0,120}\b(?:instead of|rather than|over|because|since)\b", _DECISION,

@@ -18,6 +18,7 @@ This module is imported by the SessionEnd hook before anything heavy: it imports
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re  # json imports it anyway
@@ -192,10 +193,8 @@ def publish(folder: Path, stem: str, suffix: str, payload: bytes) -> Path:
             os.close(fd)
         target = _link_new_name(temporary, folder, stem, suffix)
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
-        except FileNotFoundError:
-            pass
     fsync_directory(folder)
     return target
 

@@ -36,8 +36,10 @@ def _decay(learning: Learning) -> float:
 
 def rank_by_decay(results: list[SearchResult]) -> list[Learning]:
     """Search results best first by ``relevance × (½ + ½ × decayed score)``."""
+
     def weight(result: SearchResult) -> float:
-        return result.relevance_score * (_DECAY_FLOOR + (1 - _DECAY_FLOOR) * _decay(result.learning))
+        kept = _DECAY_FLOOR + (1 - _DECAY_FLOOR) * _decay(result.learning)
+        return result.relevance_score * kept
 
     return [r.learning for r in sorted(results, key=weight, reverse=True)]
 

@@ -545,8 +545,9 @@ class HookOrchestrator:
             description = _handoff_description(latest[1]) if latest else ""
             query = _project_query(project, description)
             found["learnings"] = self._search(query, min(limit, 100), deadline, decayed=True)
+            nothing: list[Any] = []
             found["captured"] = self._guard("captured learnings", lambda: captured_for(
-                self.learnings(), project, limit), [])
+                self.learnings(), project, limit), nothing)
 
         job = _Budgeted("session-start", gather)
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
@@ -736,7 +737,7 @@ class HookOrchestrator:
         return self._checkpoint(checkpoint, budget_ms=self.settings.session_end_budget_ms)
 
     def on_stop(self, signal: StopSignal) -> HookResponse:
-        """The turn ended: capture what it learned. hrm never blocks a stop (``stop_hook_active``)."""
+        """The turn ended: capture what it learned. hrm never blocks a stop."""
         from hrm.continuity._session_save import capture_at_stop
 
         metadata: dict[str, Any] = {"stop_hook_active": signal.stop_hook_active}
