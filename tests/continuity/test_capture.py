@@ -233,7 +233,10 @@ def test_the_next_session_start_shows_what_was_captured(home: HRMHome, tmp_path:
         SessionContext(session_id="s2", mode=SessionMode.STARTUP, project_path=project)
     ).additional_context or ""
     starting.close()
-    assert context.count("[ERROR_FIX] The fix was to pin the protobuf runtime") == 1
+    # Once as a learning of the project (with its id), once among the handoff's learnings.
+    assert context.count("[ERROR_FIX] The fix was to pin the protobuf runtime") == 2
+    assert "- ? [ERROR_FIX] The fix was to pin the protobuf runtime" in context
+    assert context.count("generated stubs need it. (id lrn-") == 1
 
 
 def test_captured_learnings_are_those_of_the_project_least_decayed_first(

@@ -43,7 +43,6 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("hrm.cli.stack", "app", "stack", "Create, inspect and tear down cognitive stacks."),
     ("hrm.cli.problems", "app", "problems", "List a stack's problems and resolve them."),
     ("hrm.cli.meta", "app", "meta", "Cross-stack analysis by the meta agent."),
-    ("hrm.cli.mcp", "app", "mcp", "Serve learnings, handoffs, skills and why over MCP (stdio)."),
 ]
 
 
@@ -100,7 +99,7 @@ config_app = typer.Typer(
 )
 app.add_typer(config_app, name="config")
 
-for _module in ("hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook"):
+for _module in ("hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook", "hrm.cli.mcp"):
     try:
         importlib.import_module(_module).register(app)
     except ModuleNotFoundError as _exc:
