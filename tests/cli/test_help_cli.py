@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from hrm.cli.app import app
 
 # Commands whose output is not data: the hook answers Claude Code in its own protocol.
-WITHOUT_JSON = {("hook",)}
+WITHOUT_JSON = {("hook",), ("mcp",)}
 
 
 def _walk(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:

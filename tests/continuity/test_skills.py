@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrm.continuity._skill_patterns import _required_literals
 from hrm.continuity.skills import (
     ActivationAction,
     Enforcement,
@@ -20,7 +22,6 @@ from hrm.continuity.skills import (
     SkillMatch,
     TriggerConfig,
     _regex_window,
-    _required_literals,
     default_rule_paths,
 )
 from hrm.errors import ErrorCode, HRMError
@@ -91,13 +92,14 @@ def test_bad_regex_and_bad_json_are_load_errors_others_still_load(tmp_path: Path
         {
             "ok": rule(keywords=["deploy"]),
             "broken": rule(intent_patterns=["(unclosed"]),
-            "evil": rule(intent_patterns=["(a+)+$"]),
+            "evil": rule(intent_patterns=[r"(a+)\1$"]),
+            "nested": rule(intent_patterns=["(a+)+$"]),
         },
     )
     bad = tmp_path / "b.json"
     bad.write_text('{"skills": {"x": ')
     rules = SkillActivator().load_rules([bad, good, tmp_path / "missing.json"])
-    assert set(rules.skills) == {"ok"}
+    assert set(rules.skills) == {"ok", "nested"}  # RE2 runs a nested repetition in linear time
     errors = {(e.file_path.name, e.rule) for e in rules.errors}
     assert errors == {("b.json", None), ("a.json", "broken"), ("a.json", "evil")}
     assert "line 1" in next(e.message for e in rules.errors if e.rule is None)
@@ -261,9 +263,10 @@ def test_shipped_default_rules_load_and_default_paths_order(tmp_path: Path) -> N
     assert paths == [
         tmp_path / ".claude/skills/skill-rules.json",
         tmp_path / ".hrm/skill-rules.json",
+        Path(os.environ["CLAUDE_CONFIG_DIR"]) / "skills/skill-rules.json",
         home.hot_config_dir / "skill-rules.json",
     ]
-    assert default_rule_paths(home, None) == paths[-1:]
+    assert default_rule_paths(home, None) == paths[-2:]
 
 
 def _all_real_patterns() -> list[str]:
@@ -317,8 +320,8 @@ def _rule_state(rules: object) -> list[tuple[object, ...]]:
                     rule.extra,
                     rule.source_path,
                     compiled.keywords,
-                    [(p.pattern, p.required) for p in compiled.intents],
-                    [(p.pattern, p.required) for p in compiled.negatives],
+                    [(p.pattern, p.required, p.engine) for p in compiled.intents],
+                    [(p.pattern, p.required, p.engine) for p in compiled.negatives],
                 )
             )
     return out

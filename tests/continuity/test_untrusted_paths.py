@@ -80,14 +80,18 @@ def test_a_fifo_as_transcript_path_never_hangs_any_hook(
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "SessionEnd"])
-def test_a_transcript_that_is_a_fifo_is_logged_and_no_handoff_is_written(
+def test_a_transcript_that_is_a_fifo_is_logged_and_only_the_minimal_handoff_stays(
     event: str, project: Path, home_root: Path
 ) -> None:
+    """The FIFO is never read, and the session's handoff is not lost with it (D240)."""
     fifo = project / "transcript.jsonl"
     os.mkfifo(fifo)
     answer_within(payload(event, project, transcript_path=str(fifo)), home_root, project)
     assert "FIFO" in log_messages(home_root)
-    assert not any((home_root / "handoffs").rglob("*.yaml"))
+    [written] = (home_root / "handoffs").rglob("*.yaml")
+    document = json.loads(written.read_text(encoding="utf-8"))
+    assert document["extra"]["stage"] == "minimal"
+    assert document["extra"]["transcript_path"] == str(fifo)
 
 
 def test_read_transcript_refuses_a_device_and_says_why() -> None:

@@ -102,7 +102,8 @@ config_app = typer.Typer(
 app.add_typer(config_app, name="config")
 
 _COMMAND_MODULES = (
-    "hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook", "hrm.cli.trust"
+    "hrm.cli.turns", "hrm.cli.why", "hrm.cli.version", "hrm.cli.hook", "hrm.cli.trust",
+    "hrm.cli.mcp",
 )
 for _module in _COMMAND_MODULES:
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -48,28 +48,65 @@ def claude_code(
         Path | None,
         typer.Option("--project-dir", help="The project (default: the current directory)."),
     ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", help="How Claude Code should run hrm (default: `hrm` on "
+                     "PATH, or the project's own venv)."),
+    ] = None,
+    no_mcp: Annotated[
+        bool, typer.Option("--no-mcp", help="Do not register `hrm mcp` in the project's .mcp.json.")
+    ] = False,
+    plugin: Annotated[
+        Path | None,
+        typer.Option("--plugin", help="Write a Claude Code plugin (hooks and MCP server) to DIR "
+                     "instead of changing settings."),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Merge hrm's hook entries into Claude Code's settings.json (idempotent, with a backup)."""
-    from hrm.continuity.install import install_claude_code, settings_path
+    from hrm.continuity._install_plugin import install_mcp_json, portable_command, write_plugin
+    from hrm.continuity.install import hook_command, install_claude_code, settings_path
 
     if project and global_scope:
         raise fail("choose one of --project and --global", EXIT_USAGE)
     if project_dir is not None and not project_dir.is_dir():
         # A mistyped path would otherwise become a new project with hooks nobody runs.
         raise fail(f"--project-dir '{project_dir}' is not an existing directory", EXIT_INPUT)
-    if global_scope:
-        path = settings_path("global")
-    else:
-        path = settings_path("project", project_dir=project_dir)
+    folder = project_dir or Path.cwd()
     with handle_errors():
-        result = install_claude_code(path, uninstall=uninstall)
+        portable = portable_command(folder, chosen=command)
+        if plugin is not None:
+            from hrm.cli.version import version_info
+
+            written = write_plugin(plugin, portable, version=version_info().version)
+            _report_plugin(written, portable.note, json_out)
+            return
+        if global_scope:  # the person's own file, never shared: an absolute path works best
+            path = settings_path("global")
+            prefix = f"{command} hook" if command else hook_command()
+        else:
+            path = settings_path("project", project_dir=project_dir)
+            prefix = f"{portable.shell} hook"
+        result = install_claude_code(path, command=prefix, uninstall=uninstall)
+        mcp_path = folder / ".mcp.json"
+        mcp = "skipped" if global_scope or no_mcp else install_mcp_json(
+            mcp_path, portable, uninstall=uninstall
+        )
     if json_out:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), "mcp_json": str(mcp_path) if mcp != "skipped" else None,
+                   "mcp_server": mcp, "note": portable.note if not global_scope else ""})
         return
+    _report(result, mcp, mcp_path, uninstall=uninstall)
+    if portable.note and not global_scope:
+        console.print(f"note: {portable.note}")
+
+
+def _report(result: Any, mcp: str, mcp_path: Path, *, uninstall: bool) -> None:
     if not result.changed:
-        console.print(f"{path}: already {'clean' if uninstall else 'up to date'}; nothing changed")
-        return
+        console.print(
+            f"{result.settings_path}: already {'clean' if uninstall else 'up to date'}; "
+            "nothing changed"
+        )
     for label, events in (
         ("added", result.added),
         ("updated", result.updated),
@@ -77,8 +114,21 @@ def claude_code(
     ):
         if events:
             console.print(f"{label}: {', '.join(events)}")
-    console.print(f"{result.action} hrm hooks in {path}")
+    if result.changed:
+        console.print(f"{result.action} hrm hooks in {result.settings_path}")
     if result.backup_path:
         console.print(f"backup of the previous file: {result.backup_path}")
-    if not uninstall:
+    if mcp not in ("skipped", "unchanged"):
+        console.print(f"MCP server `hrm mcp` {mcp} in {mcp_path}")
+    if not uninstall and result.changed:
         console.print(f"hook command: {result.command} <event>")
+
+
+def _report_plugin(written: list[Path], note: str, json_out: bool) -> None:
+    if json_out:
+        emit_json({"plugin_files": [str(p) for p in written], "note": note})
+        return
+    for path in written:
+        console.print(f"wrote {path}")
+    if note:
+        console.print(f"note: {note}")

@@ -18,7 +18,6 @@ TYPE_CHECKING = False  # as in `hooks`: hook processes import this module; no ty
 if TYPE_CHECKING:
     from typing import Any
 
-    from hrm.continuity.hooks import SessionCheckpoint
     from hrm.home import HRMHome
 
 _ARTIFACT_READ_LIMIT = 1 << 20
@@ -77,12 +76,14 @@ def _render_header(project: Path, mode: str) -> str:
     return f"hrm continuity notes for project '{project.name}' ({project}); session {mode.lower()}."
 
 
-def _render_handoff_section(path: Path, data: Any) -> str:
+def _render_handoff_section(path: Path, data: Any, origin: str = "") -> str:
     task = getattr(data, "task", None)
     resume = getattr(data, "resume", None)
     session = getattr(data, "session", None)
     ended = getattr(session, "ended_at", None) or getattr(session, "started_at", None)
     lines = [f"## Latest handoff ({ended or 'undated'}, {path})"]
+    if origin:
+        lines.append(f"Source: {_one_line(origin, 400)}.")
     lines.append(f"Task: {_one_line(getattr(task, 'description', '') or '(none)', 500)}")
     status = getattr(task, "status", None)
     if status is not None:
@@ -99,7 +100,24 @@ def _render_handoff_section(path: Path, data: Any) -> str:
     if warnings:
         lines.append("Warnings:")
         lines.extend(f"- {_one_line(w, 300)}" for w in warnings[:5])
+    learned = list(getattr(data, "learnings", None) or [])
+    if learned:
+        lines.append("Learnings (✓ verified, ? inferred, ✗ uncertain):")
+        lines.extend(f"- {_marked(item)}" for item in learned[:8])
     return "\n".join(lines)
+
+
+def _marked(item: Any) -> str:
+    """A handoff's finding with the ConfidenceMarker symbol of how it was checked (003 §5)."""
+    from hrm.confidence import MARKERS, VerificationStatus
+
+    raw = getattr(item, "confidence", VerificationStatus.UNCERTAIN)
+    try:
+        status = VerificationStatus(str(getattr(raw, "value", raw)).lower())
+    except ValueError:
+        status = VerificationStatus.UNCERTAIN  # a level nobody can vouch for is not a check
+    kind = _name(getattr(item, "type", "LEARNING"))
+    return f"{MARKERS[status]} [{kind}] {_one_line(getattr(item, 'content', ''), 300)}"
 
 
 def _render_ledger_section(path: Path, summary: str) -> str:
@@ -156,23 +174,3 @@ def _read_bounded(path: Path, roots: list[Path]) -> str:
         path, max_bytes=_ARTIFACT_READ_LIMIT, root=roots, what="artifact", truncate=True
     )
     return data.decode("utf-8", errors="replace")
-
-
-# -- PreCompact, SessionEnd: the session as a handoff ----------------------------------------
-
-
-def _write_session_handoff(store: Any, checkpoint: SessionCheckpoint) -> Path | None:
-    import logging  # the handoff path imports it anyway; the prompt path must not
-
-    from hrm.continuity.transcript import build_session_handoff, read_transcript
-
-    # The orchestrator's logger, not this private module's: log settings name `hooks`.
-    logger = logging.getLogger("hrm.continuity.hooks")
-    summary = read_transcript(checkpoint.transcript_path)
-    if summary.problem is not None:
-        logger.warning("session %s: %s", checkpoint.session_id, summary.problem)
-    handoff = build_session_handoff(summary, checkpoint)
-    if handoff is None:
-        logger.info("session %s has nothing to hand off", checkpoint.session_id)
-        return None
-    return Path(store.write(handoff))

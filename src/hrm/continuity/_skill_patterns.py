@@ -1,36 +1,153 @@
-"""The intent and negative patterns of skill rules: their compiled form and the checks made at load.
+"""The intent and negative patterns of skill rules: which engine runs each, and the load checks.
 
 A rule's regular expressions are the one part of skill activation that could run unbounded on a
-large prompt, and Python's ``re`` cannot be interrupted. What keeps them bounded is pure string
-analysis of each pattern, done once when a rules file loads: rejecting groups that repeat an
-unbounded quantifier (``(a+)+``), and finding the literals every match must contain, so a pattern
-is compiled and run only when those literals occur in the prompt. It lives here, apart from the
-loader and matcher in `hrm.continuity.skills`, so it can be read and property-tested on its own.
+prompt, and Python's ``re`` backtracks: ``(a|aa)*c`` took 11 s on a 39-character prompt, and
+any pattern repeating ``.*?`` twice costs a cube of the line length on the wrong text. So each
+pattern is parsed once, when its rules file loads, and runs on one of two engines (D243):
 
-`hrm hook` imports this module on every prompt: it imports only `re`.
+* Python's ``re`` when it repeats nothing more than once (``(create|make) handoff``,
+  ``resume\b``): without a repetition, backtracking at a position is bounded by the pattern
+  alone, so a search is linear in the prompt;
+* RE2 (``google-re2``), whose automaton matches in linear time, for every pattern that repeats
+  (``.*?``, ``+``, ``{2,}``). RE2 is loaded only when such a pattern has to run on a prompt —
+  its required literals are present — which costs ~8 M instructions (~2 ms) once per process.
+
+A pattern RE2 cannot run (a backreference or a lookaround) that also repeats is rejected at load
+with a message naming it; so is a pattern neither engine compiles. Every pattern also records
+the literals every match must contain, so it is compiled and run only when those occur in the
+prompt. It lives here, apart from the loader and matcher in `hrm.continuity.skills`, so it can
+be read and property-tested on its own.
+
+`hrm hook` imports this module on every prompt: it imports only `re` (and `importlib`, which
+the interpreter has already loaded).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+
+TYPE_CHECKING = False  # `hrm hook` imports this module: no typing at run time
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class _Searcher(Protocol):
+        def search(self, text: str) -> object: ...
+
+ENGINE_RE = "re"
+ENGINE_RE2 = "re2"
+_RE2_MAX_MEM = 8 << 20
+"""Memory RE2 may use for one pattern's automaton (its default is 8 MB too)."""
 
 
 class _Pattern:
     """One intent or negative pattern: compiled on first use, when its literals are present."""
 
-    __slots__ = ("_regex", "pattern", "required")
+    __slots__ = ("_regex", "engine", "pattern", "required")
 
-    def __init__(self, pattern: str, required: tuple[frozenset[str], ...] | None) -> None:
+    def __init__(
+        self, pattern: str, required: tuple[frozenset[str], ...] | None, engine: str = ENGINE_RE
+    ) -> None:
         self.pattern = pattern
         self.required = required
         """Literals a match must contain (see `_required_literals`); None means always run."""
-        self._regex: re.Pattern[str] | None = None
+        self.engine = engine
+        """``re`` or ``re2`` (see the module docstring)."""
+        self._regex: _Searcher | None = None
 
     @property
-    def regex(self) -> re.Pattern[str]:
+    def regex(self) -> _Searcher:
         if self._regex is None:
-            self._regex = re.compile(self.pattern, re.IGNORECASE)
+            try:
+                self._regex = _compile(self.pattern, self.engine)
+            except ValueError:
+                # Checked when its file loaded; RE2 has since gone missing. Never a hang or a
+                # crash on the prompt path: the pattern matches nothing.
+                self._regex = _NEVER
         return self._regex
+
+
+class _NeverMatches:
+    def search(self, text: str) -> None:
+        return None
+
+
+_NEVER = _NeverMatches()
+
+
+def checked_pattern(pattern: str) -> _Pattern:
+    """The pattern with its engine chosen and compiled once to prove it valid.
+
+    Raises:
+        ValueError: A message naming the pattern and what is wrong with it.
+    """
+    parser: Any = importlib.import_module("re._parser")  # `re` has loaded it already
+    try:
+        parsed = parser.parse(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"invalid regex {pattern!r}: nested too deeply") from None
+    engine = ENGINE_RE if _repeats_nothing(parsed) else ENGINE_RE2
+    entry = _Pattern(pattern, _required_literals(pattern), engine)
+    entry._regex = _compile(pattern, engine)
+    return entry
+
+
+def _repeats_nothing(items: Any) -> bool:
+    """Whether a parsed pattern has no repetition of more than one (``?`` is fine)."""
+    constants: Any = importlib.import_module("re._constants")
+    repeats = {constants.MAX_REPEAT, constants.MIN_REPEAT}
+    repeats.add(getattr(constants, "POSSESSIVE_REPEAT", constants.MAX_REPEAT))
+    stack = [items]
+    while stack:
+        for op, value in stack.pop():
+            if op in repeats:
+                if value[1] > 1:
+                    return False
+                stack.append(value[2])
+            elif op is constants.BRANCH:
+                stack.extend(value[1])
+            elif op is constants.SUBPATTERN:
+                stack.append(value[-1])
+            elif op in (constants.ASSERT, constants.ASSERT_NOT):
+                stack.append(value[1])
+            elif op is constants.GROUPREF_EXISTS:
+                stack.extend(branch for branch in value[1:] if branch is not None)
+            elif op is getattr(constants, "ATOMIC_GROUP", None):
+                stack.append(value)
+    return True
+
+
+def _compile(pattern: str, engine: str) -> _Searcher:
+    if engine == ENGINE_RE:
+        try:
+            return re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+    try:
+        import re2
+    except ImportError:
+        raise ValueError(
+            f"pattern {pattern!r} repeats, and repetition runs only on the linear-time engine "
+            "RE2, which is not installed (pip install google-re2)"
+        ) from None
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = _RE2_MAX_MEM
+    options.log_errors = False  # stderr is not ours to write on (the hook protocol)
+    try:
+        compiled: _Searcher = re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise ValueError(
+            f"pattern {pattern!r} repeats, and could take exponential time in Python's engine;"
+            f" the linear-time engine RE2 cannot run it ({reason}): rewrite it without"
+            " lookarounds or backreferences"
+        ) from None
+    return compiled
 
 
 class _Compiled:
@@ -48,45 +165,6 @@ class _Compiled:
 
 
 _NOTHING_COMPILED = _Compiled((), (), ())
-
-
-def _has_nested_quantifier(pattern: str) -> bool:
-    """Whether a group containing an unbounded quantifier is itself repeated (``(a+)+``)."""
-    stack: list[bool] = []
-    index, closed_with_quantifier = 0, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            closed_with_quantifier = False
-            continue
-        if char == "[":
-            end = index + 1
-            if end < len(pattern) and pattern[end] == "^":
-                end += 1
-            end += 1  # a ']' right after '[' is literal
-            while end < len(pattern) and pattern[end] != "]":
-                end += 2 if pattern[end] == "\\" else 1
-            index = end + 1
-            closed_with_quantifier = False
-            continue
-        repeats = char in "*+" or (char == "{" and re.match(r"\{\d*,\d*\}", pattern[index:]))
-        if repeats and closed_with_quantifier:
-            return True
-        if char == "(":
-            stack.append(False)
-        elif char == ")" and stack:
-            inner = stack.pop()
-            closed_with_quantifier = inner
-            if stack:
-                stack[-1] = stack[-1] or inner
-            index += 1
-            continue
-        elif repeats and stack:
-            stack[-1] = True
-        closed_with_quantifier = False
-        index += 1
-    return False
 
 
 _LITERAL_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _'-/:,")

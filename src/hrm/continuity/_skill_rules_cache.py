@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     _Loaded = tuple[str, dict[str, "SkillRule"], dict[str, "SkillRule"]] | None
 
 
-_CACHE_FORMAT = 1
-"""Bump when the cached form of a rule changes; older cache files are then ignored."""
+_CACHE_FORMAT = 2
+"""Bump when the cached form of a rule changes; older cache files are then ignored (2: each
+pattern's engine, D243)."""
 _RACY_SECONDS = 2
 """Files changed more recently than this are parsed without the cache (see `_RulesCache.key`)."""
 
@@ -139,7 +140,7 @@ def _path_digest(path: Path) -> str:
 def _rules_to(rules: dict[str, SkillRule]) -> list[list[Any]]:
     def patterns(compiled: tuple[_Pattern, ...]) -> list[list[Any]]:
         return [
-            [p.pattern, None if p.required is None else [sorted(o) for o in p.required]]
+            [p.pattern, None if p.required is None else [sorted(o) for o in p.required], p.engine]
             for p in compiled
         ]
 
@@ -163,8 +164,9 @@ def _rules_to(rules: dict[str, SkillRule]) -> list[list[Any]]:
 def _rules_from(rows: list[list[Any]], path: Path) -> dict[str, SkillRule]:
     def patterns(raw: list[list[Any]]) -> tuple[_Pattern, ...]:
         return tuple(
-            _Pattern(str(text), None if req is None else tuple(frozenset(o) for o in req))
-            for text, req in raw
+            _Pattern(str(text), None if req is None else tuple(frozenset(o) for o in req),
+                     str(engine))
+            for text, req, engine in raw
         )
 
     rules: dict[str, SkillRule] = {}

@@ -99,3 +99,27 @@ class ArtifactIndex:
             }
             for r in rows
         ]
+
+    def newest(self, kind: str, *, under: str, limit: int = 5) -> list[dict[str, Any]]:
+        """The artifacts of `kind` whose path lies under the folder `under`, newest first.
+
+        SessionStart reads the handoffs Claude wrote into a project (``thoughts/shared/handoffs``)
+        from here: PostToolUse indexed them, with their content, when they were written.
+        `under` is compared as a path prefix, never as a LIKE pattern (a ``%`` or ``_`` in a
+        folder name is a character, not a wildcard).
+
+        Returns:
+            Rows with ``path``, ``content``, ``session_id`` and ``indexed_at``.
+        """
+        prefix = under.rstrip("/\\") + "/"
+        rows = self._db.execute(
+            "SELECT path, content, session_id, indexed_at FROM artifacts"
+            " WHERE kind = ? AND substr(path, 1, ?) = ? ORDER BY indexed_at DESC, seq DESC"
+            " LIMIT ?",
+            (kind, len(prefix), prefix, max(0, min(limit, _MAX_LIMIT))),
+        )
+        return [
+            {"path": r["path"], "content": r["content"], "session_id": r["session_id"],
+             "indexed_at": r["indexed_at"]}
+            for r in rows
+        ]

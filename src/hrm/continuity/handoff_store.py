@@ -8,6 +8,7 @@ module is the I/O: atomic, scrubbed writes that never overwrite, and lenient lis
 from __future__ import annotations
 
 import builtins
+import json
 import logging
 import re
 from datetime import UTC, datetime
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from hrm._atomic import atomic_write
 from hrm._clock import system_clock
-from hrm._paths import read_text
-from hrm._private import make_private_dirs
+from hrm._paths import is_within, read_text
 from hrm._yaml import MAX_BYTES
+from hrm.continuity._durable_handoff import fsync_directory, is_minimal, publish, session_dirname
 from hrm.continuity.handoffs import (
     HandoffData,
     HandoffFormat,
@@ -40,20 +41,17 @@ __all__ = ["HandoffStore"]
 
 logger = logging.getLogger(__name__)
 
-_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _session_dirname(session_id: str) -> str:
-    slug = _SLUG.sub("-", session_id).strip("-.")[:64]
-    return slug or "general"
+_session_dirname = session_dirname
 
 
 class HandoffStore:
     """Handoffs in the home: ``handoffs/<session>/<timestamp>.yaml`` (ARCHITECTURE §4).
 
-    Writes are atomic and scrubbed of secrets; a file is never overwritten. Listing reads every
-    file (skipping, with a log line, any that cannot be read), newest first. Safe to use from
-    several processes: names carry microseconds and a counter on collision.
+    Writes are atomic, fsynced and scrubbed of secrets; a file is never overwritten, except a
+    hook's minimal handoff by its enrichment (`enrich`). Listing reads every file (skipping,
+    with a log line, any that cannot be read), newest first. Safe to use from several
+    processes: names carry microseconds, and a file is published with ``link``, which fails
+    rather than replace one another process published under the same name (D240).
     """
 
     def __init__(self, home: HRMHome, *, clock: Clock = system_clock) -> None:
@@ -83,29 +81,52 @@ class HandoffStore:
             HRMError: ``VALIDATION_FAILED`` (see `serialize`); ``PATH_EXISTS`` when `filename`
                 is taken; ``PERMISSION_DENIED`` when the home cannot be written.
         """
-        clean = handoff_from_dict(scrub(handoff_to_dict(handoff)))
-        content = serialize(clean, format).content
+        content = self._render(handoff, format)
         folder = self.root / _session_dirname(handoff.session.id)
         suffix = ".yaml" if format is HandoffFormat.YAML else ".md"
         try:
-            make_private_dirs(folder)
             if filename is not None:
                 stem = re.sub(r"\.(ya?ml|md)$", "", Path(filename).name)
-                target = folder / (stem + suffix)
-                if target.exists():
-                    raise HRMError.path_exists(target, "Handoff")
+                if (folder / (stem + suffix)).exists():
+                    raise HRMError.path_exists(folder / (stem + suffix), "Handoff")
             else:
-                stamp = self._clock().astimezone(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
-                target = folder / f"{stamp}{suffix}"
-                counter = 1
-                while target.exists():
-                    target = folder / f"{stamp}-{counter}{suffix}"
-                    counter += 1
-            atomic_write(target, content)
+                stem = self._clock().astimezone(UTC).strftime("%Y-%m-%d_%H-%M-%S-%f")
+            target = publish(folder, stem, suffix, content.encode("utf-8"))
         except PermissionError as exc:
             raise HRMError.permission_denied(folder) from exc
         logger.debug("wrote handoff %s", target)
         return target
+
+    def enrich(self, path: Path, handoff: HandoffData) -> Path:
+        """Replace the hook's minimal handoff at `path` by `handoff`; return where it is now.
+
+        Only a minimal handoff (`_durable_handoff.is_minimal`) is replaced, atomically; when
+        `path` is gone or holds anything else, `handoff` is written as a new file instead, so
+        nothing a person or another process wrote is ever overwritten.
+
+        Raises:
+            HRMError: as `write`.
+        """
+        content = self._render(handoff, HandoffFormat.YAML)
+        try:
+            current = read_text(path, max_bytes=MAX_BYTES, root=self.root, what="handoff")
+            minimal = is_minimal(json.loads(current))
+        except (HRMError, OSError, ValueError):
+            minimal = False
+        if not minimal or path.suffix != ".yaml":
+            return self.write(handoff)
+        try:
+            atomic_write(path, content)
+        except PermissionError as exc:
+            raise HRMError.permission_denied(path.parent) from exc
+        fsync_directory(path.parent)
+        logger.debug("enriched handoff %s", path)
+        return path
+
+    @staticmethod
+    def _render(handoff: HandoffData, format: HandoffFormat) -> str:
+        clean = handoff_from_dict(scrub(handoff_to_dict(handoff)))
+        return serialize(clean, format).content
 
     def _files(self) -> builtins.list[Path]:
         if not self.root.is_dir():
@@ -117,8 +138,24 @@ class HandoffStore:
         self, *, project_path: str | None = None, limit: int | None = None
     ) -> builtins.list[HandoffSummary]:
         """Stored handoffs, newest first, optionally only those of one project."""
+        return [
+            HandoffSummary(
+                path=path,
+                session_id=handoff.session.id,
+                created_at=created,
+                status=_status(handoff.task.status),
+                description=handoff.task.description,
+                project_path=handoff.context.project_path,
+            )
+            for path, handoff, created in self.recent(project_path=project_path, limit=limit)
+        ]
+
+    def recent(
+        self, *, project_path: str | None = None, limit: int | None = None
+    ) -> builtins.list[tuple[Path, HandoffData, datetime]]:
+        """``(path, handoff, created)`` of stored handoffs, newest first (one read each)."""
         wanted = _normal_project(project_path) if project_path else None
-        summaries: builtins.list[HandoffSummary] = []
+        found: builtins.list[tuple[Path, HandoffData, datetime]] = []
         for path in self._files():
             try:
                 # Bounded, and never through a link leading out of the home.
@@ -132,25 +169,16 @@ class HandoffStore:
             created = handoff.session.ended_at or handoff.session.started_at
             if created is None:
                 created = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            summaries.append(
-                HandoffSummary(
-                    path=path,
-                    session_id=handoff.session.id,
-                    created_at=created,
-                    status=_status(handoff.task.status),
-                    description=handoff.task.description,
-                    project_path=handoff.context.project_path,
-                )
-            )
-        summaries.sort(key=lambda s: (s.created_at, s.path.name), reverse=True)
-        return summaries if limit is None else summaries[: max(limit, 0)]
+            found.append((path, handoff, created))
+        found.sort(key=lambda item: (item[2], item[0].name), reverse=True)
+        return found if limit is None else found[: max(limit, 0)]
 
     def latest(self, *, project_path: str | None = None) -> tuple[Path, HandoffData] | None:
         """The newest handoff (of one project, if given), or None when there is none."""
-        newest = self.list(project_path=project_path, limit=1)
+        newest = self.recent(project_path=project_path, limit=1)
         if not newest:
             return None
-        return newest[0].path, self.load(newest[0].path)
+        return newest[0][0], newest[0][1]
 
     def load(self, path_or_id: str | Path) -> HandoffData:
         """Read a handoff by path, by ``<session>/<name>`` under the store, or by unique file stem.
@@ -170,6 +198,25 @@ class HandoffStore:
                 f"not UTF-8 text (byte {exc.start}): not a handoff", path=path
             ) from None
         return deserialize(text, path=str(path))
+
+    def read(self, key: str) -> tuple[Path, HandoffData]:
+        """A stored handoff by ``<session>/<name>``, unique file stem, or a path in the store.
+
+        Unlike `load`, never a file outside the store: callers on the other side of a protocol
+        (the MCP tool) name handoffs, not files.
+
+        Raises:
+            HRMError: ``NOT_FOUND``; ``PERMISSION_DENIED`` for a path outside the store.
+        """
+        candidate = Path(key)
+        if candidate.is_absolute():
+            if not is_within(candidate, self.root):
+                raise HRMError.not_found("handoff", key, "give an id from `hrm handoff list`")
+            path = candidate
+        else:
+            path = self._resolve_id(key)
+        text = read_text(path, max_bytes=MAX_BYTES, root=self.root, what="handoff")
+        return path, deserialize(text, path=str(path))
 
     def _resolve_id(self, key: str) -> Path:
         for candidate in (self.root / key, *(self.root / f"{key}{s}" for s in (".yaml", ".md"))):

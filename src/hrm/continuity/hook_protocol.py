@@ -270,7 +270,10 @@ def _payload(event: HookEvent, fields: dict[str, Any], project: Path) -> Payload
             instructions=_text(fields, "custom_instructions") or "",
         )
     active = fields.get("stop_hook_active")
-    return StopSignal(session_id=session_id, stop_hook_active=active is True, project_path=project)
+    return StopSignal(
+        session_id=session_id, stop_hook_active=active is True, project_path=project,
+        transcript_path=transcript,
+    )
 
 
 def _file_info(fields: dict[str, Any], session_id: str, project: Path) -> FileInfo | None:

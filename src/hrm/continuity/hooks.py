@@ -196,16 +196,28 @@ class SessionCheckpoint(Value):
 class StopSignal(Value):
     """The assistant finished its turn."""
 
-    _fields = ("session_id", "stop_hook_active", "project_path")
+    _fields = ("session_id", "stop_hook_active", "project_path", "transcript_path")
     __slots__ = _fields
     session_id: str
     stop_hook_active: bool
     """True when the assistant is already continuing because a Stop hook blocked."""
     project_path: Path
+    transcript_path: Path | None
+    """The session's transcript, where the turn's learnings are read from."""
 
-    def __init__(self, *, session_id: str, stop_hook_active: bool, project_path: Path) -> None:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        stop_hook_active: bool,
+        project_path: Path,
+        transcript_path: Path | None = None,
+    ) -> None:
         self._init(
-            session_id=session_id, stop_hook_active=stop_hook_active, project_path=project_path
+            session_id=session_id,
+            stop_hook_active=stop_hook_active,
+            project_path=project_path,
+            transcript_path=transcript_path,
         )
 
 
@@ -544,6 +556,7 @@ class HookOrchestrator:
             _render_header,
             _render_ledger_section,
         )
+        from hrm.continuity._session_learnings import captured_for
 
         started = time.monotonic()
         deadline = started + self.settings.memory_search_budget_ms / 1000
@@ -563,7 +576,10 @@ class HookOrchestrator:
             ), [])
             description = _handoff_description(latest[1]) if latest else ""
             query = _project_query(project, description)
-            found["learnings"] = self._search(query, min(limit, 100), deadline)
+            found["learnings"] = self._search(query, min(limit, 100), deadline, decayed=True)
+            nothing: list[Any] = []
+            found["captured"] = self._guard("captured learnings", lambda: captured_for(
+                self.learnings(), project, limit), nothing)
 
         job = _Budgeted("session-start", gather)
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
@@ -572,11 +588,13 @@ class HookOrchestrator:
         preferences = list(found.get("preferences") or [])
         shown = {p.id for p in preferences}
         learnings = [x for x in found.get("learnings") or [] if x.id not in shown]
+        shown |= {x.id for x in learnings}
+        captured = [x for x in found.get("captured") or [] if x.id not in shown]
         # Everything below is stored text about to become the assistant's context: each line
         # passes the injection screening first (D141).
         firewall: list[dict[str, Any]] = []
         verdicts = self._guard("screening verdicts", self.verdicts, None)
-        originals = _originals(latest, preferences + learnings)
+        originals = _originals(latest, preferences + learnings + captured)
         sections = [
             _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall,
                       None, originals),
@@ -585,6 +603,9 @@ class HookOrchestrator:
                       "preference", firewall, verdicts, originals),
             _screened(_render_learnings_section("Learnings relevant to this project", learnings),
                       "learning", firewall, verdicts, originals),
+            _screened(_render_learnings_section(
+                "Learned by itself in recent sessions of this project (inferred, unconfirmed)",
+                captured), "learning", firewall, verdicts, originals),
         ]
         self._save_verdicts()
         trust_notes = self._trust_notes([])
@@ -593,7 +614,8 @@ class HookOrchestrator:
             _render_header(project, context.mode.value), sections, self.settings.context_limit
         )
         metadata: dict[str, Any] = {
-            "memories_loaded": len(learnings) + len(preferences),
+            "memories_loaded": len(learnings) + len(preferences) + len(captured),
+            "captured_loaded": len(captured),
             "preferences_loaded": len(preferences),
             "ledger_loaded": ledger is not None,
             "handoff_loaded": latest is not None,
@@ -610,15 +632,16 @@ class HookOrchestrator:
             metadata=metadata,
         )
 
-    def _latest_handoff(self, project: Path) -> tuple[Path, Any] | None:
-        store = self._handoffs_factory()
-        found = store.latest(project_path=str(project))
-        if found is None:
-            return None
-        path, data = found
-        return Path(path), data
+    def _latest_handoff(self, project: Path) -> tuple[Path, Any, str] | None:
+        """(path, handoff, where it came from) of the project's newest handoff (D242)."""
+        from hrm.continuity._handoff_sources import newest_handoff
 
-    def _search(self, query: str, limit: int, deadline: float) -> list[Any]:
+        choice = newest_handoff(self, project)
+        return None if choice is None else (choice.path, choice.data, choice.origin)
+
+    def _search(
+        self, query: str, limit: int, deadline: float, *, decayed: bool = False
+    ) -> list[Any]:
         if not query.strip():
             return list(self.learnings().recent(limit))
         from hrm.continuity.learnings_types import SearchQuery
@@ -627,6 +650,10 @@ class HookOrchestrator:
         results = self.learnings().search_memories(
             SearchQuery(text=query, filters=None, limit=limit), budget_ms=budget_ms
         )
+        if decayed:  # SessionStart: an old learning nobody reads gives way (D246)
+            from hrm.continuity._session_learnings import rank_by_decay
+
+            return rank_by_decay(list(results.results))
         return [result.learning for result in results.results]
 
     # -- UserPromptSubmit --------------------------------------------------------------------
@@ -768,12 +795,19 @@ class HookOrchestrator:
             ),
             None,
         )
-        elapsed = round((time.monotonic() - started) * 1000)
-        return HookResponse(
-            indexed=artifact_id is not None,
-            artifact_type=kind,
-            metadata={"index_time_ms": elapsed, "artifact_id": artifact_id},
-        )
+        metadata: dict[str, Any] = {"artifact_id": artifact_id}
+        if kind == "handoff" and artifact_id is not None:
+            from hrm.continuity._session_learnings import store_handoff_learnings
+
+            # A handoff's `learnings:` become searchable learnings of the project (D245).
+            metadata["learnings_stored"] = self._guard("handoff learnings", lambda: (
+                store_handoff_learnings(
+                    self.learnings(), content, path=str(file_info.path),
+                    session_id=file_info.session_id or None, project=file_info.project_path,
+                )
+            ), 0)
+        metadata["index_time_ms"] = round((time.monotonic() - started) * 1000)
+        return HookResponse(indexed=artifact_id is not None, artifact_type=kind, metadata=metadata)
 
     # -- PreCompact, SessionEnd, Stop --------------------------------------------------------
 
@@ -786,31 +820,29 @@ class HookOrchestrator:
         return self._checkpoint(checkpoint, budget_ms=self.settings.session_end_budget_ms)
 
     def on_stop(self, signal: StopSignal) -> HookResponse:
-        """The turn ended. hrm never blocks a stop, least of all when `stop_hook_active`."""
-        return HookResponse(metadata={"stop_hook_active": signal.stop_hook_active})
+        """The turn ended: capture what it learned. hrm never blocks a stop."""
+        from hrm.continuity._session_save import capture_at_stop
+
+        metadata: dict[str, Any] = {"stop_hook_active": signal.stop_hook_active}
+        if self.settings.capture == "off":  # the person keeps nothing of this project (D222)
+            metadata["capture"] = "off"
+            return HookResponse(metadata=metadata)
+        found = self._guard("capture learnings", lambda: capture_at_stop(self, signal), None)
+        metadata.update(found or {})
+        return HookResponse(metadata=metadata)
 
     def _checkpoint(self, checkpoint: SessionCheckpoint, *, budget_ms: int | None) -> HookResponse:
-        from hrm.continuity._hook_artifacts import _write_session_handoff
+        from hrm.continuity._session_save import save_session
 
-        started = time.monotonic()
         if self.settings.capture == "off":  # the person keeps nothing of this project (D222)
             return HookResponse(metadata={"handoff_path": None, "capture": "off"})
-
-        def write() -> Path | None:
-            return _write_session_handoff(self._handoffs_factory(), checkpoint)
-
-        if budget_ms is None:
-            path = self._guard("write handoff", write, None)
-        else:
-            job = _Budgeted("handoff", write)
-            path = self._collect("write handoff", job, started + budget_ms / 1000)
-        metadata: dict[str, Any] = {
-            "handoff_path": str(path) if path else None,
-            "elapsed_ms": round((time.monotonic() - started) * 1000),
-        }
+        metadata = save_session(self, checkpoint, budget_ms=budget_ms)
+        path = metadata.get("handoff_path")
         # The handoff repeats what the transcript said; what reads as a planted instruction is
         # recorded now, where it came in, and quoted or left out when a session injects it.
-        flagged = self._guard("screen handoff", lambda: _flagged_handoff(path), None)
+        flagged = self._guard(
+            "screen handoff", lambda: _flagged_handoff(Path(path) if path else None), None
+        )
         if flagged is not None:
             metadata["firewall"] = [flagged]
         return HookResponse(metadata=metadata)
@@ -915,7 +947,7 @@ def _render_learnings_section(title: str, learnings: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _originals(latest: tuple[Path, Any] | None, learnings: list[Any]) -> dict[str, str]:
+def _originals(latest: tuple[Any, ...] | None, learnings: list[Any]) -> dict[str, str]:
     """Rendered line (without its bullet) -> the stored text it shows.
 
     Rendering flattens a text to one line and cuts it; the screening reads the text as stored,
@@ -939,6 +971,10 @@ def _originals(latest: tuple[Path, Any] | None, learnings: list[Any]) -> dict[st
                     *(getattr(data, "blockers", None) or []),
                     *(getattr(resume, "warnings", None) or [])]:
             found[_one_line(raw, 300)] = str(raw)
+        from hrm.continuity._hook_artifacts import _marked
+
+        for item in list(getattr(data, "learnings", None) or [])[:8]:
+            found[_marked(item)] = str(getattr(item, "content", ""))
     return found
 
 

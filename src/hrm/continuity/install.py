@@ -57,7 +57,7 @@ HOOK_REGISTRATIONS: tuple[HookRegistration, ...] = (
     HookRegistration("PostToolUse", "post-tool-use", 10, matcher="Write|Edit|MultiEdit"),
     HookRegistration("PreCompact", "pre-compact", 10),
     HookRegistration("Stop", "stop", 10),
-    HookRegistration("SessionEnd", "session-end", 2),
+    HookRegistration("SessionEnd", "session-end", 5),
 )
 """What `install_claude_code` registers, in this order."""
 

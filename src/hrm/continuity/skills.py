@@ -15,9 +15,9 @@ a pasted log can be megabytes (running every real ``intentPattern`` over 1 MB ta
 * Keywords are matched as whole token sequences (``hook not firing`` matches those three words
   in a row, case-insensitively; ``PR`` does not match ``prompt``) in one pass over the window's
   tokens, through an index by first token.
-* Patterns are validated at load; patterns with nested unbounded quantifiers (``(a+)+``) are
-  rejected there, since Python's ``re`` cannot be interrupted. The deadline is checked between
-  rules; when it passes, matching stops and `SkillMatches.timed_out` is set.
+* Patterns are validated at load; a pattern that repeats runs on RE2, in linear time, since
+  Python's ``re`` backtracks and cannot be interrupted (`_skill_patterns`). The deadline is
+  checked between rules; when it passes, matching stops and `SkillMatches.timed_out` is set.
 * A pattern runs only when the literals any match must contain occur in the prompt, and is
   compiled on first use. With a ``cache_dir``, each file's validated form is kept between
   processes (`_RulesCache`), so a hook loading unchanged rules compiles nothing up front.
@@ -42,12 +42,7 @@ import time
 from pathlib import Path
 
 from hrm._paths import read_text
-from hrm.continuity._skill_patterns import (
-    _Compiled,
-    _has_nested_quantifier,
-    _Pattern,
-    _required_literals,
-)
+from hrm.continuity._skill_patterns import _Compiled, _Pattern, checked_pattern
 from hrm.continuity._skill_records import (
     ActivationAction,
     ActivationRules,
@@ -97,6 +92,7 @@ __all__ = [
     "TriggerConfig",
     "default_rule_paths",
     "render_activation_check",
+    "user_rule_path",
 ]
 
 RULES_FILENAME = "skill-rules.json"
@@ -147,13 +143,23 @@ _PRIORITY_SYNONYMS = {
 
 
 def default_rule_paths(home: HRMHome, project_dir: Path | None) -> list[Path]:
-    """Where rules live, by precedence: the project's Claude Code and hrm files, then the home's."""
+    """Where rules live, by precedence: the project's Claude Code and hrm files, the person's
+    own Claude Code file (``~/.claude/skills``), then the home's; earlier ones win by name."""
     paths: list[Path] = []
     if project_dir is not None:
         paths.append(project_dir / ".claude" / "skills" / RULES_FILENAME)
         paths.append(project_dir / ".hrm" / RULES_FILENAME)
+    paths.append(user_rule_path())
     paths.append(home.hot_config_dir / RULES_FILENAME)
     return paths
+
+
+def user_rule_path() -> Path:
+    """The person's own rules, ``$CLAUDE_CONFIG_DIR/skills`` or ``~/.claude/skills`` (D244)."""
+    import os
+
+    root = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    return Path(root) / "skills" / RULES_FILENAME
 
 
 def _enum(kind: type[Any], raw: Any, synonyms: dict[str, Any], default: Any) -> tuple[Any, bool]:
@@ -330,15 +336,10 @@ class SkillActivator:
         compiled: dict[str, list[_Pattern]] = {"intent_patterns": [], "negative_patterns": []}
         for key, bucket in compiled.items():
             for pattern in lists[key] or []:
-                if _has_nested_quantifier(pattern):
-                    fail(f"pattern {pattern!r} nests quantifiers and could take exponential time")
-                    return None
                 try:
-                    entry = _Pattern(pattern, _required_literals(pattern))
-                    entry._regex = re.compile(pattern, re.IGNORECASE)
-                    bucket.append(entry)
-                except re.error as exc:
-                    fail(f"invalid regex {pattern!r}: {exc}")
+                    bucket.append(checked_pattern(pattern))  # its engine chosen (D243)
+                except ValueError as exc:
+                    fail(str(exc))
                     return None
         rule_type, ok = _enum(RuleType, raw.get("type"), {}, RuleType.DOMAIN)
         if not ok:

@@ -4,8 +4,10 @@ A reply is plain text with a few optional protocol lines, each alone on its line
 ``Confidence: 0.8``, ``Tool: read_file {"path": "README.md"}``,
 ``Delegate: researcher, critic: check the figures`` and ``Request capability: name``.
 A reply that is one JSON object with a ``content`` key is read as a packet directly
-(``output_type``, ``requested_capabilities``, ``confidence`` and ``delegate`` optional).
-Protocol lines are taken out of the content, so a vote compares answers, not confidences.
+(``output_type``, ``requested_capabilities``, ``confidence``, ``delegate`` and ``findings``
+optional). Protocol lines are taken out of the content, so a vote compares answers, not
+confidences. Findings are marked with their confidence and rendered as a Verification section
+(`hrm.runtime._findings`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class ParsedReply:
     requested_capabilities: list[str] = field(default_factory=list)
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     delegations: list[tuple[list[str], str]] = field(default_factory=list)
+    findings: Any = None
+    """A JSON packet's ``findings`` list, as sent (marked in `build_output`)."""
 
 
 def system_prompt(definition: AgentDefinition, tools: ToolRegistry | None) -> str:
@@ -138,10 +142,18 @@ def build_output(
         meta["delegate"] = [{"agents": ids, "task": task} for ids, task in parsed.delegations]
         if CAPABILITY_DELEGATE not in requested:
             requested.append(CAPABILITY_DELEGATE)
+    content = parsed.content
+    if parsed.findings is not None:
+        from hrm.runtime._findings import mark_findings, verification_section
+
+        marked = mark_findings(parsed.findings)
+        if marked:  # 003 Integration 4: every finding with its marker and evidence chain
+            section, meta["verification"] = verification_section(marked)
+            content = f"{content}\n\n{section}" if isinstance(content, str) else content
     return AgentOutput(
         agent_id=definition.id,
         output_type=parsed.output_type or definition.output_type,
-        content=parsed.content,
+        content=content,
         requested_capabilities=requested,
         metadata=meta,
     )
@@ -169,6 +181,7 @@ def _json_packet(text: str) -> ParsedReply | None:
         confidence=_confidence(str(data["confidence"])) if "confidence" in data else None,
         requested_capabilities=[str(c) for c in requested] if isinstance(requested, list) else [],
         delegations=delegations,
+        findings=data.get("findings"),
     )
 
 
