@@ -298,7 +298,7 @@ def build_filters(
     if filters is not None and filters.include_pending:
         statuses.append("pending_confirmation")
     if include_expired:
-        statuses.append("pruned")
+        statuses.extend(("pruned", "superseded"))
     else:
         sql.clauses.append("(l.expires_at IS NULL OR l.expires_at > ?)")
         sql.params.append(format_ts(now))

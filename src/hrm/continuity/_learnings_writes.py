@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from hrm.continuity import _fts
+from hrm.continuity._corrections import Closeness, compare, typo_jaccard
 from hrm.continuity._learnings_sql import (
     INSERT_LEARNING,
     format_ts,
@@ -22,7 +23,7 @@ from hrm.continuity._learnings_sql import (
 )
 
 # The public module owns the near-duplicate threshold and the logger (log records keep its name).
-from hrm.continuity.learnings import NEAR_DUPLICATE_JACCARD, _logger
+from hrm.continuity.learnings import CORRECTION_JACCARD, NEAR_DUPLICATE_JACCARD, _logger
 from hrm.continuity.learnings_types import (
     ConfidenceLevel,
     LearningId,
@@ -58,9 +59,9 @@ _SQL_IN_CHUNK = 500
 def store_learning(repo: LearningsRepository, learning: LearningInput) -> LearningId:
     """`LearningsRepository.store_learning`: validate, scrub, de-duplicate, store one learning."""
     record = _prepare(repo, learning)
-    duplicate = _find_duplicate(repo, record["content"])
-    if duplicate is not None:
-        raise HRMError.duplicate_detected(duplicate)
+    close = _find_close(repo, record["content"])
+    if close is not None and close.closeness is Closeness.REPEAT:
+        raise HRMError.duplicate_detected(close.id)
     vector = repo._embed_one(record["content"])
     with repo._db.transaction():
         again = _exact_duplicate(repo, record["content_key"])
@@ -69,9 +70,20 @@ def store_learning(repo: LearningsRepository, learning: LearningInput) -> Learni
         seq = _insert(repo, record)
         if vector is not None:
             repo._insert_vector(seq, vector)
+        if close is not None:
+            _supersede(repo, close.id)
     stored_at = parse_ts(record["created_at"])
     _logger().debug("stored learning %s (%s)", record["id"], record["type"])
     return LearningId(id=record["id"], stored_at=stored_at or repo._clock())
+
+
+def _supersede(repo: LearningsRepository, old_id: str) -> None:
+    """Take a corrected learning out of search; it stays stored, marked ``superseded``."""
+    repo._db.execute(
+        "UPDATE learnings SET status = 'superseded' WHERE id = ? AND status != 'pruned'",
+        (old_id,),
+    )
+    _logger().info("learning %s superseded by a correction", old_id)
 
 
 def _prepare(
@@ -145,38 +157,56 @@ def _classify_preference(
 
 def _exact_duplicate(repo: LearningsRepository, key: str) -> str | None:
     row = repo._db.one(
-        "SELECT id FROM learnings WHERE content_key = ? AND status != 'pruned' LIMIT 1",
+        "SELECT id FROM learnings WHERE content_key = ?"
+        " AND status NOT IN ('pruned', 'superseded') LIMIT 1",
         (key,),
     )
     return None if row is None else str(row["id"])
 
 
-def _find_duplicate(repo: LearningsRepository, content: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Close:
+    """A stored learning close to a new one, and whether the new one repeats or corrects it."""
+
+    id: str
+    closeness: Closeness
+
+
+def _find_close(repo: LearningsRepository, content: str) -> _Close | None:
+    """The stored learning `content` repeats or corrects, if any (D234).
+
+    A repeat: the same normalised text, or a word set at least `NEAR_DUPLICATE_JACCARD` alike
+    (a typo counting as the same word) that says the same thing. A correction: a word set at
+    least `CORRECTION_JACCARD` alike that differs in a negation, a number or a value swapped
+    for its opposite. A learning with another word replaced is neither: it is stored beside.
+    """
     exact = _exact_duplicate(repo, _fts.content_key(content))
     if exact is not None:
-        return exact
+        return _Close(exact, Closeness.REPEAT)
     words = _fts.token_set(content)
     searchable = sorted(w for w in words if w.strip("_"))
     if len(searchable) < 4:
         return None  # short texts: only an exact (normalised) match is a duplicate
-    # A near-duplicate shares at least 90% of the words, so it holds the rarest of them:
-    # candidates come from the rare words only (`plan_terms`), which keeps the check's cost
-    # independent of how many rows share the common ones. Below ten words a 0.9 overlap
-    # means the same word set, so every rare word must be present.
+    # Candidates hold one of the rarest words (`plan_terms`), which keeps the check's cost
+    # independent of how many rows share the common ones; any of them, not all, so that a
+    # typo or the replaced word of a correction does not hide the stored learning.
     plan = repo._plan(_fts.query_terms(content))
-    if len(searchable) < 10:
-        expr = _fts.match_all(searchable if plan.all_common else plan.ranked)
-    else:
-        expr = _fts.match_any(plan.ranked)  # (all common: every word, a rare slow case)
     rows = repo._db.execute(
         "SELECT l.id, l.content FROM learnings_fts CROSS JOIN learnings l"
         " ON l.seq = learnings_fts.rowid WHERE learnings_fts MATCH ?"
-        " AND l.status != 'pruned' ORDER BY learnings_fts.rank LIMIT 20",
-        (expr,),
+        " AND l.status NOT IN ('pruned', 'superseded') ORDER BY learnings_fts.rank LIMIT 20",
+        (_fts.match_any(searchable if plan.all_common else plan.ranked),),
     )
     for row in rows:
-        if _fts.jaccard(words, _fts.token_set(row["content"])) >= NEAR_DUPLICATE_JACCARD:
-            return str(row["id"])
+        stored = _fts.token_set(row["content"])
+        alike = typo_jaccard(words, stored)
+        if alike < CORRECTION_JACCARD:
+            continue
+        closeness = compare(words, stored)
+        if closeness is Closeness.CORRECTION:
+            return _Close(str(row["id"]), closeness)
+        if closeness is Closeness.REPEAT and alike >= NEAR_DUPLICATE_JACCARD:
+            return _Close(str(row["id"]), closeness)
     return None
 
 
@@ -226,20 +256,40 @@ def import_learnings(
         with repo._db.transaction():
             stored_keys, stored_ids = _stored(repo, chunk)
             fresh: list[dict[str, Any]] = []
+            corrected: list[tuple[dict[str, Any], str]] = []
             for record in chunk:
                 key, learning_id = record["content_key"], record["id"]
                 known = key in seen_keys or key in stored_keys
                 if known or learning_id in seen_ids or learning_id in stored_ids:
                     skipped += 1
                     continue
+                close = _find_close(repo, record["content"])
+                if close is not None and close.closeness is Closeness.REPEAT:
+                    skipped += 1
+                    continue
+                if close is not None:
+                    corrected.append((record, close.id))
                 seen_keys.add(key)
                 seen_ids.add(learning_id)
                 fresh.append(record)
             _insert_many(repo, fresh)
+            _settle_corrections(repo, corrected)
             imported += len(fresh)
         if progress is not None:
             progress(start + len(chunk), len(records))
     return imported, skipped
+
+
+def _settle_corrections(
+    repo: LearningsRepository, corrected: list[tuple[dict[str, Any], str]]
+) -> None:
+    """Of each imported correction and the learning it corrects, the older is superseded."""
+    for record, old_id in corrected:
+        row = repo._db.one("SELECT created_at FROM learnings WHERE id = ?", (old_id,))
+        if row is not None and str(row["created_at"]) > record["created_at"]:
+            _supersede(repo, record["id"])
+        else:
+            _supersede(repo, old_id)
 
 
 def _stored(repo: LearningsRepository, records: list[dict[str, Any]]) -> tuple[set[str], set[str]]:

@@ -70,6 +70,7 @@ __all__ = [
     "ACCESS_SATURATION",
     "AGE_HALF_LIFE_DAYS",
     "ARTIFACT_KINDS",
+    "CORRECTION_JACCARD",
     "MIN_VECTOR_SIMILARITY",
     "NEAR_DUPLICATE_JACCARD",
     "LearningsRepository",
@@ -86,6 +87,10 @@ def _logger() -> logging.Logger:
 
 NEAR_DUPLICATE_JACCARD = 0.9
 """Word-set overlap at which a new learning counts as a near-duplicate of a stored one."""
+CORRECTION_JACCARD = 0.8
+"""Word-set overlap (a typo counting as the same word) at which a new learning that differs in
+a negation, a number or a value swapped for its opposite corrects a stored one and supersedes
+it (D234)."""
 
 MIN_VECTOR_SIMILARITY = 0.2
 """Vector hits below this cosine are noise for MiniLM and are left out of the fusion."""

@@ -37,7 +37,7 @@ __all__ = [
     "parse_learning_type",
 ]
 
-LEARNING_STATUSES = ("active", "pending_confirmation", "pruned")
+LEARNING_STATUSES = ("active", "pending_confirmation", "pruned", "superseded")
 """Every status a stored learning can have; nothing is ever deleted, only marked."""
 
 
