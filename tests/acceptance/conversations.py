@@ -247,8 +247,13 @@ def _kept(h: HRM, prefix: str = "") -> str:
 
 
 def _approved(result: TurnResult, prefix: str) -> list[dict[str, Any]]:
+    """The writes to canon (the Shared Reference) the write gate approved under ``prefix``.
+
+    A preference held for confirmation is also written, to the problem's working set only:
+    that is no canon write."""
     return [w for w in result.decision.writes
-            if w.get("approved") and str(w.get("key", "")).startswith(prefix)]  # fmt: skip
+            if w.get("approved") and w.get("target") == "shared_reference"
+            and str(w.get("key", "")).startswith(prefix)]  # fmt: skip
 
 
 def _decisions(result: TurnResult) -> list[str]:
