@@ -65,6 +65,14 @@ def report(label: str, outcomes: list[Outcome]) -> dict[str, Any]:
     return {"table": table, "false_triggers": false, "nothing": nothing["n"]}
 
 
+def print_misses(outcomes: list[Outcome]) -> None:
+    """The failed checks of each missed case (called for the tune half only)."""
+    for o in outcomes:
+        if not o.passed:
+            said = o.case.turns[-1]
+            print(f"    MISS {o.case.id}: {said!r}: {'; '.join(o.failures)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=HALVES)
@@ -91,12 +99,11 @@ def main(argv: list[str] | None = None) -> int:
             outcomes = measure(chosen, tiers)
             seconds = time.perf_counter() - started
             figures[f"{tiers}/{half}"] = {
-                **report(f"{tiers} · {half} ({seconds:.0f} s)", outcomes), "seconds": seconds
+                **report(f"{tiers} · {half} ({seconds:.0f} s)", outcomes),
+                "seconds": seconds,
             }
             if args.misses and half == "tune":
-                for o in outcomes:
-                    if not o.passed:
-                        print(f"    MISS {o.case.id}: {o.case.turns[-1]!r}: {'; '.join(o.failures)}")
+                print_misses(outcomes)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "acceptance.json").write_text(json.dumps(figures, indent=2))
     return 0

@@ -168,7 +168,7 @@ def config_for(home: HRMHome, tiers: Tiers) -> HRMConfig:
     The home's directory is also the project directory: no config of the machine leaks in.
     """
     config = load_config(home, project_dir=home.root).config
-    switch = "off" if tiers == "rules" else "auto"
+    switch: Literal["auto", "off"] = "off" if tiers == "rules" else "auto"
     return replace(
         config,
         llm=replace(config.llm, provider="offline"),
@@ -187,9 +187,7 @@ class _Before:
     kept: str
 
 
-def run_case(
-    case: Case, home_dir: Path, tiers: Tiers, *, derived: Path | None = None
-) -> Outcome:
+def run_case(case: Case, home_dir: Path, tiers: Tiers, *, derived: Path | None = None) -> Outcome:
     """Say the case's messages to a fresh home in ``home_dir`` and check the final one.
 
     ``derived``: a directory the sentence model's exemplar index is shared through. The index
@@ -307,7 +305,7 @@ def _check(
     want: Expect, h: HRM, result: TurnResult, events: Sequence[Mapping[str, Any]], before: _Before
 ) -> Iterable[str]:
     yield from _check_canon(want, h, result)
-    yield from _check_forget(want, h, result, events, before)
+    yield from _check_forget(want, h, result, events)
     yield from _check_problems(want, h, result, before)
     if want.decision and not any(want.decision in d for d in _decisions(result)):
         yield f"no decision with {want.decision!r} reached the working set"
@@ -318,13 +316,15 @@ def _check(
         elif want.commitment is not True and made.turns_total != want.commitment:
             yield f"commitment for {made.turns_total} turns, not {want.commitment}"
     if want.nothing:
-        yield from _triggered(h, result, events, before)
+        yield from _triggered(result, events)
 
 
 def _check_canon(want: Expect, h: HRM, result: TurnResult) -> Iterable[str]:
     if want.canon in ("preference", "fact"):
         prefix = f"{want.canon}."
-        if not _approved(result, prefix) and not (want.canon == "preference" and _confirmed(result)):
+        if not _approved(result, prefix) and not (
+            want.canon == "preference" and _confirmed(result)
+        ):
             yield f"no {want.canon} was written to canon"
         elif want.canon_text and want.canon_text not in _kept(h, prefix):
             yield f"canon keeps no {want.canon} with {want.canon_text!r}"
@@ -336,12 +336,14 @@ def _check_canon(want: Expect, h: HRM, result: TurnResult) -> Iterable[str]:
 
 
 def _check_forget(
-    want: Expect, h: HRM, result: TurnResult, events: Sequence[Mapping[str, Any]], before: _Before
+    want: Expect, h: HRM, result: TurnResult, events: Sequence[Mapping[str, Any]]
 ) -> Iterable[str]:
     if want.forget is None:
         return
-    done = _forgotten(result) and (not want.forgot_text or want.forgot_text not in _kept(h))
-    asked = _pending(events) and bool(want.forgot_text) and want.forgot_text in _kept(h)
+    named = want.forgot_text or ""
+    kept_now = _kept(h)
+    done = _forgotten(result) and (not named or named not in kept_now)
+    asked = _pending(events) and bool(named) and named in kept_now
     allowed = {"done": done, "ask": asked, "either": done or asked}[want.forget]
     if not allowed:
         yield f"forget request not acted on as {want.forget!r} (forgotten={done}, asked={asked})"
@@ -368,9 +370,7 @@ def _check_problems(want: Expect, h: HRM, result: TurnResult, before: _Before) -
             yield f"opened {len(added)} new problem(s)"
 
 
-def _triggered(
-    h: HRM, result: TurnResult, events: Sequence[Mapping[str, Any]], before: _Before
-) -> Iterable[str]:
+def _triggered(result: TurnResult, events: Sequence[Mapping[str, Any]]) -> Iterable[str]:
     """What a message that must trigger nothing set off (each in words)."""
     d = result.decision
     if _approved(result, "preference.") or _approved(result, "fact."):

