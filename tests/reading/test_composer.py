@@ -79,3 +79,25 @@ def test_without_the_sentence_model_the_rules_are_the_only_tier() -> None:
     tiers = available_tiers()
     assert tiers[0].name == "rules"
     assert all(t.name != "rules" for t in tiers[1:])
+
+
+class _Resumer:
+    """A later tier that reads every sentence it is given as a request to resume."""
+
+    name = "resumer"
+
+    def read(
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
+    ) -> tuple[Intent, ...]:
+        return tuple(Intent(IntentKind.RESUME, span, 0.95, self.name) for span in spans)
+
+
+def test_a_move_a_later_tier_reads_at_the_act_band_is_a_cue_for_arbitration() -> None:
+    text = "so, what was we doing before that?"
+    assert not read(text, ReadingContext()).cues.resume
+    assert read(text, ReadingContext(), (RulesReader(), _Resumer())).cues.resume

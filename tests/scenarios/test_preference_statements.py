@@ -145,3 +145,14 @@ def test_a_standing_instruction_in_two_parts_is_stored_whole(home: HRMHome) -> N
     with HRM.open(home, "ADMIN", "offline") as h:
         assert h.turn("Always use type hints, and keep functions short").action == "remember"
         assert list(_preferences(h).values()) == ["Always use type hints, and keep functions short"]
+
+
+def test_a_message_of_two_preferences_opens_no_problem_and_says_which_was_taken(
+    home: HRMHome,
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn("I prefer tabs over spaces. I prefer metric units.")
+        [kept] = _preferences(h).values()
+        other = ({"I prefer tabs over spaces", "I prefer metric units"} - {kept}).pop()
+        assert f"say “{other}” on its own" in result.response
+        assert h.focus.problem_registry.list() == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -27,8 +28,10 @@ from hrm.reading.sentences import MAX_READ_CHARS, sentence_spans
 from hrm.reading.types import (
     SET_APART,
     Bands,
+    Cues,
     Declined,
     Intent,
+    IntentKind,
     Reader,
     Reading,
     ReadingContext,
@@ -129,10 +132,30 @@ def read(
         intents = _merge(intents, found, bands)
         declined += getattr(tier, "declined", ())
     rest = rest_of(head, intents, bands)
+    cues = _with_moves(cues_of(rest), intents, bands)
     return Reading(
-        text=text, said=said, intents=tuple(intents), cues=cues_of(rest) if rest else cues_of(""),
+        text=text, said=said, intents=tuple(intents), cues=cues,
         rest=rest, pasted_lines=pasted, readers=tuple(ran), declined=tuple(declined),
     )  # fmt: skip
+
+
+def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands) -> Cues:
+    """`cues` with the moves a tier read at the act band that the rules' cue reading of the
+    rest missed: a sentence model's "so, what was we doing before that?" is a resume, and
+    arbitration must weigh it as one."""
+    for intent in intents:
+        if intent.confidence < bands.act:
+            continue
+        if intent.kind is IntentKind.RESUME and not cues.resume:
+            cues = replace(cues, resume=True)
+        elif intent.kind is IntentKind.FOCUS and not cues.focus:
+            cues = replace(
+                cues,
+                focus=True,
+                focus_turns=intent.slots.turns,
+                focus_topic=intent.slots.topic or "",
+            )
+    return cues
 
 
 def rest_of(said: str, intents: Sequence[Intent], bands: Bands = Bands()) -> str:  # noqa: B008

@@ -12,6 +12,7 @@ from hrm.turn.preferences import preference_reading, without_preference, without
 
 if TYPE_CHECKING:
     from hrm.turn.context import Outcome, TurnContext
+    from hrm.types import TurnInput
 
 __all__ = ["statements"]
 
@@ -26,6 +27,7 @@ def statements(ctx: TurnContext) -> Outcome | None:
     arbitrated = without_preference(heard, reading)
     if arbitrated is not heard:
         ctx.record.notes.append("the preference statement was left out of arbitration")
+        arbitrated = _without_more_preferences(ctx, arbitrated)
     # A preference said as a request to remember ("Keep in mind I prefer tabs") is the
     # preference's.
     fact = ctx.reading.first(IntentKind.FACT)
@@ -41,3 +43,23 @@ def statements(ctx: TurnContext) -> Outcome | None:
             ctx.record.notes.append("the request to remember was left out of arbitration")
     ctx.arbitrated = arbitrated
     return None
+
+
+def _without_more_preferences(ctx: TurnContext, arbitrated: TurnInput) -> TurnInput:
+    """Leave every further preference sentence out of arbitration too: "I hate passive voice.
+    Active voice always." is about the person, not a problem, however many sentences it takes.
+    One preference is written a turn, so the person is told which others were not kept."""
+    bands = ctx.services.bands
+    first = ctx.reading.first(IntentKind.PREFERENCE)
+    for intent in ctx.reading.intents:
+        if intent is first or intent.kind is not IntentKind.PREFERENCE:
+            continue
+        if intent.confidence < bands.ask:
+            continue
+        sentence = ctx.reading.text_of(intent)
+        arbitrated = without_sentence(arbitrated, sentence)
+        ctx.notes.append(
+            f"I took one preference from this message; say “{sentence.strip()}” on its own "
+            "if you want me to remember it too."
+        )
+    return arbitrated
