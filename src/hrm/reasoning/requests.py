@@ -234,7 +234,14 @@ def _shape_score(shape: _Shape, words: list[str], text: str) -> tuple[float, lis
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text[:20_000].lower().replace("’", "'"))
+    """The words of `text`; a hyphenated word is followed by its parts, so "multi-region"
+    matches its cue and "billing-service-production" says "production"."""
+    words: list[str] = []
+    for word in _WORD.findall(text[:20_000].lower().replace("’", "'")):
+        words.append(word)
+        if "-" in word:
+            words += [part for part in word.split("-") if part]
+    return words
 
 
 def _matches(word: str, cue: str) -> bool:

@@ -28,6 +28,10 @@ def reason(ctx: TurnContext) -> Outcome | None:
         ctx.event("pattern_matched", pattern_id=match.pattern_id,
                   confidence=match.match_confidence)  # fmt: skip
     record.strategy = jsonable(reasoning.strategy)
+    if reasoning.request is not None:
+        record.strategy["request"] = reasoning.request.to_record()
+    if reasoning.route is not None:
+        record.strategy["route"] = reasoning.route.to_record()
     escalation = record.escalation
     if escalation is not None:
         escalation.score = reasoning.escalation_score
