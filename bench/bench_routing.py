@@ -27,9 +27,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from hrm.reasoning.request_set import ClassReport, evaluate, load_request_set  # noqa: E402
-from hrm.reasoning.requests import load_request_classifier  # noqa: E402
+from hrm.llm import Message  # noqa: E402
+from hrm.reasoning.assist import ClassSecondOpinion, wire_model_assistance  # noqa: E402
+from hrm.reasoning.request_set import (  # noqa: E402
+    ClassReport,
+    LabelledRequest,
+    evaluate,
+    load_request_set,
+)
+from hrm.reasoning.requests import RequestClassifier, load_request_classifier  # noqa: E402
 from hrm.reasoning.routing_table import REQUEST_CLASSES  # noqa: E402
+from hrm.testing import ScriptedAdapter, ScriptedReply  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 SET = ROOT / "tests" / "reasoning" / "data" / "requests.tsv"
@@ -51,12 +59,36 @@ def _configs() -> dict[str, Callable[[str, str], str]]:
     configs: dict[str, Callable[[str, str], str]] = {
         "cue tables": lambda text, _label: classifier.classify(text).request_class,
     }
-    try:
-        from hrm.reasoning.assist import second_opinion_bounds
-    except ImportError:  # before model-assisted governance lands
-        return configs
-    configs.update(second_opinion_bounds(classifier))
+    for name, right in (("+ second opinion, always right", True),
+                        ("+ second opinion, always wrong", False)):
+        configs[name] = _with_opinion(classifier, right)
     return configs
+
+
+def _with_opinion(classifier: RequestClassifier, right: bool) -> Callable[[str, str], str]:
+    """The cue tables with `ClassSecondOpinion` on a scripted model that names the labelled
+    class among its choices (right) or the other choice (wrong)."""
+
+    def read(text: str, label: str) -> str:
+        opinion = ClassSecondOpinion(_Oracle(label, right), classifier.thresholds)
+        return opinion(text, classifier.classify(text)).request_class
+
+    return read
+
+
+class _Oracle(ScriptedAdapter):
+    def __init__(self, label: str, right: bool) -> None:
+        super().__init__([ScriptedReply(respond=self._answer_for)], repeat=True)
+        self.label, self.right = label, right
+
+    def _answer_for(self, messages: list[Message], _system: str, _config: object) -> str:
+        line = messages[-1].content.splitlines()[0]
+        choices = [c.strip() for c in line.removeprefix("Choices:").split(",")]
+        if self.right:
+            pick = self.label if self.label in choices else choices[0]
+        else:
+            pick = next((c for c in choices if c != self.label), choices[0])
+        return json.dumps({"class": pick})
 
 
 def main() -> int:
@@ -83,23 +115,103 @@ def main() -> int:
             if args.misses:
                 for labelled, got in report.misses:
                     print(f"    {labelled.request_class} -> {got}: {labelled.text}")
+    actions = _actions(rows)
+    for name, per_class in actions.items():
+        print(f"action as the class needs, all stances, {name}: " + ", ".join(
+            f"{c} {v:.3f}" for c, v in per_class.items()))
     calls = _extra_calls()
     for name, per_turn in calls.items():
         print(f"extra model calls per turn, {name}: {per_turn}")
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "routing.json").write_text(
-        json.dumps({"accuracy": results, "extra_calls_per_turn": calls}, indent=2) + "\n",
+        json.dumps(
+            {"accuracy": results, "actions": actions, "extra_calls_per_turn": calls}, indent=2
+        ) + "\n",
         encoding="utf-8",
     )
     return 0
 
 
+NEEDED = {
+    "simple": "respond",
+    "multi_step": "execute",
+    "needs_perspectives": "delegate",
+    "high_stakes": "delegate",
+    "conflict": "delegate",
+}
+"""The action each class needs (issue 33 item 1)."""
+
+
+def _actions(rows: list[LabelledRequest]) -> dict[str, dict[str, float]]:
+    """The share of each class's requests whose selected action is the one the class needs,
+    over the four stances: the routing table, and the rule path alone (before issue 33)."""
+    from datetime import UTC, datetime
+
+    from hrm.reasoning.router import ReasoningRouter
+    from hrm.types import AltitudeLevel, HRMContext, Stance, TurnInput
+
+    out: dict[str, dict[str, float]] = {}
+    for name, router in (
+        ("routing table", ReasoningRouter()),
+        ("rules alone (before)", ReasoningRouter(routing_table=None)),
+    ):
+        right: dict[str, int] = {}
+        total: dict[str, int] = {}
+        for row in rows:
+            for stance in Stance:
+                context = HRMContext(
+                    "bench", 1, None, AltitudeLevel.L2_OPERATIONS, stance, None, None
+                )
+                result = router.reason(TurnInput(row.text, datetime.now(UTC), context))
+                total[row.request_class] = total.get(row.request_class, 0) + 1
+                if result.selected.primary.action_type == NEEDED[row.request_class]:
+                    right[row.request_class] = right.get(row.request_class, 0) + 1
+        out[name] = {c: round(right.get(c, 0) / total[c], 3) for c in REQUEST_CLASSES}
+    return out
+
+
 def _extra_calls() -> dict[str, object]:
-    try:
-        from hrm.reasoning.assist import extra_calls_per_turn
-    except ImportError:
-        return {}
-    return extra_calls_per_turn([r.text for r in load_request_set(SET)])
+    """Governance calls per turn, by purpose, over the set's requests: on a capable model (a
+    scripted one that always answers) and on the small local one (none)."""
+    from datetime import UTC, datetime
+
+    from hrm.altitude.governor import AltitudeGovernor
+    from hrm.config import HRMConfig, LLMConfig, PolicySurface
+    from hrm.governance.signals import SignalEngine
+    from hrm.reasoning.router import ReasoningRouter
+    from hrm.types import AltitudeLevel, HRMContext, Stance, TurnInput
+
+    texts = [r.text for r in load_request_set(SET)]
+    out: dict[str, object] = {}
+    for name, config in (
+        ("capable model", HRMConfig(llm=LLMConfig(provider="local", capable="on"))),
+        ("local 135M model", HRMConfig(llm=LLMConfig(provider="local", capable="auto"))),
+    ):
+        adapter = ScriptedAdapter(
+            ['{"class": "simple", "level": "operations", "confidence": 0.5,'
+             ' "source_quality": 0.5, "alignment_score": 0.5}'],
+            repeat=True,
+        )
+        altitude, router = AltitudeGovernor(config), ReasoningRouter()
+        engine = SignalEngine(PolicySurface())
+        wire_model_assistance(config, adapter, altitude=altitude, signals=engine, router=router)
+        for number, text in enumerate(texts, start=1):
+            context = HRMContext(
+                "bench", number, None, AltitudeLevel.L2_OPERATIONS, Stance.SENSEMAKING, None, None
+            )
+            turn_input = TurnInput(text, datetime.now(UTC), context)
+            engine.derive(turn_input, context)
+            altitude.classify_input(turn_input)
+            router.reason(turn_input)
+        purposes: dict[str, int] = {}
+        for call in adapter.calls:
+            purpose = (call.config.purpose if call.config else None) or "?"
+            purposes[purpose] = purposes.get(purpose, 0) + 1
+        out[name] = {
+            "per_turn": round(len(adapter.calls) / len(texts), 3),
+            "by_purpose": {k: round(v / len(texts), 3) for k, v in sorted(purposes.items())},
+        }
+    return out
 
 
 if __name__ == "__main__":
