@@ -60,6 +60,8 @@ class _Shape:
     joiners: tuple[tuple[str, ...], ...]
     deliverables: frozenset[str]
     weights: dict[str, float]
+    lead_in: frozenset[str]
+    question_openers: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +195,10 @@ def _parse_shape(table: Any, where: str) -> _Shape:
         raise HRMError.parse_error("shape must be a table", path=where)
     weights = {k: float(v) for k, v in table.items() if isinstance(v, int | float)}
     needed = {"verbs_two", "verb_sequence", "verb_joiner", "nouns_two", "list_items"}
-    lists = ("production_verbs", "sequence_words", "joiners", "deliverables")
+    lists = (
+        "production_verbs", "sequence_words", "joiners", "deliverables", "lead_in",
+        "question_openers",
+    )
     if needed - set(weights) or any(not isinstance(table.get(k), list) for k in lists):
         raise HRMError.parse_error(
             f"shape needs the weights {sorted(needed)} and the lists {list(lists)}", path=where
@@ -204,24 +209,32 @@ def _parse_shape(table: Any, where: str) -> _Shape:
         joiners=tuple(tuple(j.split()) for j in table["joiners"]),
         deliverables=frozenset(table["deliverables"]),
         weights=weights,
+        lead_in=frozenset(table["lead_in"]),
+        question_openers=frozenset(table["question_openers"]),
     )
 
 
 def _shape_score(shape: _Shape, words: list[str], text: str) -> tuple[float, list[str]]:
-    """The request's shape: what it asks to produce, and how the parts are strung."""
-    verb_at = sorted(
-        {i for verb in shape.verbs for i in _positions(words, verb)}
-    )
-    verbs = {words[i] for i in verb_at}
+    """The request's shape: what it asks to produce, and how the parts are strung.
+
+    A production verb counts where a clause could open with it (`_clause_verbs`), so "the
+    release" or "a design note" is no verb; a question ("how do I fix the build?") asks for an
+    answer, not for work, and has no shape.
+    """
+    if _is_question(text, shape):
+        return 0.0, []
+    verb_at = _clause_verbs(shape, text)
+    verbs = {verb for _, verb in verb_at}
     nouns = {w for w in words if w in shape.deliverables}
     w, found, score = shape.weights, [], 0.0
     if len(verbs) >= 2:
         score += w["verbs_two"]
         found.append("shape:verbs=" + "+".join(sorted(verbs)[:3]))
-    if verb_at and any(word in shape.sequence for word in words[verb_at[0] + 1 :]):
+    after = words[words.index(verb_at[0][1].split()[0]) + 1 :] if verb_at else []
+    if after and any(word in shape.sequence for word in after):
         score += w["verb_sequence"]
         found.append("shape:verb+sequence")
-    if verb_at and any(_positions(words[verb_at[0] + 1 :], j) for j in shape.joiners):
+    if after and any(_positions(after, j) for j in shape.joiners):
         score += w["verb_joiner"]
         found.append("shape:verb+joiner")
     if len(nouns) >= 2:
@@ -231,6 +244,28 @@ def _shape_score(shape: _Shape, words: list[str], text: str) -> tuple[float, lis
         score += w["list_items"]
         found.append("shape:list")
     return score, found
+
+
+_CLAUSE = re.compile(r"[,;:.!?\n()]+|\b(?:and|then|also|plus)\b")
+
+
+def _clause_verbs(shape: _Shape, text: str) -> list[tuple[int, str]]:
+    """The production verbs that open a clause (after its lead-in words), in order."""
+    found: list[tuple[int, str]] = []
+    for number, clause in enumerate(_CLAUSE.split(text[:4000].lower())):
+        words = _words(clause)
+        while words and words[0] in shape.lead_in:
+            words = words[1:]
+        for verb in shape.verbs:
+            if tuple(words[: len(verb)]) == verb:
+                found.append((number, " ".join(verb)))
+                break
+    return found
+
+
+def _is_question(text: str, shape: _Shape) -> bool:
+    words = _words(text[:300])
+    return bool(words) and words[0] in shape.question_openers and text.rstrip().endswith("?")
 
 
 def _words(text: str) -> list[str]:
