@@ -111,6 +111,8 @@ class ReasoningResult:
     """The request's class and its evidence (issue 33)."""
     route: Route | None = None
     """The routing table's row that decided the strategy; None when a pattern did."""
+    rule_strategy: str = ""
+    """The strategy the rules, escalation and patterns chose before the table routed."""
 
     def events(self) -> list[JSONDict]:
         """The decision-ledger events of this result (001 §8.3): ``pattern_matched`` when a
@@ -239,14 +241,11 @@ class ReasoningRouter:
             deescalated = True
         stance = stance if stance is not None else context.stance
         request, route = self._route(input.text, conflict_hint, stance, strategy, initial, score)
+        rule_strategy = strategy.strategy
         if route is not None:
-            # The rule path's escalation stands in the record when the route spends at least
-            # the effort it escalated to; a cheaper route is no escalation (D263).
-            escalated = escalated and _effort(route.strategy) >= _effort(strategy.strategy)
-            deescalated = False
+            # The rule path's escalation (001 §3.4) stays in the record as what the rules
+            # would have done; the table's strategy is what the turn does (D263).
             strategy = _routed(strategy, route, classification)
-            if not escalated:
-                strategy.escalation_level = 0
         proposal = (
             self._build_agent_proposal(strategy, classification)
             if strategy.requires_agents
@@ -283,6 +282,7 @@ class ReasoningRouter:
             initial_strategy=initial,
             request=request,
             route=route if routed is not None else None,
+            rule_strategy=rule_strategy,
         )
 
     def _route(
@@ -459,10 +459,6 @@ def _routed(
     if route.reducer is not None:
         moved.suggested_reducer = route.reducer
     return moved
-
-
-def _effort(strategy: str) -> int:
-    return STRATEGIES.index(strategy) if strategy in STRATEGIES else 0
 
 
 def _next(strategy: str) -> str:

@@ -42,7 +42,7 @@ def reason(ctx: TurnContext) -> Outcome | None:
     if reasoning.escalated or reasoning.deescalated:
         step = EscalationStep(
             kind="escalation" if reasoning.escalated else "deescalation",
-            strategy=reasoning.strategy.strategy,
+            strategy=reasoning.rule_strategy or reasoning.strategy.strategy,
             level=reasoning.routing.escalation_level,
             score=reasoning.escalation_score,
             reason=reasoning.strategy.reason,
