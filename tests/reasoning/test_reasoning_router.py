@@ -29,7 +29,7 @@ def test_simple_input_is_answered_directly(make_input) -> None:  # type: ignore[
 
 
 def test_complex_input_escalates_deterministically(make_input) -> None:  # type: ignore[no-untyped-def]
-    router = ReasoningRouter()
+    router = ReasoningRouter(routing_table=None)  # the rule path alone (D263)
     first = router.reason(make_input(ESCALATING))
     again = router.reason(make_input(ESCALATING))
     assert first.escalated
@@ -73,11 +73,16 @@ def test_stance_argument_overrides_the_context(make_input) -> None:  # type: ign
 
 
 def test_conflict_hint_reaches_the_classification(make_input) -> None:  # type: ignore[no-untyped-def]
-    result = ReasoningRouter().reason(
+    result = ReasoningRouter(routing_table=None).reason(
         make_input("Rename the variable"), conflict_hint=ConflictLevel.HIGH
     )
     assert result.classification.conflict == ConflictLevel.HIGH
     assert result.escalated
+    routed = ReasoningRouter().reason(
+        make_input("Rename the variable"), conflict_hint=ConflictLevel.HIGH
+    )
+    assert routed.request is not None and routed.request.request_class == "conflict"
+    assert routed.selected.primary.id == "delegate_agents"
 
 
 def test_a_matching_pattern_routes_and_is_recorded(make_input) -> None:  # type: ignore[no-untyped-def]

@@ -126,7 +126,7 @@ OFFSITE = [
     "Budget is around 8000 euros.",
 ]
 OUTAGE = [
-    "Our production database is down and customers can't log in!",
+    "Our database is down and customers can't log in!",
     "The error says too many connections on Postgres.",
 ]
 

@@ -24,7 +24,8 @@ def test_questions_that_use_preference_words_are_answered_and_never_kept(tmp_pat
             "I prefer to know why this fails before patching it, can you explain the traceback?",
         ):
             result = h.turn(text)
-            assert result.action == "respond"
+            # Answered, by the model or (alternatives: perspectives, issue 33) by agents.
+            assert result.action in ("respond", "delegate")
             assert not [w for w in result.decision.writes if w.get("approved")]
             reason = result.decision.preference["not_a_preference"]  # type: ignore[index]
             assert "question or a request" in reason

@@ -10,6 +10,7 @@ no lock is taken). `/why json` and `hrm why --json` print the whole record.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ def explain(decision: dict[str, Any], events: Sequence[dict[str, Any]] = ()) -> 
     rows: list[Row] = []
     for part in (
         _arbitration, _preference, _memory, _problem_request, _altitude, _input, _strategy,
-        _action, _focus, _commitment, _context, _model, _writes, _learning,
+        _action, _focus, _plan, _commitment, _context, _model, _writes, _learning,
     ):
         rows += part(decision)
     rows += _stance_changes(decision, events)
@@ -165,6 +166,31 @@ def _strategy(d: dict[str, Any]) -> list[Row]:
             else "not escalated"
         )
         rows.append(("escalation", f"score {esc['score']:.2f}: {moved}"))
+    request = s.get("request") or {}
+    if request.get("class"):
+        cues = ", ".join(c for found in (request.get("cues") or {}).values() for c in found)
+        second = f"; model's second opinion {request['second_opinion']}" if request.get(
+            "second_opinion") else ""
+        rows.append(("request", f"{request['class']}{f' ({cues})' if cues else ''}{second}"))
+    return rows
+
+
+def _plan(d: dict[str, Any]) -> list[Row]:
+    """A plan run from the turn (issue 33): its status, the steps done, what expired."""
+    ex = d.get("execution") or {}
+    plan = ex.get("plan") or {}
+    steps = plan.get("steps") or []
+    if ex.get("action_type") != "execute" or not steps:
+        return []
+    done = sum(1 for step in steps if step.get("status") == "COMPLETE")
+    rows = [("plan", f"{ex.get('plan_status', '?')}: {done}/{len(steps)} steps done")]
+    rows += [
+        ("step", f"{step.get('order')}. [{step.get('status')}] {step.get('description', '')}")
+        for step in steps
+    ]
+    expiration = ex.get("expiration") or {}
+    if expiration:
+        rows.append(("ttl", f"expired; partial results kept: {json.dumps(expiration)[:200]}"))
     return rows
 
 

@@ -54,7 +54,8 @@ _VAGUE = frozenset(
 # more java examples" it is the statement itself, and stripping it says the opposite.
 _LEAD = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|and|also|but|hey|oh|well|actually|alright|right|pls|please|plz"
-    r"|btw|fyi|hmm+|no(?=\s*[,;:.!—–-])|wait|sorry|great|nice|cool|good|perfect|thanks|on second thought"
+    r"|btw|fyi|hmm+|no(?=\s*[,;:.!—–-])|wait|sorry|great|nice|cool|good|perfect|thanks"
+    r"|on second thought"
     r"|by the way|just so you know|for the record|to be honest|honestly)\b[\s,;:.!—–-]*)+",
     re.IGNORECASE,
 )

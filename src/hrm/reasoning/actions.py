@@ -96,6 +96,7 @@ class ActionSelector:
         context: HRMContext | None = None,
         stance: Stance | None = None,
         classification: InputClassification | None = None,
+        routed: tuple[str, str] | None = None,
     ) -> SelectedAction:
         """Exactly one primary action (or a coupled micro-batch) with rationale and fallback.
 
@@ -104,6 +105,8 @@ class ActionSelector:
             context: The turn's context; its stance applies when ``stance`` is not given.
             stance: The stance whose weights rank the candidates.
             classification: The input's classification, for the voting rule.
+            routed: The candidate id the routing table chose and why (issue 33, D263): it is
+                the primary; the scores rank the others for the fallback.
         """
         if stance is None and context is not None:
             stance = context.stance
@@ -111,6 +114,9 @@ class ActionSelector:
         weights = self.weights_for(stance)
         scored = [(PrioritySignals.of(c).compute_score(weights), i, c) for i, c in enumerate(pool)]
         ranked = sorted(scored, key=lambda item: (-item[0], item[1]))
+        if routed is not None:
+            chosen = [item for item in ranked if item[2].id == routed[0]]
+            ranked = chosen[:1] + [item for item in ranked if item[2].id != routed[0]]
         top_score, _, primary = ranked[0]
         batch = _micro_batch([c for _, _, c in ranked])
         in_batch = {c.id for c in batch} if batch else {primary.id}
@@ -123,9 +129,12 @@ class ActionSelector:
             None,
         ) or _made_fallback(primary)
         use_voting = self._voting(classification, [s for s, _, _ in ranked])
+        rationale = _rationale(primary, top_score, stance, weights, ranked)
+        if routed is not None and primary.id == routed[0]:
+            rationale = f"{routed[1]}; {rationale}"
         return SelectedAction(
             primary=primary,
-            rationale=_rationale(primary, top_score, stance, weights, ranked),
+            rationale=rationale,
             priority_score=round(top_score, 4),
             fallback=fallback,
             batch=batch,

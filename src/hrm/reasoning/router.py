@@ -13,10 +13,21 @@ Candidates (001 §3.6, with the hrm additions):
 - ``execute_plan`` for decomposition and verification (the plan engine runs it);
 - ``wait`` alone when nothing is actionable (empty input).
 
-The candidate that realises the chosen strategy (respond for quick_answer, ask for dialogue,
-delegate for exploration and verification, execute_plan for decomposition) gets dependency
-0.9 and urgency + 0.2, so the strategy shapes the choice without overriding the stance's
-weights. Routing never fails: a pattern source that raises `HRMError` is logged and skipped.
+Routing (issue 33, D260, D263): the request classifier (`hrm.reasoning.requests`) reads the
+request's class, and the routing table (`hrm.reasoning.routing_table`, data) says what that
+class does in the current stance: answer directly, run a plan, run agents with a reducer, or
+ask. The table's strategy replaces the rule path's (`StrategySelector` and escalation, still
+computed and recorded as the score; a simple request whose escalation score reaches
+``escalation_threshold`` is routed as one that needs perspectives), except when a learned
+pattern decided it: Learning's evidence from this person's feedback outranks the table. A
+simple request the rule path finds too vague to answer (dialogue) is asked about. The table's
+candidate is the primary action; the priority signals rank the rest for the fallback. Focus
+still governs what the table picks (stance, gates, commitments): the table never overrides a
+hard rule.
+
+Without a route (`routing_table=None`) the candidate that realises the strategy gets
+dependency 0.9 and urgency + 0.2 and the stance's weights choose, as before issue 33.
+Routing never fails: a pattern source that raises `HRMError` is logged and skipped.
 """
 
 from __future__ import annotations
@@ -31,7 +42,9 @@ from hrm.errors import HRMError
 from hrm.reasoning.actions import ActionSelector
 from hrm.reasoning.classifier import InputClassifier
 from hrm.reasoning.escalation import EscalationManager
-from hrm.reasoning.strategy import StrategySelector
+from hrm.reasoning.requests import RequestClassifier, RequestReading, load_request_classifier
+from hrm.reasoning.routing_table import Route, RoutingTable, load_routing_table
+from hrm.reasoning.strategy import StrategySelector, with_strategy
 from hrm.reasoning.types import (
     STRATEGIES,
     AgentBundleProposal,
@@ -50,6 +63,9 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_AGENTS", "PatternSource", "ReasoningResult", "ReasoningRouter"]
 
 logger = logging.getLogger(__name__)
+
+SecondOpinion = Callable[[str, RequestReading], RequestReading]
+"""A bounded model's second opinion on a request's class (`hrm.reasoning.assist`)."""
 
 PatternSource = Callable[[dict[str, Any]], list[PatternMatch]]
 """Learning's pattern query: an input signature in, matches out (e.g.
@@ -91,6 +107,12 @@ class ReasoningResult:
     """Degradations (e.g. a pattern source that failed)."""
     initial_strategy: str = ""
     """The strategy selected before escalation or de-escalation."""
+    request: RequestReading | None = None
+    """The request's class and its evidence (issue 33)."""
+    route: Route | None = None
+    """The routing table's row that decided the strategy; None when a pattern did."""
+    rule_strategy: str = ""
+    """The strategy the rules, escalation and patterns chose before the table routed."""
 
     def events(self) -> list[JSONDict]:
         """The decision-ledger events of this result (001 §8.3): ``pattern_matched`` when a
@@ -143,6 +165,9 @@ class ReasoningRouter:
         known_agents: Sequence[str] = DEFAULT_AGENTS,
         max_agents_per_bundle: int = 5,
         agent_timeout_ms: int = 30_000,
+        request_classifier: RequestClassifier | None = None,
+        routing_table: RoutingTable | bool | None = True,
+        second_opinion: SecondOpinion | None = None,
     ) -> None:
         self.classifier = classifier or InputClassifier()
         self.strategy_selector = strategy_selector or StrategySelector()
@@ -152,6 +177,12 @@ class ReasoningRouter:
         self.known_agents = tuple(known_agents)
         self.max_agents_per_bundle = max(1, max_agents_per_bundle)
         self.agent_timeout_ms = agent_timeout_ms
+        self.request_classifier = request_classifier or load_request_classifier()
+        self.routing_table: RoutingTable | None = (
+            load_routing_table() if routing_table is True else routing_table or None
+        )
+        self.second_opinion = second_opinion
+        """Asked when the cue tables are unsure; set when the model is capable (D265)."""
 
     # ── 001 §3.1 ──────────────────────────────────────────────────────────
 
@@ -208,17 +239,26 @@ class ReasoningRouter:
             strategy = escalation.deescalate(strategy, classification)
             strategy.pattern_id = backing.pattern_id
             deescalated = True
+        stance = stance if stance is not None else context.stance
+        request, route = self._route(input.text, conflict_hint, stance, strategy, initial, score)
+        rule_strategy = strategy.strategy
+        if route is not None:
+            # The rule path's escalation (001 §3.4) stays in the record as what the rules
+            # would have done; the table's strategy is what the turn does (D263).
+            strategy = _routed(strategy, route, classification)
         proposal = (
             self._build_agent_proposal(strategy, classification)
             if strategy.requires_agents
             else None
         )
         candidates = self._generate_candidates(input, strategy, classification, proposal)
+        routed = None
+        if route is not None and any(c.id == route.candidate_id for c in candidates):
+            routed = (route.candidate_id, route.describe())
+        elif route is not None:
+            notes.append(f"{route.describe()}: no {route.candidate_id} candidate; scored instead")
         selected = self.action_selector.select(
-            candidates,
-            context,
-            stance=stance if stance is not None else context.stance,
-            classification=classification,
+            candidates, context, stance=stance, classification=classification, routed=routed
         )
         routing = RoutingDecision(
             strategy=strategy.strategy,
@@ -240,7 +280,40 @@ class ReasoningRouter:
             proposal=proposal,
             notes=notes,
             initial_strategy=initial,
+            request=request,
+            route=route if routed is not None else None,
+            rule_strategy=rule_strategy,
         )
+
+    def _route(
+        self,
+        text: str,
+        conflict_hint: ConflictLevel | None,
+        stance: Stance | None,
+        strategy: StrategySelection,
+        rule_strategy: str,
+        escalation_score: float,
+    ) -> tuple[RequestReading, Route | None]:
+        """The request's class and the table's route for it; no route when a pattern decided
+        the strategy (Learning's evidence wins) or there is no table."""
+        request = self.request_classifier.classify(text, conflict_hint=conflict_hint)
+        if self.second_opinion is not None:
+            request = self.second_opinion(text, request)
+        threshold = self.escalation_manager.threshold
+        if request.request_class == "simple" and escalation_score >= threshold:
+            # The dimensions call for more effort than the cue tables saw (the configured
+            # escalation_threshold, 001 §3.4): look at the options before answering (D263).
+            request.request_class = "needs_perspectives"
+            request.cues.setdefault("needs_perspectives", []).append(
+                f"escalation:{escalation_score:.2f}"
+            )
+        if self.routing_table is None or strategy.pattern_id is not None or not text.strip():
+            return request, None
+        route = self.routing_table.lookup(request.request_class, stance)
+        if route.action == "respond_direct" and rule_strategy == "dialogue":
+            # Too vague to answer: the rule path's question stands (D263).
+            route = Route(route.request_class, route.stance, "ask", "dialogue")
+        return request, route
 
     def _query(self, signature: dict[str, Any], notes: list[str]) -> list[PatternMatch]:
         if self.pattern_source is None:
@@ -371,6 +444,21 @@ class ReasoningRouter:
         if reducer == ReducerType.SYNTHESIZE:
             return {"lead": agents[0], "delegates": agents[1:], "max_depth": 2}
         return {}
+
+
+def _routed(
+    strategy: StrategySelection, route: Route, classification: InputClassification
+) -> StrategySelection:
+    """`strategy` moved to the route's, with the route's reducer and the reason saying so."""
+    moved = with_strategy(
+        strategy,
+        route.strategy,
+        reason=f"{route.describe()} (rules alone: {strategy.strategy})",
+        classification=classification,
+    )
+    if route.reducer is not None:
+        moved.suggested_reducer = route.reducer
+    return moved
 
 
 def _next(strategy: str) -> str:

@@ -472,6 +472,12 @@ def create_stack(
         max_agents_per_bundle=config.max_agents_per_bundle,
         agent_timeout_ms=config.agent_execution_timeout_ms,
     )
+    from hrm.reasoning.assist import wire_model_assistance
+
+    # Bounded model help for signals, altitude and routing, on a capable model only (D265).
+    wire_model_assistance(
+        config, gateway, altitude=altitude, signals=kernel.signal_engine, router=router
+    )
     stack = CognitiveStack(
         agent_class=agent_class,
         home=h,

@@ -32,6 +32,7 @@ from hrm.turn.steps.pending import pending
 from hrm.turn.steps.problems import problems
 from hrm.turn.steps.read import read_message
 from hrm.turn.steps.reason import reason
+from hrm.turn.steps.route import route
 from hrm.turn.steps.signals import signals
 from hrm.turn.steps.statements import statements
 from hrm.turn.steps.topic import topic
@@ -58,6 +59,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("hrm_answers", hrm_answers),
     ("altitude", altitude),
     ("reason", reason),
+    ("route", route),
     ("govern", govern),
     ("commit", commit),
     ("attend", attend),

@@ -28,6 +28,10 @@ def reason(ctx: TurnContext) -> Outcome | None:
         ctx.event("pattern_matched", pattern_id=match.pattern_id,
                   confidence=match.match_confidence)  # fmt: skip
     record.strategy = jsonable(reasoning.strategy)
+    if reasoning.request is not None:
+        record.strategy["request"] = reasoning.request.to_record()
+    if reasoning.route is not None:
+        record.strategy["route"] = reasoning.route.to_record()
     escalation = record.escalation
     if escalation is not None:
         escalation.score = reasoning.escalation_score
@@ -38,7 +42,7 @@ def reason(ctx: TurnContext) -> Outcome | None:
     if reasoning.escalated or reasoning.deescalated:
         step = EscalationStep(
             kind="escalation" if reasoning.escalated else "deescalation",
-            strategy=reasoning.strategy.strategy,
+            strategy=reasoning.rule_strategy or reasoning.strategy.strategy,
             level=reasoning.routing.escalation_level,
             score=reasoning.escalation_score,
             reason=reasoning.strategy.reason,
