@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.stacks.checkpoint import recovery_fold, replay, tokens_spent
+from hrm.stacks.checkpoint import advance, recovery_fold, replay, tokens_spent
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 
@@ -73,7 +73,8 @@ execution = st.tuples(
     st.integers(0, 400),
 )
 checkpoint = st.tuples(st.just("recover"), st.sampled_from((*SESSIONS, "s-new")))
-history = st.lists(st.one_of(decision, execution, checkpoint), max_size=60)
+close = st.tuples(st.just("close"))  # a stack closing moves the checkpoint to the end (D313)
+history = st.lists(st.one_of(decision, execution, checkpoint, close), max_size=60)
 
 
 def _apply(s: Stack, op: tuple[Any, ...]) -> None:
@@ -94,6 +95,8 @@ def test_checkpoint_and_tail_equal_a_full_replay(ops: list[Any], last: str) -> N
         for op in ops:
             if op[0] == "recover":
                 assert s.recover(op[1]) == s.replayed(op[1])
+            elif op[0] == "close":
+                advance(s.db, CLASS, s.decisions, s.executions)
             else:
                 _apply(s, op)
         assert s.recover(last) == s.replayed(last)
@@ -164,3 +167,16 @@ def test_a_session_the_checkpoint_has_seen_is_left_out_exactly() -> None:
         got = s.recover("s-a")  # s-a's records are in it: left out all the same
         assert got == s.replayed("s-a")
         assert got["turns"] == 4
+
+
+def test_a_checkpoint_moved_at_close_covers_the_session_it_was_moved_in() -> None:
+    with stack() as s:
+        _grow(s, 6, "s-a")
+        advance(s.db, CLASS, s.decisions, s.executions)  # s-a's process closes mid-session
+        _grow(s, 2, "s-a")
+        later = s.recover("s-b")
+        assert later == s.replayed("s-b")
+        assert later["turns"] == 8
+        same = s.recover("s-a")  # s-a's records are inside the checkpoint: replayed whole
+        assert same == s.replayed("s-a")
+        assert same["turns"] == 0

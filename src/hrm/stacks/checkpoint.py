@@ -24,7 +24,15 @@ from hrm.errors import HRMError
 from hrm.storage.ledger import Ledger, LedgerRecord
 from hrm.storage.sqlite import Database
 
-__all__ = ["RECENT_TURNS", "RecentTurn", "RecoveryFold", "recovery_fold", "replay", "tokens_spent"]
+__all__ = [
+    "RECENT_TURNS",
+    "RecentTurn",
+    "RecoveryFold",
+    "advance",
+    "recovery_fold",
+    "replay",
+    "tokens_spent",
+]
 
 RECENT_TURNS = 6
 """How many of the last turns a recovery summary carries."""
@@ -223,7 +231,7 @@ class _Scan:
     """One ledger's tail folded, with the checkpoint to keep: the fold as it stood at the
     last record before session `current`'s first, so that no later session misses them."""
 
-    current: str
+    current: str | None
     anchor: LedgerRecord | None
     keep: RecoveryFold | None = None
     seen: set[str] = field(default_factory=set)
@@ -232,7 +240,7 @@ class _Scan:
         add = fold.add_decision if decisions else fold.add_execution
         for rec in records:
             session = rec.data.get("session_id")
-            if session == self.current:
+            if self.current is not None and session == self.current:
                 if self.keep is None:
                     self.keep = fold.copy()
                 continue
@@ -244,7 +252,7 @@ class _Scan:
 
 
 def recovery_fold(db: Database, agent_class: str, decisions: Ledger, executions: Ledger,
-                  current: str) -> RecoveryFold:
+                  current: str | None) -> RecoveryFold:
     """The recovery summary of every HO2m and HO1m record outside session `current`.
 
     Reads the checkpoint and the records after it, then moves the checkpoint forward; replays
@@ -267,17 +275,28 @@ def recovery_fold(db: Database, agent_class: str, decisions: Ledger, executions:
     return fold
 
 
+def advance(db: Database, agent_class: str, decisions: Ledger, executions: Ledger) -> None:
+    """Move both checkpoints to the ledgers' ends, the current session's records included.
+
+    A stack calls this as it closes, so the next open reads only what was appended after
+    (by a process that did not close), however long the session ran. The sessions the
+    checkpoint now covers are listed, so recovering one of them still replays in full (D311).
+    """
+    tokens_spent(db, agent_class, executions)
+    recovery_fold(db, agent_class, decisions, executions, None)
+
+
 _Resumed = tuple[RecoveryFold, RecoveryFold, tuple[LedgerRecord | None, LedgerRecord | None],
                  set[str]]
 
 
 def _resume(db: Database, agent_class: str, decisions: Ledger, executions: Ledger,
-            current: str) -> _Resumed | None:
+            current: str | None) -> _Resumed | None:
     row = db.one("SELECT * FROM stack_recovery WHERE agent_class = ?", (agent_class,))
-    if row is None or db.one(
+    if row is None or (current is not None and db.one(
         "SELECT 1 FROM stack_recovery_sessions WHERE agent_class = ? AND session_id = ?",
         (agent_class, current),
-    ):
+    )):
         return None
     ho2 = _anchor_at(decisions, row["ho2_seq"], row["ho2_offset"], row["ho2_hash"])
     ho1 = _anchor_at(executions, row["ho1_seq"], row["ho1_offset"], row["ho1_hash"])
@@ -290,7 +309,7 @@ def _resume(db: Database, agent_class: str, decisions: Ledger, executions: Ledge
 
 
 def _fold_tail(fold: RecoveryFold, tail2: Iterator[LedgerRecord], tail1: Iterator[LedgerRecord],
-               ho2: LedgerRecord | None, ho1: LedgerRecord | None, current: str) -> _Resumed:
+               ho2: LedgerRecord | None, ho1: LedgerRecord | None, current: str | None) -> _Resumed:
     """Fold both tails into `fold`; return it with the checkpoint to keep.
 
     The two ledgers fill separate fields, so the checkpoint takes HO2m's fields as they stood

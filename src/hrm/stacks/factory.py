@@ -331,6 +331,20 @@ class CognitiveStack:
         """A commit boundary: make this turn's records durable (group commit)."""
         self.committer.request()
 
+    def _advance_checkpoints(self) -> None:
+        """Move the recovery and token checkpoints to the ledgers' ends (D313).
+
+        What this process appended is read once more here, so the next open reads only what
+        came after it; a failure costs that open a longer read, never this teardown.
+        """
+        from hrm.errors import HRMError
+        from hrm.stacks.checkpoint import advance
+
+        try:
+            advance(self.db, self.agent_class, self.decision_ledger, self.execution_ledger)
+        except HRMError as exc:
+            logger.warning("stack %s: checkpoints not moved: %s", self.agent_class, exc.message)
+
     def teardown(self, reason: str = "session end") -> None:
         """Release the instances; keep every ledger entry (004 §8). Idempotent."""
         if self._closed:
@@ -351,6 +365,7 @@ class CognitiveStack:
             self.decision_ledger.commit()
             self.execution_ledger.commit()
             self.bus.commit()
+            self._advance_checkpoints()
         finally:
             for ledger in (self.decision_ledger, self.execution_ledger, self.governance_ledger):
                 ledger.close()
