@@ -24,6 +24,7 @@ from typing import Any
 from hrm._shipped import SHIPPED_HOME, unchanged
 from hrm.config import HRMConfig
 from hrm.home import HRMHome, parse_agent_class, stack_dirname
+from hrm.stacks.checkpoint import tokens_spent
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
 from hrm.types import Clock, HRMContext, system_clock
@@ -330,6 +331,20 @@ class CognitiveStack:
         """A commit boundary: make this turn's records durable (group commit)."""
         self.committer.request()
 
+    def _advance_checkpoints(self) -> None:
+        """Move the recovery and token checkpoints to the ledgers' ends (D313).
+
+        What this process appended is read once more here, so the next open reads only what
+        came after it; a failure costs that open a longer read, never this teardown.
+        """
+        from hrm.errors import HRMError
+        from hrm.stacks.checkpoint import advance
+
+        try:
+            advance(self.db, self.agent_class, self.decision_ledger, self.execution_ledger)
+        except HRMError as exc:
+            logger.warning("stack %s: checkpoints not moved: %s", self.agent_class, exc.message)
+
     def teardown(self, reason: str = "session end") -> None:
         """Release the instances; keep every ledger entry (004 §8). Idempotent."""
         if self._closed:
@@ -350,6 +365,7 @@ class CognitiveStack:
             self.decision_ledger.commit()
             self.execution_ledger.commit()
             self.bus.commit()
+            self._advance_checkpoints()
         finally:
             for ledger in (self.decision_ledger, self.execution_ledger, self.governance_ledger):
                 ledger.close()
@@ -444,7 +460,7 @@ def create_stack(
         return stack_holder[0].record_work_order(kind, data)
 
     adapter = llm if llm is not None else LLMAdapterFactory.create(config.llm)
-    used = _tokens_used(db, agent_class, execution_ledger)
+    used = tokens_spent(db, agent_class, execution_ledger)
     # HO3 allocates the ceiling at stack creation (004 §3); the turn loop narrows it to what
     # the current session has left (D23), so a long-lived stack is never spent for good.
     gateway = LLMGateway.from_config(
@@ -582,51 +598,6 @@ def _builtin_agents_only(home: HRMHome) -> list[str] | None:
     if not all(unchanged(p, relative / p.name) for p in files if p.suffix in (".yaml", ".yml")):
         return None
     return sorted(p.stem for p in (SHIPPED_HOME / relative).glob("*.yaml"))
-
-
-_BUDGET_MIGRATIONS = [
-    "CREATE TABLE stack_budget (agent_class TEXT PRIMARY KEY, seq INTEGER NOT NULL,"
-    " offset INTEGER NOT NULL, hash TEXT NOT NULL, tokens INTEGER NOT NULL);",
-]
-
-
-def _tokens_used(db: Database, agent_class: str, ledger: Ledger) -> int:
-    """Tokens this stack has spent, summed from its execution ledger (HO1m).
-
-    A checkpoint in ``memory.db`` (derived, rebuildable: delete the row and the next open rescans)
-    remembers the sum up to a record, so opening a stack reads only the records after it; if that
-    record no longer sits where the checkpoint says, the whole ledger is summed again.
-    """
-    from hrm.errors import HRMError
-
-    db.migrate("stacks.budget", _BUDGET_MIGRATIONS)
-    row = db.one("SELECT seq, offset, hash, tokens FROM stack_budget WHERE agent_class = ?",
-                 (agent_class,))
-    used, records = 0, None
-    if row is not None:
-        try:
-            anchor = ledger.read_at(int(row["offset"]))
-            if anchor.seq == row["seq"] and anchor.hash == row["hash"]:
-                used, records = int(row["tokens"]), ledger.records_after(anchor)
-        except HRMError:
-            records = None
-    if records is None:
-        used, records = 0, ledger.records()
-    last = None
-    for rec in records:
-        last = rec
-        if rec.kind == "work_order":
-            used += int(rec.data.get("input_tokens") or 0) + int(rec.data.get("output_tokens") or 0)
-    if last is not None:
-        with db.transaction():
-            db.execute(
-                "INSERT INTO stack_budget (agent_class, seq, offset, hash, tokens)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_class) DO UPDATE SET"
-                " seq = excluded.seq, offset = excluded.offset, hash = excluded.hash,"
-                " tokens = excluded.tokens",
-                (agent_class, last.seq, last.offset, last.hash, used),
-            )
-    return used
 
 
 def _relatedness(switch: str) -> Callable[[str, str], float | None] | None:

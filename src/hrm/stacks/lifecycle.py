@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hrm._process import new_id
 from hrm.errors import HRMError
 from hrm.home import HRMHome, initialize, stack_dirname
-from hrm.stacks.visibility import StackScope, guard_partitions
+from hrm.stacks.visibility import guard_partitions
 from hrm.storage.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ LIFECYCLE_KINDS = ("stack_created", "stack_recovered", "stack_teardown")
 """Governance-ledger record kinds that mark a stack's lifecycle phases."""
 
 _MAX_DIRECT_INPUT = 8_000
-_RECENT = 6
 
 
 @dataclass(frozen=True)
@@ -192,51 +191,30 @@ class RecoveryReport:
 def recover(stack: CognitiveStack, *, record: bool = True) -> RecoveryReport:
     """Rebuild a stack's context from its own HO2m and HO1m, and record ``stack_recovered``.
 
-    Reads only through the stack's `StackScope` — nothing is taken from memory. Records made by
-    the current session are left out, so the report describes what came before it.
+    Reads only the stack's own ledgers (its partitions guarded first) — nothing is taken from
+    memory. Records made by the current session are left out, so the report describes what
+    came before it. A checkpoint in memory.db means only the records since the last recovery
+    are read; without a usable one, both ledgers are replayed whole (`hrm.stacks.checkpoint`,
+    D310).
 
     Args:
         stack: A freshly created stack.
         record: Append ``stack_recovered`` to the governance ledger when there was prior state.
     """
-    scope = StackScope(stack.home, stack.agent_class)
+    from hrm.stacks.checkpoint import recovery_fold
+
+    guard_partitions(stack.home, stack.agent_class)
     current = stack.session_id
-    decisions = sessions = turns = last_turn = 0
-    last_at: str | None = None
-    previous: str | None = None
-    recent: list[dict[str, Any]] = []
-    for rec in scope.records("ho2m"):
-        if rec.data.get("session_id") == current:
-            continue
-        decisions += 1
-        if rec.kind == "session_started":
-            sessions += 1
-            previous = str(rec.data.get("session_id") or "") or previous
-        elif rec.kind == "turn":
-            turns += 1
-            last_turn = int(rec.data.get("turn") or last_turn)
-            last_at = rec.ts
-            recent.append({"turn": rec.data.get("turn"), "input": str(rec.data.get("input"))[:200],
-                           "action": rec.data.get("action"),
-                           "response": str(rec.data.get("response"))[:200]})
-            recent = recent[-_RECENT:]
-    executions = work_orders = failed = degradations = tokens = 0
-    for rec in scope.records("ho1m"):
-        if rec.data.get("session_id") == current:
-            continue
-        executions += 1
-        if rec.kind == "work_order":
-            work_orders += 1
-            failed += rec.data.get("outcome") not in ("ok", None)
-            tokens += int(rec.data.get("input_tokens") or 0)
-            tokens += int(rec.data.get("output_tokens") or 0)
-        elif rec.kind == "degradation":
-            degradations += 1
+    fold = recovery_fold(stack.db, stack.agent_class, stack.decision_ledger,
+                         stack.execution_ledger, current)
     report = RecoveryReport(
-        agent_class=stack.agent_class, session_id=current, previous_session_id=previous,
-        sessions=sessions, turns=turns, last_turn=last_turn, last_turn_at=last_at,
-        decision_records=decisions, execution_records=executions, work_orders=work_orders,
-        failed_work_orders=failed, degradations=degradations, tokens_used=tokens, recent=recent,
+        agent_class=stack.agent_class, session_id=current,
+        previous_session_id=fold.previous_session_id, sessions=fold.sessions, turns=fold.turns,
+        last_turn=fold.last_turn, last_turn_at=fold.last_turn_at,
+        decision_records=fold.decision_records, execution_records=fold.execution_records,
+        work_orders=fold.work_orders, failed_work_orders=fold.failed_work_orders,
+        degradations=fold.degradations, tokens_used=fold.tokens_used,
+        recent=[dict(t.entry) for t in fold.recent],
     )
     if record and report.recovered:
         data = report.to_record()

@@ -43,6 +43,7 @@ DERIVED_TABLES = frozenset({
     "ledger_index",  # an index over the ledgers (`hrm ledger reindex`)
     "episodes", "episode_tags", "episode_index_state",  # the episodic ledgers' index
     "stack_budget",  # a checkpoint of tokens summed from HO1 (rescanned when absent)
+    "stack_recovery", "stack_recovery_sessions",  # a checkpoint of recovery's sums (D310)
     "artifacts",  # an index of handoff and plan files, which stay the truth (D182)
     "learning_vectors",  # embeddings of learnings' text, recomputed by `reembed` (D182)
 })

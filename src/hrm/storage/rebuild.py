@@ -62,7 +62,8 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("learning.patterns", "hrm.learning.patterns:MIGRATIONS"),
     ("learning.feedback", "hrm.learning.feedback:MIGRATIONS"),
     ("storage.ledger_index", "hrm.storage.ledger_index:MIGRATIONS"),
-    ("stacks.budget", "hrm.stacks.factory:_BUDGET_MIGRATIONS"),
+    ("stacks.budget", "hrm.stacks.checkpoint:_BUDGET_MIGRATIONS"),
+    ("stacks.recovery", "hrm.stacks.checkpoint:_RECOVERY_MIGRATIONS"),
 )
 """Every component that keeps tables in ``memory.db``: (name, ``module:attribute`` of its
 migrations). A test opens a whole stack and checks that every table it made is here."""

@@ -59,7 +59,6 @@ class TurnRunner:
         hctx = self._context(number)
         turn_input = TurnInput(text=text, timestamp=self._clock(), context=hctx, source=source,
                                priority=priority, metadata=metadata)  # fmt: skip
-        event("turn_started", text=clip(text), length=len(text), source=source)
         ctx = TurnContext(services=self.services, state=state, record=record,
                           turn_input=turn_input, event=event, tracer=tracer)  # fmt: skip
         interrupted: KeyboardInterrupt | None = None
@@ -80,7 +79,7 @@ class TurnRunner:
         record.work_orders = list(work_orders)
         stack.work_order_sink = None
         self._store_bookkeeping(record)
-        self._record(text, outcome, record, hctx, events)
+        self._record(text, source, outcome, record, hctx, events)
         stack.end_turn()
         if interrupted is not None:
             raise interrupted
@@ -108,12 +107,17 @@ class TurnRunner:
     def _record(
         self,
         text: str,
+        source: str,
         outcome: Outcome,
         record: DecisionRecord,
         hctx: HRMContext,
         events: list[tuple[str, dict[str, Any]]],
     ) -> None:
-        """Append the turn's events and its ``turn`` record (with the state) to HO2m."""
+        """Append the turn's events and its ``turn`` record (with the state) to HO2m.
+
+        The turn record carries what a ``turn_started`` event used to repeat (the input, its
+        length, where it came from): one record less a turn, and nothing read it (D315).
+        """
         sessions, stack = self.sessions, self.services.stack
         state, number = sessions.state, record.turn
         state.turn_number = number
@@ -136,6 +140,7 @@ class TurnRunner:
             "turn": number,
             "input": clip(text),
             "input_length": len(text),
+            "source": source,
             "response": clip(response),
             "response_length": len(response),
             "action": outcome.action,

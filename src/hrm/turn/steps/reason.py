@@ -23,10 +23,9 @@ def reason(ctx: TurnContext) -> Outcome | None:
         span.set_output(f"{reasoning.strategy.strategy} -> {reasoning.selected.primary.id}")
     ctx.reasoning = reasoning
     record.classification = jsonable(reasoning.classification)
+    # The matched patterns (id and confidence) are in the turn record; a ``pattern_matched``
+    # record for each repeated them, several a turn, and nothing read those (D315).
     record.patterns = [jsonable(p) for p in reasoning.patterns]
-    for match in reasoning.patterns:
-        ctx.event("pattern_matched", pattern_id=match.pattern_id,
-                  confidence=match.match_confidence)  # fmt: skip
     record.strategy = jsonable(reasoning.strategy)
     if reasoning.request is not None:
         record.strategy["request"] = reasoning.request.to_record()
