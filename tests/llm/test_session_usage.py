@@ -231,3 +231,32 @@ def test_the_window_wait_is_the_shortest_that_fits(
     assert fits(now + wait / 1000)
     if wait > 0:
         assert not fits(now + (wait - 1) / 1000)
+
+
+class _Replaced:
+    """A real ledger whose first catch-up finds its anchor record gone (a quarantine)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ledger, name)
+
+    def records_after(self, record: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise HRMError.ledger_corrupt(self.ledger.path, 1, 1, "record 1 is no longer there")
+        return self.ledger.records_after(record)
+
+
+def test_a_ledger_changed_under_the_reader_is_counted_again(path: Path) -> None:
+    wall = _Wall()
+    with Ledger(path, clock=wall) as writer:
+        writer.append("work_order", {"session_id": "a", "input_tokens": 3, "output_tokens": 0})
+        reader = Ledger(path, clock=wall)
+        usage = LedgerUsage(_Replaced(reader), lambda: "a", now=wall)
+        assert usage.read().tokens == 3
+        writer.append("work_order", {"session_id": "a", "input_tokens": 4, "output_tokens": 0})
+        assert usage.read().tokens == 7  # counted afresh, not failed and not twice
+        reader.close()

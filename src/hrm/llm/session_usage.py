@@ -15,6 +15,7 @@ model layer does not import storage.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 from collections import deque
@@ -22,6 +23,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
+
+from hrm.errors import HRMError
 
 __all__ = [
     "RATE_WINDOW_SECONDS",
@@ -31,6 +34,8 @@ __all__ = [
     "UsageRecord",
     "UsageSource",
 ]
+
+logger = logging.getLogger(__name__)
 
 RATE_WINDOW_SECONDS = 60.0
 """The per-minute limits look back this far."""
@@ -147,7 +152,14 @@ class LedgerUsage:
         session_id = self._session_id()
         now = self._now().timestamp()
         with self._lock:
-            cursor = self._catch_up(now)
+            try:
+                cursor = self._catch_up(now)
+            except HRMError:
+                # The ledger was repaired or replaced under us (a quarantine moves its tail):
+                # count again from what is there now rather than fail the model call.
+                logger.warning("re-reading %s after a change", self._ledger, exc_info=True)
+                self._cursor = None
+                cursor = self._catch_up(now)
             tally = cursor.sessions.setdefault(session_id, _Tally())
             if session_id not in cursor.searched:
                 self._search(cursor, session_id, tally)
