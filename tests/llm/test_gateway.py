@@ -166,7 +166,8 @@ def test_budget_refuses_before_calling(scripted, clock, ledger) -> None:
     with pytest.raises(HRMError) as caught:
         gateway.chat(MESSAGES, "s")
     assert caught.value.code is ErrorCode.BUDGET_EXHAUSTED
-    assert caught.value.context == {"scope": "ADMIN", "limit": 19, "used": 15}
+    assert caught.value.context == {"scope": "ADMIN", "limit": 19, "used": 15, "needed": 5}
+    assert "15 of 19 tokens used" in caught.value.message
     assert len(scripted.calls) == 1
     refused = ledger.of("work_order")[1]
     assert refused["outcome"] == "error"

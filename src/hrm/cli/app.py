@@ -38,7 +38,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("hrm.cli.skills", "app", "skills", "Match prompts against skill activation rules."),
     ("hrm.cli.migrate", "app", "migrate", "Import data from Ring or Continuous-Claude projects."),
     ("hrm.cli.install", "app", "install", "Install hrm's hooks into a coding assistant."),
-    ("hrm.cli.models", "app", "models", "List, install and test model providers."),
+    ("hrm.cli.models", "app", "models", "Find a capable model; list, install, test providers."),
     ("hrm.cli.agents", "app", "agents", "List, show and run agents."),
     ("hrm.cli.plan", "app", "plan", "Run multi-step plans under a step budget."),
     ("hrm.cli.stack", "app", "stack", "Create, inspect and tear down cognitive stacks."),

@@ -1,4 +1,9 @@
-"""`hrm models`: list the model providers, install the local one, try one with a short chat."""
+"""`hrm models`: the ways to a capable model, the providers, the local installs, a short test.
+
+Bare `hrm models` is `hrm models guide`: the configured model, whether hrm can trust it with
+plans and checks (D233), and the exact commands and config lines for a local OpenAI-compatible
+server, a hosted provider, or the opt-in larger local model (D282).
+"""
 
 from __future__ import annotations
 
@@ -30,13 +35,61 @@ __all__ = ["app"]
 
 app = typer.Typer(
     cls=SuggestingGroup,
-    help="List, install and test model providers.",
-    no_args_is_help=True,
+    help="Find a capable model; list, install and test model providers.",
+    invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 _TEST_PROMPT = "Say hello in five words."
 _TEST_MAX_TOKENS = 32
+
+
+@app.callback()
+def models(ctx: typer.Context) -> None:
+    """Find a capable model; list, install and test model providers."""
+    if ctx.invoked_subcommand is None:
+        guide(home=None, json_out=False)
+
+
+@app.command("guide")
+def guide(home: HomeOption = None, json_out: JsonOption = False) -> None:
+    """Show the configured model, whether it can run plans, and how to reach one that can."""
+    from dataclasses import asdict
+
+    from hrm.cli._models_guide import ROUTES
+    from hrm.config import load_config
+    from hrm.llm.capability import model_capability
+
+    with handle_errors():
+        capability = model_capability(load_config(home, project_dir=Path.cwd()).config.llm)
+    if json_out:
+        emit_json({"configured": asdict(capability), "hint": capability.hint,
+                   "routes": [asdict(route) for route in ROUTES]})
+        return
+    verdict = "capable" if capability.capable else "not capable of plans and checks"
+    console.print(
+        f"Configured: {capability.provider} / {capability.model} — {verdict} "
+        f"({capability.reason}).",
+        markup=False,
+    )
+    if not capability.capable:
+        console.print(
+            "It answers small questions; plans, agents and checking work need a larger model. "
+            "Each way below is one config change (in the home's config.yaml):",
+            markup=False,
+        )
+    for route in ROUTES:
+        console.print(f"\n[bold]{escape(route.name)}[/] — {escape(route.summary)}", markup=True)
+        for command in route.commands:
+            console.print(f"  $ {command}", markup=False, soft_wrap=True)
+        for line in route.config.splitlines():
+            console.print(f"    {line}", markup=False, soft_wrap=True)
+    console.print(
+        "\nThen `hrm models test` sends one short chat to check it answers. `llm.capable: on` "
+        "says the served model can follow a structured brief: set it only for a model of "
+        "about 7B parameters or more.",
+        markup=False,
+    )
 
 
 @app.command("list")

@@ -18,6 +18,7 @@ from rich.markup import escape
 from hrm._text import shorten
 from hrm.cli._common import (
     EXIT_BUDGET,
+    EXIT_DENIED,
     EXIT_INPUT,
     AgentClassOption,
     HomeOption,
@@ -74,9 +75,17 @@ def run(
     agent_class: AgentClassOption = "ADMIN",
     provider: ProviderOption = None,
     model: ModelOption = None,
+    anyway: Annotated[
+        bool,
+        typer.Option("--anyway", help="Run even on a model too small for plans (slow, weak)."),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Run GOAL as a plan: profile, plan, execute in passes, refine, until done or out of TTL."""
+    """Run GOAL as a plan: profile, plan, execute in passes, refine, until done or out of TTL.
+
+    Prints the deliverable (what the work steps made) with the verdict of the plan's checks
+    beside it; a check by a model too small to judge is reported unverified, never passed.
+    """
     from dataclasses import replace
 
     from hrm._atomic import atomic_write
@@ -84,7 +93,10 @@ def run(
     from hrm.config import load_config
     from hrm.home import HRMHome
     from hrm.llm import LLMAdapterFactory, LLMGateway
+    from hrm.llm.capability import model_capability
     from hrm.plans import PlanEngine
+    from hrm.plans.deliverable import plan_report
+    from hrm.plans.fitness import plan_refusal
     from hrm.storage.ledger import Ledger
 
     with handle_errors():
@@ -95,6 +107,10 @@ def run(
                 config.llm, provider=provider or config.llm.provider,
                 model=model or config.llm.model,
             ))
+        capability = model_capability(config.llm)
+        refusal = plan_refusal(capability)
+        if refusal is not None and not anyway:  # before any call: minutes, not seconds (D284)
+            raise fail(f"{refusal}; or pass --anyway to run it on this model", EXIT_DENIED)
         ledger = Ledger(resolved.execution_ledger(agent_class),
                         durability=config.ledger_durability)
         try:
@@ -115,6 +131,7 @@ def run(
         finally:
             ledger.close()
         saved = _saved(result)
+        saved["report"] = plan_report(result.plan, capability).to_dict()
         make_private_dirs(resolved.logs_dir)
         atomic_write(resolved.logs_dir / LAST_PLAN_FILE, json.dumps(saved, default=str))
     if json_out:
@@ -179,6 +196,7 @@ def _summary(saved: dict[str, Any]) -> dict[str, Any]:
         "expiration": saved.get("expiration"),
         "steps": [_step_row(s) for s in (saved.get("plan") or {}).get("steps") or []],
         "outputs": saved.get("outputs"),
+        "report": saved.get("report"),
         "statistics": history.get("overall_statistics"),
     }
 
@@ -202,16 +220,40 @@ def _render_summary(saved: dict[str, Any]) -> None:
     expiration = saved.get("expiration") or {}
     if expiration.get("message"):
         console.print(f"  {expiration['message']}", markup=False)
-    outputs = saved.get("outputs") or {}
-    if outputs:
-        last_id = list(outputs)[-1]
-        console.print(f"\n[bold]{escape(last_id)}[/]", markup=True)
-        console.print(str(outputs[last_id]), markup=False)
+    _render_report(saved)
     stats = (saved.get("history") or {}).get("overall_statistics") or {}
     console.print(
         f"\n{stats.get('steps_executed', 0)} step(s) in {stats.get('total_passes', 0)} pass(es), "
         f"{stats.get('total_refinements', 0)} refinement(s); `hrm plan show` for the history",
         markup=False,
+    )
+
+
+def _render_report(saved: dict[str, Any]) -> None:
+    """The deliverable, then the verdict beside it (D283); a run saved before reports existed
+    shows its last step's output as it always did."""
+    report = saved.get("report")
+    if not isinstance(report, dict):
+        outputs = saved.get("outputs") or {}
+        if outputs:
+            last_id = list(outputs)[-1]
+            console.print(f"\n[bold]{escape(last_id)}[/]", markup=True)
+            console.print(str(outputs[last_id]), markup=False)
+        return
+    deliverable = report.get("deliverable") or {}
+    verdict = report.get("verdict") or {}
+    if deliverable:
+        steps = ", ".join(deliverable.get("step_ids") or [])
+        console.print(f"\n[bold]Deliverable[/] ({escape(steps)})", markup=True)
+        console.print(str(deliverable.get("content", "")), markup=False)
+    else:
+        console.print("\nNo step produced a result.", markup=False)
+    status = str(verdict.get("status", "unchecked"))
+    style = {"passed": "green", "failed": "red"}.get(status, "yellow")
+    console.print(
+        f"\n[bold]Verification:[/] [{style}]{escape(status)}[/] — "
+        f"{escape(str(verdict.get('reason', '')))}",
+        markup=True,
     )
 
 

@@ -32,7 +32,8 @@ from hrm.cli._turn_exit import turn_failure
 
 _CHAT_HELP = (
     "Commands: /why (last decision; /why json: all of it), /history, /problems, /resolve [id],"
-    " /canon (what hrm keeps), /status, /quit. A paste of several lines is one message."
+    " /canon (what hrm keeps), /status (/status json), /quit. A paste of several lines is one"
+    " message; lines typed while hrm answers are sent next."
 )
 
 
@@ -67,15 +68,25 @@ class _Answer:
     """
 
     def __init__(self, prefix: str = "") -> None:
+        from hrm.cli._chat_input import WordWrap
+
         self.prefix = prefix
         self.shown = ""
+        # On a terminal the answer breaks at spaces, not wherever the edge falls (D285); in a
+        # pipe it is written as it came, for scripts.
+        self._wrap = WordWrap(console.width, column=len(prefix)) if console.is_terminal else None
+
+    def _write(self, text: str, *, last: bool = False) -> None:
+        if self._wrap is not None:
+            text = self._wrap.feed(text) + (self._wrap.flush() if last else "")
+        console.file.write(text)
 
     def piece(self, text: str) -> None:
         out = console.file
         if not self.shown:
             out.write(self.prefix)
         self.shown += text
-        out.write(text)
+        self._write(text)
         out.flush()
 
     def finish(self, response: str) -> None:
@@ -93,7 +104,7 @@ class _Answer:
             rest = cut
         else:  # the call failed part-way: the turn answers with what happened instead
             rest = "\n" + response
-        out.write(rest if rest.endswith("\n") else rest + "\n")
+        self._write(rest if rest.endswith("\n") else rest + "\n", last=True)
         out.flush()
 
 
@@ -166,6 +177,9 @@ def chat(
         _chat_json_lines(hrm)
         return
     _line_editing()
+    from hrm.cli._chat_input import ChatInput, TypeAhead
+
+    chat_input = ChatInput(TypeAhead(_stdin_fd()))
     exit_code = 0
     try:
         with handle_errors():
@@ -182,7 +196,7 @@ def chat(
             try:
                 console.print(_status_from(hrm.status()), style="dim", highlight=False)
                 try:
-                    line = _read_message("you › ")
+                    line = _next_message(chat_input)
                 except (EOFError, KeyboardInterrupt):
                     console.print()
                     break
@@ -194,27 +208,14 @@ def chat(
                 if command.startswith("/"):
                     _chat_command(hrm, command)
                     continue
-                answer = _Answer("hrm › ")
-                try:
-                    result = hrm.turn(line, on_text=answer.piece)
-                except KeyboardInterrupt:  # stops the answer, not the conversation
-                    console.print(
-                        ("\n" if answer.shown else "")
-                        + "(interrupted — recorded as such; /why shows how far it got)",
-                        style="dim",
-                        highlight=False,
-                    )
-                    continue
-                except HRMError:
-                    if answer.shown:  # end the half-shown answer's line before the error
-                        console.file.write("\n")
-                    raise
+                result = _chat_turn(hrm, line, chat_input)
             except HRMError as exc:
                 if debug_enabled():
                     raise
                 exit_code = report_error(exc)
                 continue
-            answer.finish(result.response)
+            if result is None:
+                continue
             aside = _queued_aside(result.decision.arbitration)
             if aside:
                 console.print(aside, style="dim", highlight=False)
@@ -223,6 +224,51 @@ def chat(
         hrm.close()
     if exit_code:
         raise typer.Exit(exit_code)
+
+
+def _stdin_fd() -> int | None:
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # a test harness's stdin has no descriptor
+        return None
+
+
+def _next_message(chat_input: Any) -> str:
+    """A line typed while hrm last answered, shown as such, else what the person types now
+    (with an unfinished line from the answer put back on the prompt, D285)."""
+    queued = chat_input.take_queued()
+    if queued is not None:
+        console.print(f"you › {queued}", markup=False, highlight=False)
+        console.print(
+            "(typed while hrm answered: sent now as the next message)", style="dim",
+            highlight=False,
+        )
+        return str(queued)
+    return _read_message("you › ", chat_input.take_partial())
+
+
+def _chat_turn(hrm: Any, line: str, chat_input: Any) -> Any:
+    """One turn of `hrm chat`, its answer streamed; None when the person interrupted it."""
+    from hrm.errors import HRMError
+
+    answer = _Answer("hrm › ")
+    try:
+        with chat_input.answering():  # keys typed meanwhile are queued, not echoed in
+            result = hrm.turn(line, on_text=answer.piece)
+    except KeyboardInterrupt:  # stops the answer, not the conversation
+        console.print(
+            ("\n" if answer.shown else "")
+            + "(interrupted — recorded as such; /why shows how far it got)",
+            style="dim",
+            highlight=False,
+        )
+        return None
+    except HRMError:
+        if answer.shown:  # end the half-shown answer's line before the error
+            console.file.write("\n")
+        raise
+    answer.finish(result.response)
+    return result
 
 
 def _chat_json_lines(hrm: Any) -> None:
@@ -306,7 +352,7 @@ def _line_editing() -> None:
         import readline  # noqa: F401 - importing it is what turns it on for `input`
 
 
-def _read_message(prompt: str) -> str:
+def _read_message(prompt: str, prefill: str = "") -> str:
     """One message from the person: a line, or every line of a paste.
 
     A terminal that does not bracket pastes (or a readline that does not read the brackets)
@@ -315,7 +361,7 @@ def _read_message(prompt: str) -> str:
     traceback:" is one message, not seven turns). Piped input is read a line a message, as
     scripts expect.
     """
-    lines = [input(prompt)]
+    lines = [_input_with(prompt, prefill)]
     if not sys.stdin.isatty():
         return lines[0]
     while _waiting(PASTE_GAP_S):
@@ -324,6 +370,27 @@ def _read_message(prompt: str) -> str:
         except EOFError:
             break
     return "\n".join(lines)
+
+
+def _input_with(prompt: str, prefill: str) -> str:
+    """`input`, with `prefill` already on the line to go on editing (where readline is)."""
+    if not prefill:
+        return input(prompt)
+    try:
+        import readline
+    except ImportError:  # no line editing: the start typed during the answer is said, not lost
+        console.print(f"(you had typed: {prefill})", style="dim", highlight=False)
+        return input(prompt)
+
+    def insert() -> None:
+        readline.insert_text(prefill)
+        readline.redisplay()
+
+    readline.set_pre_input_hook(insert)
+    try:
+        return input(prompt)
+    finally:
+        readline.set_pre_input_hook(None)
 
 
 def _waiting(timeout: float) -> bool:
@@ -399,10 +466,45 @@ def _chat_command(hrm: Any, command: str) -> None:
         console.print(f"Resolved {resolved.id}: {resolved.title}", highlight=False)
     elif command == "/canon":
         _show_canon(hrm.stack.canon())
-    elif command == "/status":
-        console.print_json(json.dumps(hrm.status(), default=str))
+    elif command == "/status" or command.startswith("/status "):
+        if command[len("/status"):].strip() in ("json", "--json"):
+            console.print_json(json.dumps(hrm.status(), default=str))
+        else:
+            print_table(
+                [Column("", no_wrap=True, style="bold"), Column("")], _status_rows(hrm),
+                show_header=False, boxed=False,
+            )
     else:
         console.print(f"Unknown command {command!r}. {_CHAT_HELP}")
+
+
+def _status_rows(hrm: Any) -> list[tuple[str, str]]:
+    """`/status` in words: the stack and session, the model and what it may be trusted with,
+    where the conversation is, and what the session has spent in every process (D280)."""
+    from hrm.llm.capability import model_capability
+
+    status = hrm.status()
+    capability = model_capability(hrm.config.llm)
+    usage = hrm.stack.gateway.usage()
+    budget = usage.get("budget_tokens")
+    tokens = int(usage.get("session_tokens", usage.get("tokens_used", 0)))
+    spent = f"{tokens:,} tokens" + (f" of {int(budget):,}" if budget else "")
+    commitment = status.get("commitment")
+    problem = status.get("problem")
+    return [
+        ("stack", f"{status['agent_class']} · session {status['session_id']} · "
+                  f"turn {status['turn']}"),
+        ("model", f"{status['provider']} / {status['model']} — "
+                  + ("capable" if capability.capable else f"not capable of plans and checks "
+                     f"({capability.reason}; `hrm models` shows the ways to one)")),
+        ("where", f"altitude {status['altitude']} · stance {status['stance']}"),
+        ("commitment", "—" if not commitment else
+         f"{commitment['description']} ({commitment['turns_remaining']} of "
+         f"{commitment['turns_total']} turns left)"),
+        ("problem", "—" if not problem else f"{problem['title']} ({problem['id']})"),
+        ("this session", f"{int(usage.get('session_calls', usage.get('calls', 0)))} model "
+                         f"calls · {spent} · cost {float(usage.get('session_cost', 0.0)):.4f}"),
+    ]
 
 
 def _show_canon(canon: Any) -> None:

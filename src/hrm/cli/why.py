@@ -303,7 +303,8 @@ def _learning(d: dict[str, Any]) -> list[Row]:
             f" (confidence {item['confidence']:.2f})"
             if isinstance(item.get("confidence"), int | float) else ""
         )
-        rows.append(("learning", f"{kind}{pattern}{confidence}"))
+        summary = f": {item['summary']}" if item.get("summary") else ""
+        rows.append(("learning", f"{kind}{pattern}{confidence}{summary}"))
     return rows
 
 

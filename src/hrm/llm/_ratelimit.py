@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hrm.errors import HRMError
 
-__all__ = ["TokenBucket"]
+__all__ = ["TokenBucket", "window_wait_ms"]
 
 
 class TokenBucket:
@@ -76,3 +76,24 @@ class TokenBucket:
         with self._lock:
             self._refill()
             return self._level
+
+
+def window_wait_ms(
+    window: Sequence[tuple[float, float]], now: float, *, per_minute: int, amount: float
+) -> int:
+    """Milliseconds until `amount` more units fit the last minute's `window` (0 when now).
+
+    `window` holds (epoch seconds, units) of what other processes spent too, oldest first, as
+    the session's ledger recorded it (D281): a bucket in one process cannot see them. Like a
+    bucket, a request larger than the whole limit counts as the whole limit.
+    """
+    needed = min(float(amount), float(per_minute))
+    recent = [(at, units) for at, units in window if at > now - 60.0]
+    spent = sum(units for _at, units in recent)
+    if spent + needed <= per_minute:
+        return 0
+    for at, units in recent:  # oldest first: each one ageing out frees its units
+        spent -= units
+        if spent + needed <= per_minute:
+            return max(0, math.ceil(round((at + 60.0 - now) * 1000, 6)))
+    return 0

@@ -11,6 +11,10 @@ never know the difference. Per call it:
    ``retry-after``;
 4. charges the tokens to the budget and the cost to the session, warning once past
    ``cost_alert_threshold``;
+
+With a `UsageSource` (a stack's gateway has one over its execution ledger), the budget, the
+cost alert and the rate limits count what the whole session spent, in every process that
+served it, not only this gateway's calls: `hrm turn` is a process per turn (D280, D281).
 5. appends one ``work_order`` record (model, tokens, latency, cost, outcome, attempts — never
    the prompt, the answer or a key) through the injected ``record`` callable, failed calls
    included.
@@ -30,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hrm._process import new_id
-from hrm.errors import HRMError
-from hrm.llm._ratelimit import TokenBucket
+from hrm.errors import ErrorCode, HRMError
+from hrm.llm._ratelimit import TokenBucket, window_wait_ms
 from hrm.llm._retry import RetryPolicy
 from hrm.llm.types import (
     ILLMAdapter,
@@ -45,6 +49,7 @@ from hrm.scrubbing import scrub, scrub_text
 
 if TYPE_CHECKING:
     from hrm.config import LLMConfig
+    from hrm.llm.session_usage import SessionUsage, UsageSource
 
 __all__ = ["IN_PROCESS_PROVIDERS", "LLMGateway", "RecordFn"]
 
@@ -90,6 +95,8 @@ class LLMGateway:
         cost_alert_threshold: Session cost past which one warning and one ``cost_alert``
             record are emitted; ``None`` for no alert.
         record: Appends ``(kind, data)`` to the execution ledger; ``None`` records nothing.
+        usage: What the session spent in every process (`hrm.llm.session_usage`); with it,
+            ``budget_tokens`` bounds the session and the alert and limits count it all.
         agent_class: The stack the gateway serves, written into each record.
         sleep: Blocks for the given seconds (injected so tests never wait).
         clock: Monotonic seconds, for rate limits and latency.
@@ -109,6 +116,7 @@ class LLMGateway:
         track_costs: bool = True,
         cost_alert_threshold: float | None = None,
         record: RecordFn | None = None,
+        usage: UsageSource | None = None,
         agent_class: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -127,6 +135,9 @@ class LLMGateway:
         self.cost_alert_threshold = cost_alert_threshold
         self.agent_class = agent_class
         self._record = record
+        self.usage_source = usage
+        self._requests_per_minute = requests_per_minute
+        self._tokens_per_minute = tokens_per_minute
         self._sleep = sleep
         self._clock = clock
         self._rng = rng or random.Random()
@@ -154,6 +165,7 @@ class LLMGateway:
         *,
         budget_tokens: int | None = None,
         record: RecordFn | None = None,
+        usage: UsageSource | None = None,
         agent_class: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -178,6 +190,7 @@ class LLMGateway:
             track_costs=config.track_costs,
             cost_alert_threshold=config.cost_alert_threshold,
             record=record,
+            usage=usage,
             agent_class=agent_class,
             sleep=sleep,
             clock=clock,
@@ -300,13 +313,14 @@ class LLMGateway:
         """Tokens left in the budget, or ``None`` when unlimited."""
         if self.budget_tokens is None:
             return None
-        with self._lock:
-            return max(0, self.budget_tokens - self._tokens_used)
+        return max(0, self.budget_tokens - self._budget_spent())
 
     def usage(self) -> dict[str, Any]:
-        """A snapshot for status output: calls, tokens, cost and budget."""
+        """A snapshot for status output: calls, tokens, cost and budget — the whole session's
+        (every process's) when the gateway has a usage source, else this gateway's."""
+        shared = self._shared()
         with self._lock:
-            return {
+            snapshot: dict[str, Any] = {
                 "provider": self.provider,
                 "model": self.model,
                 "calls": self._calls,
@@ -314,6 +328,25 @@ class LLMGateway:
                 "session_cost": self._session_cost,
                 "budget_tokens": self.budget_tokens,
             }
+        if shared is not None:
+            snapshot.update(
+                session_id=shared.session_id,
+                session_calls=shared.calls,
+                session_tokens=shared.tokens,
+                session_cost=shared.cost,
+            )
+        return snapshot
+
+    def _shared(self) -> SessionUsage | None:
+        return self.usage_source.read() if self.usage_source is not None else None
+
+    def _budget_spent(self) -> int:
+        """What counts against ``budget_tokens``: the session's tokens, or this gateway's."""
+        shared = self._shared()
+        if shared is not None:
+            return shared.tokens
+        with self._lock:
+            return self._tokens_used
 
     # ── steps ────────────────────────────────────────────────────────────
 
@@ -332,13 +365,28 @@ class LLMGateway:
                 call.max_input_tokens, estimated, provider=self.adapter.provider, side="input"
             )
         if self.budget_tokens is not None:
-            with self._lock:
-                used = self._tokens_used
-            if used + estimated + (call.output_limit or 0) > self.budget_tokens:
-                raise HRMError.budget_exhausted(
-                    self.agent_class or "stack", self.budget_tokens, used
-                )
+            used = self._budget_spent()
+            needed = estimated + (call.output_limit or 0)
+            if used + needed > self.budget_tokens:
+                raise self._budget_error(used, needed)
         return estimated
+
+    def _budget_error(self, used: int, needed: int) -> HRMError:
+        """The refusal, in the figures that decided it (never "0 of 0 tokens used")."""
+        limit = self.budget_tokens or 0
+        scope = self.agent_class or "stack"
+        span = "this session" if self.usage_source is not None else "this process"
+        message = (
+            f"Token budget of {scope} exhausted: {used:,} of {limit:,} tokens used in {span}, "
+            f"and this call needs about {needed:,} more; raise `stack_token_budget` in the "
+            "config, or continue in a new session"
+        )
+        return HRMError(
+            ErrorCode.BUDGET_EXHAUSTED,
+            message,
+            recoverable=False,
+            context={"scope": scope, "limit": limit, "used": used, "needed": needed},
+        )
 
     def _acquire(self, estimated: int) -> None:
         waits = [0]
@@ -346,6 +394,7 @@ class LLMGateway:
             waits.append(self._requests.wait_ms(1))
         if self._tokens is not None:
             waits.append(self._tokens.wait_ms(estimated))
+        waits += self._shared_waits(estimated)
         wait = max(waits)
         if wait > self.max_wait_ms:
             raise HRMError.rate_limit(wait, provider=self.adapter.provider, scope="local")
@@ -356,6 +405,28 @@ class LLMGateway:
             self._requests.take(1)
         if self._tokens is not None:
             self._tokens.take(estimated)
+
+    def _shared_waits(self, estimated: int) -> list[int]:
+        """The waits the last minute's calls of every process impose (D281)."""
+        if self._requests is None and self._tokens is None:
+            return []
+        shared = self._shared()
+        if shared is None:
+            return []
+        waits: list[int] = []
+        if self._requests_per_minute:
+            calls = [(at, 1.0) for at, _tokens in shared.window]
+            waits.append(
+                window_wait_ms(calls, shared.now, per_minute=self._requests_per_minute, amount=1)
+            )
+        if self._tokens_per_minute:
+            tokens = [(at, float(used)) for at, used in shared.window]
+            waits.append(
+                window_wait_ms(
+                    tokens, shared.now, per_minute=self._tokens_per_minute, amount=estimated
+                )
+            )
+        return waits
 
     def _attempts(
         self,
@@ -419,34 +490,50 @@ class LLMGateway:
         if not self.track_costs or not self.pricing:
             return 0.0
         cost = response.cost_estimate(self.pricing)
+        # The session's earlier calls, every process's, are in the ledger; this one is not
+        # recorded yet, so it is added here (D280).
+        shared = self._shared() if self.cost_alert_threshold is not None else None
         with self._lock:
             self._session_cost += cost
-            total = self._session_cost
+            total = self._session_cost if shared is None else shared.cost + cost
+            calls = self._calls + 1 if shared is None else shared.calls + 1
+            # Once per session: the ledger says whether any process alerted in this one.
+            alerted = self._alerted if shared is None else shared.alerted
             crossed = (
                 self.cost_alert_threshold is not None
                 and total >= self.cost_alert_threshold
-                and not self._alerted
+                and not alerted
             )
             if crossed:
                 self._alerted = True
         if crossed:
-            logger.warning(
-                "session LLM cost %.4f crossed the alert threshold %.4f (%s)",
-                total,
-                self.cost_alert_threshold,
-                self.agent_class or "stack",
-            )
-            self._emit(
-                _COST_ALERT,
-                {
-                    "session_cost": round(total, 6),
-                    "threshold": self.cost_alert_threshold,
-                    "provider": self.provider,
-                    "model": response.model,
-                    "agent_class": self.agent_class,
-                },
-            )
+            self._alert(total, calls, response.model)
         return cost
+
+    def _alert(self, total: float, calls: int, model: str) -> None:
+        threshold = self.cost_alert_threshold or 0.0
+        logger.warning(
+            "session LLM cost %.4f over %s calls crossed the alert threshold %.4f (%s)",
+            total,
+            calls,
+            threshold,
+            self.agent_class or "stack",
+        )
+        self._emit(
+            _COST_ALERT,
+            {
+                "session_cost": round(total, 6),
+                "threshold": threshold,
+                "calls": calls,
+                "provider": self.provider,
+                "model": model,
+                "agent_class": self.agent_class,
+                "message": (
+                    f"This session's model calls have cost {total:.4f} over {calls} calls, "
+                    f"past the alert threshold of {threshold:.4f} (llm.cost_alert_threshold)"
+                ),
+            },
+        )
 
     def _finish_stream(
         self,

@@ -192,6 +192,10 @@ class SemanticSynthesisStore:
             raise self._missing(pattern_id)
         return self._build(row)
 
+    def has(self, pattern_id: str) -> bool:
+        """Whether a pattern with `pattern_id` is stored."""
+        return self._row(pattern_id) is not None
+
     def search(
         self, pattern_type: str | None = None, min_confidence: float = 0.0
     ) -> list[SynthesizedPattern]:
@@ -248,6 +252,49 @@ class SemanticSynthesisStore:
                 " WHERE agent_class = ? AND id = ?",
                 (confidence, now, self.agent_class, pattern_id),
             )
+
+    def refresh(self, pattern: SynthesizedPattern) -> int:
+        """Bring a stored pattern up to what its source now says: its description, signature,
+        action and confidence replaced, the evidence it lacks linked after the rest.
+
+        For a pattern mirrored from the Learning layer (D286): the write gate approved it
+        when it entered; what the learning store learns later (more evidence, a merge that
+        broadened its signature) follows it here. Evidence is only ever added. Returns how
+        many evidence ids were newly linked.
+
+        Raises:
+            HRMError: ``NOT_FOUND`` for an unknown pattern or evidence missing from the trace;
+                ``VALIDATION_FAILED`` for a bad confidence or non-JSON signature or action.
+        """
+        what = f"synthesized pattern '{pattern.id}'"
+        _check_confidence(pattern.confidence, what)
+        signature = encode_json(pattern.input_signature, what=f"{what} input_signature")
+        action = encode_json(pattern.recommended_action, what=f"{what} recommended_action")
+        evidence = list(dict.fromkeys(pattern.evidence_ids))
+        self._check_evidence(evidence, what)
+        now = format_timestamp(self._clock())
+        with self.db.transaction():
+            if self._row(pattern.id) is None:
+                raise self._missing(pattern.id)
+            linked = set(self._evidence_ids(pattern.id))
+            fresh = [eid for eid in evidence if eid not in linked]
+            self.db.execute(
+                "UPDATE synthesis_patterns SET description = ?, input_signature_json = ?,"
+                " recommended_action_json = ?, confidence = ?, last_strengthened_at = ?"
+                " WHERE agent_class = ? AND id = ?",
+                (scrub_text(pattern.description), signature, action, float(pattern.confidence),
+                 now, self.agent_class, pattern.id),
+            )
+            self.db.executemany(
+                "INSERT INTO synthesis_evidence"
+                " (agent_class, pattern_id, episode_id, position, linked_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (self.agent_class, pattern.id, eid, len(linked) + offset, now)
+                    for offset, eid in enumerate(fresh)
+                ],
+            )
+        return len(fresh)
 
     def weaken(self, pattern_id: str, reason: str) -> None:
         """Lower confidence to ``c * (1 - WEAKEN_RATE)`` and record `reason`.

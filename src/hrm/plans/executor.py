@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from hrm._process import new_id
 from hrm.altitude.types import PlanStepStatus
 from hrm.errors import HRMError
+from hrm.plans.deliverable import CHECK_INSTRUCTION
 from hrm.plans.step_prep import DEPENDENCIES_KEY
 from hrm.scrubbing import scrub
 from hrm.types import Stance
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 _INSTRUCTIONS = {
     "research": "Gather what the goal needs for this step and report it plainly.",
     "execute": "Do the work of this step and give its result.",
-    "validate": "Check the earlier results against the goal; name any problem or confirm them.",
+    "validate": CHECK_INSTRUCTION,
     "respond": "Write the answer to the goal from the earlier results.",
     "ask": "Write the one question the user must answer before the work can go on.",
 }

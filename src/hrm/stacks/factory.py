@@ -296,6 +296,11 @@ class CognitiveStack:
         (an earlier process continuing the same session); this instance's own calls are
         already counted by the gateway.
         """
+        if getattr(self.gateway, "usage_source", None) is not None:
+            # The gateway counts the session from the ledger itself (D280): the ceiling is
+            # its budget as it stands.
+            self.gateway.budget_tokens = self.budget_ceiling
+            return
         remaining = max(0, self.budget_ceiling - max(0, spent_in_session))
         self.gateway.budget_tokens = remaining + int(getattr(self.gateway, "tokens_used", 0))
 
@@ -406,6 +411,7 @@ def create_stack(
     from hrm.learning.feedback import FeedbackLoop
     from hrm.learning.patterns import PatternStore
     from hrm.llm import LLMAdapterFactory, LLMGateway
+    from hrm.llm.session_usage import LedgerUsage
     from hrm.memory.bus import MemoryBus
     from hrm.memory.types import EpisodeEntry
     from hrm.reasoning.escalation import EscalationManager
@@ -463,11 +469,14 @@ def create_stack(
     used = tokens_spent(db, agent_class, execution_ledger)
     # HO3 allocates the ceiling at stack creation (004 §3); the turn loop narrows it to what
     # the current session has left (D23), so a long-lived stack is never spent for good.
+    # Budget, cost alert and rate limits count the session's work orders in HO1m, every
+    # process's, not this gateway's alone (D280).
     gateway = LLMGateway.from_config(
         adapter,
         config.llm,
         budget_tokens=config.stack_token_budget,
         record=record,
+        usage=LedgerUsage(execution_ledger, lambda: stack_holder[0].session_id, now=clock),
         agent_class=agent_class,
     )
     real_model = adapter.provider != "offline"

@@ -42,12 +42,26 @@ def run_plan(
     *,
     commitment_turns_remaining: int | None,
 ) -> ExecutionOutcome:
-    """Run `plan` in the plan engine within the step budget; the outcome carries every step."""
+    """Run `plan` in the plan engine within the step budget; the outcome carries every step.
+
+    A model too small for plans answers directly instead, saying why, before any step runs
+    (D284); the answer of a run is its deliverable with the checks' verdict beside it (D283).
+    """
+    from hrm.llm.capability import model_capability
+    from hrm.plans.deliverable import plan_report
     from hrm.plans.engine import PlanEngine
+    from hrm.plans.fitness import plan_refusal
     from hrm.stacks.executor import ExecutionOutcome
     from hrm.stacks.runtime_bridge import agent_runtime, stack_tools
 
     stack = executor.stack
+    capability = model_capability(stack.config.llm)
+    refusal = plan_refusal(capability)
+    if refusal is not None:
+        event("plan_refused", plan_id=plan.id, reason=capability.reason)
+        outcome = executor._respond(turn_input, assembled)
+        outcome.notes.append(f"{refusal}. Answered directly instead.")
+        return outcome
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         event(f"plan_{kind}", plan_id=plan.id, **{k: v for k, v in data.items() if k != "plan_id"})
@@ -74,8 +88,8 @@ def run_plan(
     lines = [f"Plan ({final.strategy or plan.strategy}, {run.status}, "
              f"{len(done)}/{len(final.steps)} steps done):"]
     lines += [f"  {s.order}. [{s.status.value}] {s.description[:80]}" for s in final.steps]
-    answer = str(run.final_output).strip() if run.final_output is not None else ""
-    response = (answer + "\n\n" if answer else "") + "\n".join(lines)
+    report = plan_report(final, capability)
+    response = report.text() + "\n\n" + "\n".join(lines)
     notes: list[str] = []
     if run.status == "ttl_expired":
         notes.append("The step budget ran out; partial results are above and in the history.")
@@ -91,5 +105,5 @@ def run_plan(
         delivered=run.status == "converged",
         notes=notes,
         details={"plan_status": run.status, "passes": len(run.history.passes),
-                 "expiration": run.expiration},
+                 "expiration": run.expiration, **report.to_dict()},
     )

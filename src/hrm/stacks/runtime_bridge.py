@@ -78,8 +78,11 @@ def agent_runtime(stack: CognitiveStack) -> AgentRuntime:
                 model=agent.model or stack.config.llm.model,
             )
             adapter = LLMAdapterFactory.create(config)
+            # An agent's own model counts against the same session as the stack's (D280).
+            usage = getattr(stack.gateway, "usage_source", None)
+            budget = stack.gateway.budget_tokens if usage else stack.gateway.budget_remaining
             overrides[key] = LLMGateway.from_config(
-                adapter, config, budget_tokens=stack.gateway.budget_remaining,
+                adapter, config, budget_tokens=budget, usage=usage,
                 record=stack.record_work_order, agent_class=stack.agent_class,
             )
         return overrides[key]

@@ -37,11 +37,14 @@ class TurnRunner:
         self._clock = clock
         self.json_repairs = 0
         """Turns whose records held a value JSON cannot (stored converted; see `_append`)."""
+        self._consolidation_checked: str | None = None
+        """The session this process last looked for ended sessions in (D286)."""
 
     def run(self, text: str, source: str, priority: int, metadata: dict[str, Any]) -> TurnResult:
         sessions, stack = self.sessions, self.services.stack
         sessions.refresh()
         sessions.roll_over_if_idle()
+        ended = self._ended_sessions()
         tracer = get_tracer()
         state = sessions.state
         number = state.turn_number + 1
@@ -55,6 +58,8 @@ class TurnRunner:
 
         def event(kind: str, /, **payload: Any) -> None:
             events.append((kind, payload))  # JSON-ready parts; the ledger copies (`_append`)
+
+        self._consolidate(ended, record, event)
 
         hctx = self._context(number)
         turn_input = TurnInput(text=text, timestamp=self._clock(), context=hctx, source=source,
@@ -85,6 +90,41 @@ class TurnRunner:
             raise interrupted
         return TurnResult(response=outcome.response, action=outcome.action, decision=record,
                           asked=outcome.asked)  # fmt: skip
+
+    def _ended_sessions(self) -> list[str]:
+        """The sessions that ended with their learning not yet consolidated: looked for once
+        per session a process serves, so a turn of a running session pays nothing (D286)."""
+        session = self.sessions.state.session_id
+        if session == self._consolidation_checked:
+            return []
+        self._consolidation_checked = session
+        from hrm.learning.consolidation import pending_sessions
+
+        try:
+            return pending_sessions(self.services.stack.feedback, session)
+        except HRMError:
+            logger.warning("could not list the sessions to consolidate", exc_info=True)
+            return []
+
+    def _consolidate(self, ended: list[str], record: DecisionRecord, event: Any) -> None:
+        """Session end closes the learning loop: analyse, generalise, fill synthesis (D286).
+        Its events go into this turn's record, so /why shows what the last session taught;
+        a failure is logged and noted, never the turn's end."""
+        if not ended:
+            return
+        from hrm.learning.consolidation import consolidate_session
+
+        stack = self.services.stack
+        for session in ended:
+            try:
+                done = consolidate_session(stack.feedback, stack.bus, session, clock=self._clock)
+            except HRMError as exc:
+                logger.warning("consolidating session %s failed: %s", session, exc.message)
+                event("consolidation_failed", session_id=session, error=exc.message)
+                continue
+            record.learning.extend(done.events)
+            event("session_consolidated", session_id=session, merged=len(done.merged),
+                  synthesized=len(done.synthesized))
 
     def _degrade(
         self, exc: Exception, turn_input: TurnInput, record: DecisionRecord, event: Any
