@@ -31,7 +31,8 @@ def test_a_task_question_report_or_reaction_is_answered_not_remembered(
 ) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         result = h.turn(text)
-        assert result.action == "respond"
+        # Answered, directly or by agents when it asks for perspectives (issue 33's routing).
+        assert result.action in ("respond", "delegate")
         assert result.decision.writes == []
         assert result.decision.preference["class"] == "pref_inferred_silent"
         assert result.decision.preference["not_a_preference"]
@@ -137,7 +138,8 @@ def test_a_task_joined_after_a_preference_is_answered_not_stored(
     # the task in it was never done.
     with HRM.open(home, "ADMIN", "offline") as h:
         result = h.turn(text)
-        assert result.action == "respond"
+        # Answered, directly or by agents when it asks for perspectives (issue 33's routing).
+        assert result.action in ("respond", "delegate")
         assert list(_preferences(h).values()) == [canon]
 
 

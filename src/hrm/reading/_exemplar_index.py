@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hrm._private import make_private_dirs
 from hrm.reading.exemplar_files import ExemplarSet
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def _write_cache(path: Path, index: ExemplarIndex) -> None:
         bias=index.bias,
     )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(path.parent)  # 0700 whatever the umask: it lives in the home
         atomic_write(path, buffer.getvalue())
         os.chmod(path, 0o600)
     except OSError as exc:  # a cache saves time; it never fails the tier

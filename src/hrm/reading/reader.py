@@ -146,7 +146,8 @@ def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands) -> Cues:
     for intent in intents:
         if intent.confidence < bands.act:
             continue
-        if intent.kind is IntentKind.RESUME and not cues.resume:
+        if intent.kind is IntentKind.RESUME and not cues.resume and not intent.slots.topic:
+            # Only a resume that names no work: "back to the offsite" is a switch to it.
             cues = replace(cues, resume=True)
         elif intent.kind is IntentKind.FOCUS and not cues.focus:
             cues = replace(

@@ -61,6 +61,7 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("focus.stance", "hrm.focus.stance:_MIGRATIONS"),
     ("learning.patterns", "hrm.learning.patterns:MIGRATIONS"),
     ("learning.feedback", "hrm.learning.feedback:MIGRATIONS"),
+    ("learning.consolidation", "hrm.learning.consolidation:_MIGRATIONS"),
     ("storage.ledger_index", "hrm.storage.ledger_index:MIGRATIONS"),
     ("stacks.budget", "hrm.stacks.checkpoint:_BUDGET_MIGRATIONS"),
     ("stacks.recovery", "hrm.stacks.checkpoint:_RECOVERY_MIGRATIONS"),

@@ -120,10 +120,11 @@ class TurnRunner:
                 done = consolidate_session(stack.feedback, stack.bus, session, clock=self._clock)
             except HRMError as exc:
                 logger.warning("consolidating session %s failed: %s", session, exc.message)
-                event("consolidation_failed", session_id=session, error=exc.message)
+                # The record belongs to this turn's session; the one consolidated is named apart.
+                event("consolidation_failed", consolidated_session_id=session, error=exc.message)
                 continue
             record.learning.extend(done.events)
-            event("session_consolidated", session_id=session, merged=len(done.merged),
+            event("session_consolidated", consolidated_session_id=session, merged=len(done.merged),
                   synthesized=len(done.synthesized))
 
     def _degrade(
