@@ -97,7 +97,7 @@ def test_a_failed_consolidation_is_noted_and_retried_never_the_turn_end(
         reply = h.turn("How do I delete a git tag?")
         assert reply.response and "session_consolidated" not in _kinds(reply.decision.learning)
         failed = [e for e in h.last_events() if e.get("kind") == "consolidation_failed"]
-        assert failed and failed[0]["session_id"] == ended
+        assert failed and failed[0]["consolidated_session_id"] == ended
         assert pending_sessions(h.stack.feedback, h.session_id) == [ended]  # tried again later
 
 
