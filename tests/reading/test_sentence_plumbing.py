@@ -16,6 +16,7 @@ import pytest
 np = pytest.importorskip("numpy")
 
 from hrm.reading import Bands, ReadingContext, sentence_spans  # noqa: E402
+from hrm.reading._exemplar_index import _BUILT  # noqa: E402
 from hrm.reading.calibration import Calibration  # noqa: E402
 from hrm.reading.sentence import MAX_SPANS, ExemplarReader  # noqa: E402
 
@@ -61,13 +62,29 @@ def test_the_index_is_cached_privately_and_reused(tmp_path: Path) -> None:
     assert second.encoded == ["forget that"]  # the examples came from the cache
 
 
+@pytest.fixture(autouse=True)
+def a_new_process() -> None:
+    """Each test starts as a new process would: no exemplar index built in memory yet."""
+    _BUILT.clear()
+
+
 def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
     read(reader_on(WordsModel(), tmp_path), "hi")
     (cached,) = (tmp_path / "reading").glob("*.npz")
     cached.write_bytes(b"not a zip")
+    _BUILT.clear()  # the next process
     model = WordsModel()
     read(reader_on(model, tmp_path), "hi")
     assert len(model.encoded) > 400
+    assert cached.read_bytes()[:2] == b"PK"  # written again, whole
+
+
+def test_one_process_builds_the_index_once_for_every_home(tmp_path: Path) -> None:
+    first, second = WordsModel(), WordsModel()
+    read(reader_on(first, tmp_path / "a"), "hi")
+    read(reader_on(second, tmp_path / "b"), "hi")
+    assert len(first.encoded) > 400 and len(second.encoded) < 10
+    assert list((tmp_path / "b" / "reading").glob("*.npz"))  # the second home has its copy
 
 
 def test_a_sentence_seen_before_is_not_embedded_again() -> None:

@@ -24,6 +24,7 @@ import itertools
 import logging
 import os
 import re
+import threading
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,10 +155,22 @@ def load_or_build_index(
         cached = _read_cache(path, exemplars, model.model_id)
         if cached is not None:
             return cached
-    index = build_index(exemplars, model)
+    # The index depends on the shipped files and the model only, never on a home: one built
+    # in this process serves every home it opens (a server's stacks, a test suite's homes)
+    # instead of embedding every exemplar again (seconds each).
+    key = (exemplars.digest, model.model_id)
+    with _BUILT_LOCK:
+        index = _BUILT.get(key)
+        if index is None:
+            index = build_index(exemplars, model)
+            _BUILT[key] = index
     if path is not None:
         _write_cache(path, index)
     return index
+
+
+_BUILT: dict[tuple[str, str], ExemplarIndex] = {}
+_BUILT_LOCK = threading.Lock()
 
 
 def _cache_file(cache_dir: Path, digest: str, model_id: str) -> Path:
