@@ -24,7 +24,7 @@ from hrm.config import HRMConfig, LLMConfig, load_config
 from hrm.errors import HRMError
 from hrm.governance.problems import Problem, ProblemRegistry, ProblemStatus
 from hrm.home import HRMHome, initialize, parse_agent_class
-from hrm.reading.reader import later_tiers
+from hrm.reading.reader import exemplar_cache_dir, later_tiers
 from hrm.reading.types import Bands
 from hrm.stacks.turn_lock import TURN_WAIT_S, TurnLock
 from hrm.storage.ledger import Ledger
@@ -98,7 +98,7 @@ class HRM:
             evaluator=s.evaluator, feedback=s.feedback, db=s.db, decisions=s.decision_ledger,
             config=config,
             bands=bands,
-            later_tiers=later_tiers(config, cache_dir=home.cache_dir,
+            later_tiers=later_tiers(config, cache_dir=exemplar_cache_dir(home),
                                     llm=s.gateway, bands=bands),
         )  # fmt: skip
         self._sessions = Sessions(services, agent_class, clock)

@@ -16,9 +16,12 @@ control characters — raises: a reader that fails is logged and its tier is lef
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hrm.reading.pasted import spoken
@@ -39,9 +42,8 @@ from hrm.reading.types import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from hrm.config import HRMConfig
+    from hrm.home import HRMHome
     from hrm.llm.types import ILLMAdapter
     from hrm.reading.rules.preferences import PreferenceRules
 
@@ -90,6 +92,19 @@ def later_tiers(
     if model is not None:
         tiers.append(model)
     return tuple(tiers)
+
+
+def exemplar_cache_dir(home: HRMHome) -> Path:
+    """Where the exemplar index is kept between processes: beside the installed models
+    (``<venv>/share/hrm/cache``), shared by every home, since it holds only what the package
+    ships embedded by the model; the home's ``cache/`` when that folder cannot be written (a
+    read-only install). Every new home and every server process would otherwise embed all
+    the exemplars again, seconds each."""
+    shared = Path(sys.prefix) / "share" / "hrm" / "cache"
+    existing = next((p for p in (shared, *shared.parents) if p.exists()), None)
+    if existing is not None and os.access(existing, os.W_OK):
+        return shared
+    return home.cache_dir
 
 
 @lru_cache(maxsize=1)
