@@ -414,9 +414,7 @@ def create_stack(
     from hrm.llm.session_usage import LedgerUsage
     from hrm.memory.bus import MemoryBus
     from hrm.memory.types import EpisodeEntry
-    from hrm.reasoning.escalation import EscalationManager
-    from hrm.reasoning.router import DEFAULT_AGENTS, ReasoningRouter
-    from hrm.reasoning.strategy import StrategySelector
+    from hrm.reasoning.router import DEFAULT_AGENTS
     from hrm.stacks.attention import AttentionPipeline
     from hrm.stacks.executor import StackExecutor
 
@@ -483,20 +481,7 @@ def create_stack(
     altitude = AltitudeGovernor(config, clock=clock)
     planner = AltitudePlanner(llm=gateway if real_model and adapter.provider != "local" else None)
     evaluator = AltitudeEvaluator()
-    from hrm.stacks.meta import meta_patterns_for
-
-    def patterns_for(signature: dict[str, Any]) -> Any:
-        # The stack's own patterns first; the meta ledger's cross-stack ones when it has none.
-        return feedback.get_patterns_for_signal(signature) or meta_patterns_for(h, signature)
-
-    router = ReasoningRouter(
-        strategy_selector=StrategySelector.from_config(config),
-        escalation_manager=EscalationManager.from_config(config),
-        pattern_source=patterns_for,
-        known_agents=known_agents,
-        max_agents_per_bundle=config.max_agents_per_bundle,
-        agent_timeout_ms=config.agent_execution_timeout_ms,
-    )
+    router = _router(config, feedback, h, known_agents)
     from hrm.reasoning.assist import wire_model_assistance
 
     # Bounded model help for signals, altitude and routing, on a capable model only (D265).
@@ -527,23 +512,52 @@ def create_stack(
         tokens_spent=used,
     )
     stack_holder.append(stack)
+    _wire_commits(stack, config)
+    stack.executor = StackExecutor(stack)
+    attention.attach(stack)
+    if announce:
+        stack.record_created()
+    return stack
+
+
+def _router(config: HRMConfig, feedback: Any, home: HRMHome, known_agents: list[str]) -> Any:
+    """The stack's reasoning router: its own learned patterns first, the meta ledger's
+    cross-stack ones when it has none."""
+    from hrm.reasoning.escalation import EscalationManager
+    from hrm.reasoning.router import ReasoningRouter
+    from hrm.reasoning.strategy import StrategySelector
+    from hrm.stacks.meta import meta_patterns_for
+
+    def patterns_for(signature: dict[str, Any]) -> Any:
+        return feedback.get_patterns_for_signal(signature) or meta_patterns_for(home, signature)
+
+    return ReasoningRouter(
+        strategy_selector=StrategySelector.from_config(config),
+        escalation_manager=EscalationManager.from_config(config),
+        pattern_source=patterns_for,
+        known_agents=known_agents,
+        max_agents_per_bundle=config.max_agents_per_bundle,
+        agent_timeout_ms=config.agent_execution_timeout_ms,
+    )
+
+
+def _wire_commits(stack: CognitiveStack, config: HRMConfig) -> None:
+    """The stack's ledgers, memory and journal committed together, under group commit off the
+    turn's path within ``ledger_group_commit_ms``, the home's manifest written once for all."""
     from hrm.stacks._group_commit import GroupCommitter
 
+    db, durability = stack.db, config.ledger_durability
     interval = config.ledger_group_commit_ms if durability == "group" else 0
     commits: list[Callable[[], object]] = [
-        decision_ledger.commit, execution_ledger.commit, bus.commit, db.journal_commit
-    ]
+        stack.decision_ledger.commit, stack.execution_ledger.commit, stack.bus.commit,
+        db.journal_commit,
+    ]  # fmt: skip
     if db.journal is not None and durability == "fsync":
         db.journal.sync_each_commit = True  # memory is as durable as the turn records
     if interval > 0:  # WAL checkpoints move to the committer's thread too, off the turn's path
         db.defer_checkpoints()
         commits.append(db.checkpoint)
     stack.committer = GroupCommitter([_manifest_once(commits)], interval_ms=interval)
-    stack.executor = StackExecutor(stack)
-    attention.attach(stack)
-    if announce:
-        stack.record_created()
-    return stack
 
 
 def _manifest_once(commits: list[Callable[[], object]]) -> Callable[[], None]:
