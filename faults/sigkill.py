@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -91,28 +92,35 @@ def trial(mode: str, home: Path, number: int, rng: random.Random, result: PathRe
 
 
 _CLI_SECONDS: list[float] = []
-"""How long an unkilled ``hrm turn`` took on this machine (measured once)."""
+"""How long unkilled ``hrm turn`` runs took here: the warm-up and every run that finished."""
 
 
 def _cli_trial(home: Path, tag: str, rng: random.Random) -> list[list[str]]:
+    # The offline model: what is tried is durability, and a local model's seconds of
+    # generation would put every kill inside the model call, before anything is written.
     text = f"[{tag}] How do we roll back the {rng.choice(['api', 'worker', 'cron'])} deploy?"
+    command = [sys.executable, "-m", "hrm", "turn", text, "--home", str(home),
+               "--provider", "offline"]
     if not _CLI_SECONDS:
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "hrm", "turn", "Warm-up: hello", "--home",
-                        str(home)], capture_output=True, check=True)
+        subprocess.run([*command[:4], "[warm-up] How do we roll back the deploy?",
+                        *command[5:]], capture_output=True, check=True)
         _CLI_SECONDS.append(time.monotonic() - started)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hrm", "turn", text, "--home", str(home)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    # Anywhere in the process's life: starting, reading the state, writing, committing.
-    deadline = time.monotonic() + rng.uniform(0.2, 1.3) * _CLI_SECONDS[0]
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Anywhere in the process's life: starting, reading the state, writing, committing. The
+    # scale is the median of the runs that finished, so a machine whose load changes during
+    # the trials still kills some runs early, some late and lets some finish.
+    deadline = started + rng.uniform(0.2, 1.3) * statistics.median(_CLI_SECONDS)
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     if proc.poll() is None:
         proc.send_signal(signal.SIGKILL)
     proc.wait()
-    return [[tag]] if proc.returncode == 0 else []
+    if proc.returncode != 0:
+        return []
+    _CLI_SECONDS.append(time.monotonic() - started)
+    return [[tag]]
 
 
 def _missing(mode: str, home: Path, tag: str, acked: list[list[str]]) -> int:
