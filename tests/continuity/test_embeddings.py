@@ -52,6 +52,21 @@ def test_batches_give_the_same_vectors_as_single_calls(embedder: embeddings.Embe
     assert embedder.encode([]).shape == (0, 384)
 
 
+def test_a_one_shot_process_loads_quickly_and_gets_the_same_vectors(
+    embedder: embeddings.Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hrm turn` loads the model without constant folding (D350); what a sentence means to
+    the reading stage and to search must not change with how the model was loaded."""
+    import numpy as np
+
+    texts = ["I prefer metric units", "forget what I said about my cat", "where were we?"]
+    monkeypatch.setattr(embeddings, "_quick_start", False)
+    embeddings.prefer_quick_start()
+    assert embeddings._quick_start is True
+    quick = embeddings.Embedder.load(threads=1)
+    assert np.allclose(quick.encode(texts), embedder.encode(texts), atol=1e-5)
+
+
 def test_hybrid_search_finds_meaning_without_shared_words(repo: LearningsRepository) -> None:
     target = repo.store_learning(
         LearningInput(content="The automobile would not start on cold mornings", type="ERROR_FIX")

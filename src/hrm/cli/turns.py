@@ -137,6 +137,9 @@ def turn(
     """Run one governed turn and print the answer (with --json, the whole decision record)."""
     if text == "-":
         text = sys.stdin.read()
+    from hrm.continuity.embeddings import prefer_quick_start
+
+    prefer_quick_start()  # one turn, then the process exits: start fast over run fast (D350)
     answer = _Answer()
     with handle_errors():
         hrm = _open(home, agent_class, provider, model)
