@@ -287,3 +287,30 @@ def test_gate_invariants(
         assert not decision.approved
     if decision.target is not target:
         assert decision.conditions == [f"redirected_from:{target.value}"]
+
+
+def test_the_turns_reading_of_a_preference_is_what_the_truth_model_judges(
+    gate: WriteGate,
+) -> None:
+    """One reading stage: a statement the sentence model read as an explicit preference is not
+    read again by word rules that would call it inferred and send it to the working set."""
+    statement = "no more java examples for me, kotlin only"
+    assert gate.classify_preference(statement).preference_class is not PreferenceClass.EXPLICIT
+    explicit = PreferenceClassification(PreferenceClass.EXPLICIT, statement, None, 0.86, True, False)
+    read = gate.evaluate(
+        WriteRequest(SHARED, "pref.k", statement, signals(), is_preference=True, preference=explicit)
+    )
+    assert (read.approved, read.target) == (True, SHARED)
+    unread = gate.evaluate(WriteRequest(SHARED, "pref.k", statement, signals(), is_preference=True))
+    assert unread.target is not SHARED  # without the reading, the rules decide as before
+
+
+def test_a_reading_does_not_lift_the_need_to_confirm(gate: WriteGate) -> None:
+    inferred = PreferenceClassification(
+        PreferenceClass.INFERRED_CONFIRM_REQUIRED, "simple english", None, 0.5, True, True
+    )
+    decision = gate.evaluate(
+        WriteRequest(SHARED, "pref.k", "simple english", signals(), is_preference=True,
+                     preference=inferred)
+    )
+    assert decision.approved is False and NEEDS_USER_CONFIRMATION in decision.conditions

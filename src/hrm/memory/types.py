@@ -17,11 +17,14 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hrm.errors import HRMError
 from hrm.scrubbing import contains_secret, scrub
 from hrm.types import BlastRadius, ConflictLevel
+
+if TYPE_CHECKING:
+    from hrm.governance.preferences import PreferenceClassification
 
 __all__ = [
     "WRITE_COMPLETED",
@@ -255,6 +258,12 @@ class WriteRequest:
     """Why the caller wants this written; kept in the `write_completed` episode."""
     is_preference: bool = False
     """Apply the preference truth model (001 §12.4) to ``str(value)`` first."""
+    preference: PreferenceClassification | None = None
+    """How the turn's reading classified the statement: the truth model applies to that class
+    rather than to a second reading of the bare statement by word rules, which could disagree
+    with the one reading stage (an exemplar-read "no more java examples for me, kotlin only",
+    explicit at 0.86, came back from the rules as inferred and silent, and went to the working
+    set)."""
     source: str = "user"
     """Who said it: user, agent or system; only a user states an explicit preference."""
     problem_id: str | None = None

@@ -101,7 +101,9 @@ class WriteGate:
         signals = request.signals
         target = request.target
         if request.is_preference:
-            preference = self.classify_preference(str(request.value), request.source)
+            preference = request.preference or self.classify_preference(
+                str(request.value), request.source
+            )
             decision = _preference_decision(request, preference)
             if decision is not None:
                 return decision

@@ -152,8 +152,12 @@ class CognitiveStack:
         signals: Any = None,
         confidence: float = 0.9,
         inferred: bool = False,
+        classification: Any = None,
     ) -> dict[str, Any]:
         """Write a preference through the write gate; returns the decision as a record.
+
+        `classification` is the turn's reading of the statement (a `PreferenceClassification`);
+        the gate's truth model applies to it instead of classifying the bare statement again.
 
         An explicit preference is first-hand testimony about the person, so its source quality is
         the classifier's confidence rather than the generic input floor (docs/decisions.md D7).
@@ -169,6 +173,7 @@ class CognitiveStack:
             conflict=ConflictLevel.NONE if confirmed else None,
             reason="confirmed by the person" if confirmed else "stated preference",
             is_preference=not confirmed,
+            preference=None if confirmed else classification,
         )
         return _shared_write_record(decision, key, inferred=inferred)
 
@@ -194,6 +199,7 @@ class CognitiveStack:
         reason: str,
         conflict: Any = None,
         is_preference: bool = False,
+        preference: Any = None,
     ) -> Any:
         """A Shared Reference write of what the person said, through the write gate: the
         turn's conflict and alignment, unless `conflict` overrides the first."""
@@ -215,6 +221,7 @@ class CognitiveStack:
             ),
             reason=reason,
             is_preference=is_preference,
+            preference=preference,
             source="user",
         )
         return self.bus.write(request)

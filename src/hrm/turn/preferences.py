@@ -243,7 +243,8 @@ def handle_preference(
         notes.append(f"Already canon: “{statement}”.")
     elif pref.preference_class is PreferenceClass.EXPLICIT:
         decision = stack.write_preference(
-            statement, key, confirmed=False, signals=signals, confidence=pref.confidence
+            statement, key, confirmed=False, signals=signals, confidence=pref.confidence,
+            classification=pref,
         )
         record.writes.append(decision)
         if decision.get("approved") and decision.get("target") == "shared_reference":
@@ -262,10 +263,15 @@ def handle_preference(
                     f"This conflicts with “{earlier}”, so I kept “{statement}” for this "
                     "problem only. Should it replace the earlier preference? (yes/no)"
                 )
-            else:
+            elif "conflict" in str(decision.get("reason", "")).lower():
                 notes.append(
                     f"This conflicts with what you told me before; I kept “{statement}” for "
                     "this problem only."
+                )
+            else:  # never blame a conflict that was not there: say what the gate said
+                notes.append(
+                    f"I kept “{statement}” for this problem only "
+                    f"({str(decision.get('reason', 'the write gate decided so')).rstrip('.')})."
                 )
     elif pref.preference_class in (
         PreferenceClass.INFERRED_CONFIRM_REQUIRED,
@@ -278,6 +284,7 @@ def handle_preference(
             signals=signals,
             confidence=pref.confidence,
             inferred=True,
+            classification=pref,
         )
         record.writes.append(decision)
         if pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
