@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import httpx
 import openai
@@ -10,9 +11,22 @@ import pytest
 from tests.server.conftest import Served
 from tests.server.support import ledger_sizes, turn_records
 
+_OPEN: list[openai.OpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Each SDK client holds a kept-alive connection; closed here, not whenever the garbage
+    collector runs (its ResourceWarning then fails whichever test is running, anywhere)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
 
 def client(served: Served, key: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{served.server.base_url}/v1", api_key=key, max_retries=0)
+    sdk = openai.OpenAI(base_url=f"{served.server.base_url}/v1", api_key=key, max_retries=0)
+    _OPEN.append(sdk)
+    return sdk
 
 
 def test_a_completion_is_a_governed_turn_with_its_decision_and_ledger_position(served: Served) -> None:

@@ -62,8 +62,10 @@ def pool() -> Iterator[ThreadPoolExecutor]:
 
 def test_the_turns_model_call_goes_to_the_configured_upstream(home: Path, upstream: Upstream) -> None:
     key = create_key(home, "alice")
-    with start(home, upstream) as server:
-        answer = openai.OpenAI(base_url=f"{server.base_url}/v1", api_key=key).chat.completions.create(
+    with start(home, upstream) as server, openai.OpenAI(
+        base_url=f"{server.base_url}/v1", api_key=key
+    ) as sdk:
+        answer = sdk.chat.completions.create(
             model="hrm", messages=[{"role": "user", "content": "Explain how binary search works"}])
         assert server.stop() == 0
     assert answer.choices[0].message.content == "Hello from the upstream model."
@@ -274,10 +276,16 @@ def test_a_revoked_key_stops_working_at_its_next_request(tmp_path: Path) -> None
 def test_threads_never_share_a_turn(home: Path) -> None:
     """Many clients on distinct stacks at once: every turn recorded once, chains intact."""
     keys = {name: create_key(home, name) for name in ("u1", "u2", "u3", "u4")}
-    with ServerProcess(home) as server, ThreadPoolExecutor(max_workers=8) as executor:
-        futures = [executor.submit(post, server, key, f"Explain idea {n} of {name}")
-                   for n in range(3) for name, key in keys.items()]
-        assert {f.result(WAIT_S).status_code for f in futures} == {200}
+
+    def one_client(name: str, key: str) -> set[int]:
+        # A client waits for its answer before it asks again, as a chat does: stacks run at
+        # once, and no request waits on its own stack's lock (a 409 past the wait on a slow
+        # machine would be the machine's speed, not a shared turn).
+        return {post(server, key, f"Explain idea {n} of {name}").status_code for n in range(3)}
+
+    with ServerProcess(home) as server, ThreadPoolExecutor(max_workers=len(keys)) as executor:
+        futures = [executor.submit(one_client, name, key) for name, key in keys.items()]
+        assert set().union(*(f.result(WAIT_S) for f in futures)) == {200}
         assert server.stop() == 0
     for name in keys:
         records = turn_records(home, f"RESIDENT:{name}")
