@@ -1,9 +1,11 @@
 """Schema, filter SQL and row decoding of the learnings store: pure code, no connection.
 
-The content table ``learnings`` is the truth; ``learnings_fts`` is an external-content FTS5
-index over its ``content``, ``tags`` and ``context`` columns (porter stemming over unicode61,
-accents folded), kept in step by triggers that fire only when those columns change, so the
-access bookkeeping a search does never touches the index. Timestamps are stored as fixed-width
+The content table ``learnings`` is the truth; ``learnings_fts`` is an FTS5 index over its
+``content``, ``tags`` and ``context`` columns and, since migration 2, the text of each learning's
+session neighbours (``nearby``, `hrm.continuity._learnings_nearby`, D340), with porter stemming
+over unicode61, accents folded. Triggers keep it in step and fire only when those columns (or a
+learning's place in its session) change, so the access bookkeeping a search does never touches
+the index. Timestamps are stored as fixed-width
 ISO-8601 UTC text, so string order is time order.
 """
 
@@ -13,6 +15,7 @@ import json
 from datetime import UTC, datetime
 
 from hrm._values import Record
+from hrm.continuity._learnings_nearby import NEARBY_MIGRATION, NEARBY_WEIGHT, TOKENIZER
 from hrm.continuity.learnings_types import (
     ConfidenceLevel,
     Learning,
@@ -34,6 +37,7 @@ __all__ = [
     "INSERT_LEARNING",
     "LEARNING_COLUMNS",
     "MIGRATIONS",
+    "OWN_MATCH",
     "FilterSQL",
     "build_filters",
     "format_ts",
@@ -45,10 +49,21 @@ __all__ = [
 
 COMPONENT = "continuity.learnings"
 
-FTS_WEIGHTS = (1.0, 0.5, 0.25)
-"""BM25 column weights: the learning's own words count most, tags half, context a quarter."""
+_MIGRATION_1_WEIGHTS = (1.0, 0.5, 0.25)
+"""Migration 1's BM25 weights (kept as released: migration 2 replaces its index)."""
 
-_TOKENIZER = "porter unicode61 remove_diacritics 2"
+FTS_WEIGHTS = (*_MIGRATION_1_WEIGHTS, NEARBY_WEIGHT)
+"""BM25 column weights: the learning's own words count most, tags half, context a quarter,
+its session neighbours' words `NEARBY_WEIGHT` (D340)."""
+
+_TOKENIZER = TOKENIZER
+
+OWN_MATCH = " OR ".join(
+    f"instr(highlight(learnings_fts, {column}, char(2), char(3)), char(2))" for column in (0, 1, 2)
+)
+"""An SQL condition on a ``learnings_fts MATCH`` row: the learning's own text, tags or context
+hold a query word (not only its neighbours' text). A search returns only such rows, so every
+result answers the query by itself; its neighbours only rank it higher (D340)."""
 
 MIGRATIONS: tuple[str, ...] = (
     f"""
@@ -87,7 +102,7 @@ MIGRATIONS: tuple[str, ...] = (
         content='learnings', content_rowid='seq', tokenize='{_TOKENIZER}'
     );
     INSERT INTO learnings_fts (learnings_fts, rank)
-        VALUES ('rank', 'bm25({FTS_WEIGHTS[0]}, {FTS_WEIGHTS[1]}, {FTS_WEIGHTS[2]})');
+        VALUES ('rank', 'bm25({_MIGRATION_1_WEIGHTS[0]}, {_MIGRATION_1_WEIGHTS[1]}, {_MIGRATION_1_WEIGHTS[2]})');
     CREATE TRIGGER learnings_fts_insert AFTER INSERT ON learnings BEGIN
         INSERT INTO learnings_fts (rowid, content, tags, context)
         VALUES (new.seq, new.content, new.tags, new.context);
@@ -135,6 +150,7 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT INTO artifacts_fts (rowid, path, content) VALUES (new.seq, new.path, new.content);
     END;
     """,
+    NEARBY_MIGRATION,
 )
 """Ordered migrations of the learnings component; never edit a released entry, append."""
 

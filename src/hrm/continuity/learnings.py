@@ -30,6 +30,7 @@ from hrm.continuity._learnings_sql import (
     COMPONENT,
     LEARNING_COLUMNS,
     MIGRATIONS,
+    OWN_MATCH,
     FilterSQL,
     build_filters,
     format_ts,
@@ -398,16 +399,19 @@ class LearningsRepository:
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         elif fsql.selective:
             match = _fts.match_any(plan.ranked)
+            # Twice the window: rows matched only through their neighbours' text are dropped
+            # by `_highlights` (FTS5 cannot evaluate `OWN_MATCH` in this statement).
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, learnings_fts.rank AS score,"
                 " count(*) OVER () AS total FROM learnings_fts"
                 " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
                 f" WHERE learnings_fts MATCH ? AND {fsql.where}"
                 " ORDER BY learnings_fts.rank LIMIT ?",
-                (match, *fsql.params, limit),
+                (match, *fsql.params, limit * 2),
             )
             total, exact = (int(rows[0]["total"]) if rows else 0), not plan.dropped
             marks = self._highlights(match, [int(r["seq"]) for r in rows])
+            rows = [row for row in rows if int(row["seq"]) in marks][:limit]
         else:
             match = _fts.match_any(plan.ranked)
             rows, total, exact = self._windowed(match, fsql, limit)
@@ -439,14 +443,14 @@ class LearningsRepository:
         for match in [*expressions, _fts.match_any(terms)]:
             found = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, 0.0 AS score,"
-                " highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
-                " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
+                f" highlight(learnings_fts, 0, ?, ?) AS marked, {OWN_MATCH} AS own"
+                " FROM learnings_fts CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
                 f" WHERE learnings_fts MATCH ? AND {fsql.where}"
                 " ORDER BY learnings_fts.rowid DESC LIMIT ?",
                 (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *fsql.params, limit),
             )
-            for row in found:
-                if int(row["seq"]) not in seen and len(rows) < limit:
+            for row in found:  # (a row found only through its neighbours' text is not own)
+                if row["own"] and int(row["seq"]) not in seen and len(rows) < limit:
                     seen.add(int(row["seq"]))
                     rows.append(row)
             if len(rows) >= limit:
@@ -474,8 +478,9 @@ class LearningsRepository:
         while True:
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, m.score AS score, m.marked AS marked,"
-                f" ({fsql.where}) AS passes FROM"
-                " (SELECT rowid AS seq, rank AS score, highlight(learnings_fts, 0, ?, ?) AS marked"
+                f" ({fsql.where}) AND m.own AS passes FROM"
+                " (SELECT rowid AS seq, rank AS score, highlight(learnings_fts, 0, ?, ?) AS marked,"
+                f"  {OWN_MATCH} AS own"
                 "  FROM learnings_fts WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?) AS m"
                 " CROSS JOIN learnings l ON l.seq = m.seq ORDER BY m.score",
                 (*fsql.params, _fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, window),
@@ -492,11 +497,13 @@ class LearningsRepository:
         return kept[:limit], 0 if row is None else int(row["n"]), False
 
     def _highlights(self, match: str, seqs: list[int]) -> dict[int, list[str]]:
+        """The highlighted words of those of `seqs` that `match` finds in their own text."""
         if not seqs:
             return {}
         rows = self._db.execute(
             "SELECT rowid AS seq, highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
-            f" WHERE learnings_fts MATCH ? AND rowid IN ({', '.join('?' for _ in seqs)})",
+            f" WHERE learnings_fts MATCH ? AND rowid IN ({', '.join('?' for _ in seqs)})"
+            f" AND ({OWN_MATCH})",
             (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *seqs),
         )
         return {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
