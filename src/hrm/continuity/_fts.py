@@ -43,6 +43,7 @@ __all__ = [
     "jaccard",
     "match_all",
     "match_any",
+    "match_own",
     "plan_terms",
     "query_terms",
     "token_set",
@@ -121,6 +122,24 @@ def match_any(terms: Sequence[str]) -> str:
 def match_all(terms: Sequence[str]) -> str:
     """An FTS5 query matching rows that hold every one of `terms`."""
     return " AND ".join(_quote(t) for t in terms)
+
+
+OWN_COLUMNS = "{content tags context}"
+"""The learnings index's columns that hold a learning's own text (not its neighbours', D340)."""
+
+
+def match_own(terms: Sequence[str], *, every: bool = False) -> str:
+    """An FTS5 query for learnings whose own text, tags or context hold any of `terms` (all,
+    with `every`), ranked on every column.
+
+    The first half matches in any column, so BM25 counts the words where the learning's
+    session neighbours hold them too (the ``nearby`` column); the column-filtered second half
+    keeps out a learning that only its neighbours make a match: every result answers the query
+    by itself, and its neighbours only rank it higher (D340). The own columns' words are counted
+    by both halves, which weighs them against ``nearby`` by about two to its one half.
+    """
+    expression = match_all(terms) if every else match_any(terms)
+    return f"({expression}) AND {OWN_COLUMNS} : ({expression})"
 
 
 class TermPlan(Value):

@@ -37,7 +37,6 @@ __all__ = [
     "INSERT_LEARNING",
     "LEARNING_COLUMNS",
     "MIGRATIONS",
-    "OWN_MATCH",
     "FilterSQL",
     "build_filters",
     "format_ts",
@@ -58,12 +57,6 @@ its session neighbours' words `NEARBY_WEIGHT` (D340)."""
 
 _TOKENIZER = TOKENIZER
 
-OWN_MATCH = " OR ".join(
-    f"instr(highlight(learnings_fts, {column}, char(2), char(3)), char(2))" for column in (0, 1, 2)
-)
-"""An SQL condition on a ``learnings_fts MATCH`` row: the learning's own text, tags or context
-hold a query word (not only its neighbours' text). A search returns only such rows, so every
-result answers the query by itself; its neighbours only rank it higher (D340)."""
 
 MIGRATIONS: tuple[str, ...] = (
     f"""

@@ -94,15 +94,23 @@ class VectorIndex:
         if self._size == 0 or k <= 0:
             return []
         if among is None:
-            rows = np.arange(self._size)
-        else:
-            rows = np.fromiter(
-                (p for p in (self._position.get(s) for s in among) if p is not None),
-                dtype=np.int64,
-            )
-            if rows.size == 0:
-                return []
+            # A view of the filled rows, not `self._matrix[np.arange(n)]`: fancy indexing
+            # copies the whole matrix (15 MB at 10k vectors) on every search (D341).
+            scores = self._matrix[: self._size] @ np.asarray(query, dtype=np.float32)
+            return self._best(scores, np.arange(self._size), k)
+        rows = np.fromiter(
+            (p for p in (self._position.get(s) for s in among) if p is not None),
+            dtype=np.int64,
+        )
+        if rows.size == 0:
+            return []
         scores = self._matrix[rows] @ np.asarray(query, dtype=np.float32)
+        return self._best(scores, rows, k)
+
+    def _best(
+        self, scores: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], k: int
+    ) -> list[tuple[int, float]]:
+        """The `k` best of `scores` (one per entry of `rows`): ``(seq, cosine)``, best first."""
         count = min(k, rows.size)
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best], kind="stable")]

@@ -30,7 +30,6 @@ from hrm.continuity._learnings_sql import (
     COMPONENT,
     LEARNING_COLUMNS,
     MIGRATIONS,
-    OWN_MATCH,
     FilterSQL,
     build_filters,
     format_ts,
@@ -105,6 +104,7 @@ ACCESS_SATURATION = 20
 _MAX_LIMIT = 100
 _MIN_WINDOW = 20
 _LAZY_EMBED_BATCH = 64
+_QUERY_VECTOR_CACHE = 256
 
 
 def decay_score(strategy: DecayStrategy, *, age_days: float, access_count: int) -> float:
@@ -166,6 +166,9 @@ class LearningsRepository:
         self._preference_classifier = preference_classifier
         self._vector_lock = _thread.allocate_lock()
         self._vectors: VectorIndex | None = None
+        self._embedded_through: tuple[str, int] = ("", 0)
+        """(model id, row number) through which every unpruned learning has a vector."""
+        self._query_vectors: dict[tuple[str, str], Any] = {}
         self._term_counts = _fts.TermFrequencies()
         self.artifacts = ArtifactIndex(db, clock=clock)
         """Handoffs, plans and ledgers indexed for search, in the same database."""
@@ -398,23 +401,19 @@ class LearningsRepository:
             rows, total, exact = self._newest(list(plan.ranked), fsql, limit)
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         elif fsql.selective:
-            match = _fts.match_any(plan.ranked)
-            # Twice the window: rows matched only through their neighbours' text are dropped
-            # by `_highlights` (FTS5 cannot evaluate `OWN_MATCH` in this statement).
+            match = _fts.match_own(plan.ranked)
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, learnings_fts.rank AS score,"
                 " count(*) OVER () AS total FROM learnings_fts"
                 " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
                 f" WHERE learnings_fts MATCH ? AND {fsql.where}"
                 " ORDER BY learnings_fts.rank LIMIT ?",
-                (match, *fsql.params, limit * 2),
+                (match, *fsql.params, limit),
             )
             total, exact = (int(rows[0]["total"]) if rows else 0), not plan.dropped
             marks = self._highlights(match, [int(r["seq"]) for r in rows])
-            rows = [row for row in rows if int(row["seq"]) in marks][:limit]
         else:
-            match = _fts.match_any(plan.ranked)
-            rows, total, exact = self._windowed(match, fsql, limit)
+            rows, total, exact = self._windowed(_fts.match_own(plan.ranked), fsql, limit)
             exact = exact and not plan.dropped
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         hits: list[_Hit] = []
@@ -439,18 +438,18 @@ class LearningsRepository:
         """
         rows: list[sqlite3.Row] = []
         seen: set[int] = set()
-        expressions = [_fts.match_all(terms[:2])] if len(terms) > 1 else []
-        for match in [*expressions, _fts.match_any(terms)]:
+        expressions = [_fts.match_own(terms[:2], every=True)] if len(terms) > 1 else []
+        for match in [*expressions, _fts.match_own(terms)]:
             found = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, 0.0 AS score,"
-                f" highlight(learnings_fts, 0, ?, ?) AS marked, {OWN_MATCH} AS own"
-                " FROM learnings_fts CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
+                " highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
+                " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
                 f" WHERE learnings_fts MATCH ? AND {fsql.where}"
                 " ORDER BY learnings_fts.rowid DESC LIMIT ?",
                 (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *fsql.params, limit),
             )
-            for row in found:  # (a row found only through its neighbours' text is not own)
-                if row["own"] and int(row["seq"]) not in seen and len(rows) < limit:
+            for row in found:
+                if int(row["seq"]) not in seen and len(rows) < limit:
                     seen.add(int(row["seq"]))
                     rows.append(row)
             if len(rows) >= limit:
@@ -458,7 +457,7 @@ class LearningsRepository:
         counted = self._db.one(
             "SELECT count(*) AS n FROM (SELECT 1 FROM learnings_fts"
             " WHERE learnings_fts MATCH ? LIMIT ?)",
-            (_fts.match_any(terms), self._ranked_row_budget + 1),
+            (_fts.match_own(terms), self._ranked_row_budget + 1),
         )
         total = max(len(rows), 0 if counted is None else int(counted["n"]))
         return rows, total, False
@@ -478,9 +477,8 @@ class LearningsRepository:
         while True:
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, m.score AS score, m.marked AS marked,"
-                f" ({fsql.where}) AND m.own AS passes FROM"
-                " (SELECT rowid AS seq, rank AS score, highlight(learnings_fts, 0, ?, ?) AS marked,"
-                f"  {OWN_MATCH} AS own"
+                f" ({fsql.where}) AS passes FROM"
+                " (SELECT rowid AS seq, rank AS score, highlight(learnings_fts, 0, ?, ?) AS marked"
                 "  FROM learnings_fts WHERE learnings_fts MATCH ? ORDER BY rank LIMIT ?) AS m"
                 " CROSS JOIN learnings l ON l.seq = m.seq ORDER BY m.score",
                 (*fsql.params, _fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, window),
@@ -497,13 +495,11 @@ class LearningsRepository:
         return kept[:limit], 0 if row is None else int(row["n"]), False
 
     def _highlights(self, match: str, seqs: list[int]) -> dict[int, list[str]]:
-        """The highlighted words of those of `seqs` that `match` finds in their own text."""
         if not seqs:
             return {}
         rows = self._db.execute(
             "SELECT rowid AS seq, highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
-            f" WHERE learnings_fts MATCH ? AND rowid IN ({', '.join('?' for _ in seqs)})"
-            f" AND ({OWN_MATCH})",
+            f" WHERE learnings_fts MATCH ? AND rowid IN ({', '.join('?' for _ in seqs)})",
             (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *seqs),
         )
         return {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
@@ -592,6 +588,57 @@ class LearningsRepository:
                 progress(done, max(todo, done))
         return done
 
+    def _embed_new(self) -> None:
+        """Embed up to `_LAZY_EMBED_BATCH` learnings stored since the last search (D341).
+
+        Row numbers only grow, so learnings above ``_embedded_through`` are the only ones a
+        search can find without a vector: the check is a short walk of the primary key, not
+        the join over every learning that `reembed` does (8 ms a search at 6k learnings).
+        Learnings that lost their vector some other way (a pruned one restored) wait for an
+        explicit `reembed`.
+        """
+        embedder = self._embedder
+        if embedder is None:
+            return
+        model, through = self._embedded_through
+        if model != embedder.model_id:
+            through = 0
+        newest = self._row_count()
+        if newest <= through:
+            return
+        rows = self._db.execute(
+            "SELECT l.seq, l.content FROM learnings l LEFT JOIN learning_vectors v"
+            " ON v.seq = l.seq AND v.model_id = ? WHERE l.seq > ? AND v.seq IS NULL"
+            " AND l.status != 'pruned' ORDER BY l.seq LIMIT ?",
+            (embedder.model_id, through, _LAZY_EMBED_BATCH),
+        )
+        if rows:
+            vectors = embedder.encode([r["content"] for r in rows])
+            with self._db.transaction():
+                for row, vector in zip(rows, vectors, strict=True):
+                    self._insert_vector(int(row["seq"]), vector)
+        # A full batch may leave more behind it: resume after its last row next time.
+        through = int(rows[-1]["seq"]) if len(rows) == _LAZY_EMBED_BATCH else newest
+        self._embedded_through = (embedder.model_id, through)
+
+    def _query_vector(self, text: str) -> Any:
+        """The query's embedding, from a small per-repository cache (D341).
+
+        Attention and the prompt hook ask the same text again within a session, and encoding
+        is most of a hybrid search's time (4-7 ms of MiniLM on one core).
+        """
+        embedder = self._embedder
+        if embedder is None:
+            raise HRMError.internal("vector search without an embedder")
+        key = (embedder.model_id, text)
+        vector = self._query_vectors.get(key)
+        if vector is None:
+            vector = embedder.encode([text])[0]
+            if len(self._query_vectors) >= _QUERY_VECTOR_CACHE:
+                self._query_vectors.pop(next(iter(self._query_vectors)))  # oldest first
+            self._query_vectors[key] = vector
+        return vector
+
     def _vector_index(self) -> VectorIndex:
         from hrm.continuity._vectors import VectorIndex
 
@@ -614,8 +661,8 @@ class LearningsRepository:
         embedder = self._embedder
         if embedder is None:
             return fts_hits, fts_total
-        self.reembed(max_rows=_LAZY_EMBED_BATCH)
-        query_vector = embedder.encode([text])[0]
+        self._embed_new()
+        query_vector = self._query_vector(text)
         with self._vector_lock:
             index = self._vector_index()
             among = None
