@@ -50,6 +50,7 @@ COMPONENT = "continuity.learnings"
 
 _MIGRATION_1_WEIGHTS = (1.0, 0.5, 0.25)
 """Migration 1's BM25 weights (kept as released: migration 2 replaces its index)."""
+_MIGRATION_1_RANK = "bm25({}, {}, {})".format(*_MIGRATION_1_WEIGHTS)
 
 FTS_WEIGHTS = (*_MIGRATION_1_WEIGHTS, NEARBY_WEIGHT)
 """BM25 column weights: the learning's own words count most, tags half, context a quarter,
@@ -95,7 +96,7 @@ MIGRATIONS: tuple[str, ...] = (
         content='learnings', content_rowid='seq', tokenize='{_TOKENIZER}'
     );
     INSERT INTO learnings_fts (learnings_fts, rank)
-        VALUES ('rank', 'bm25({_MIGRATION_1_WEIGHTS[0]}, {_MIGRATION_1_WEIGHTS[1]}, {_MIGRATION_1_WEIGHTS[2]})');
+        VALUES ('rank', '{_MIGRATION_1_RANK}');
     CREATE TRIGGER learnings_fts_insert AFTER INSERT ON learnings BEGIN
         INSERT INTO learnings_fts (rowid, content, tags, context)
         VALUES (new.seq, new.content, new.tags, new.context);
