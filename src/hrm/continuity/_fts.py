@@ -3,7 +3,8 @@
 No I/O here, so every rule can be property-tested. The one safety rule: user text never reaches
 ``MATCH`` raw. It is cut into words, each word is double-quoted (FTS5 then treats ``AND``,
 ``NEAR(``, ``*``, ``-``, ``:`` and parentheses inside it as plain text), and the quoted words are
-OR-ed, so BM25 ranks rows by how many rare query words they hold.
+OR-ed, so BM25 ranks rows by how many rare query words they hold (`match_own` adds the filter
+that keeps rows holding a word in their own columns, D340).
 
 The cost rule: FTS5 scores every row an OR query matches before ``ORDER BY rank LIMIT n`` keeps
 the best, so one common word ("service" in a quarter of a million rows) makes a query cost

@@ -2,7 +2,9 @@
 
 Learnings live in the home's ``memory.db`` beside every other store. Search is full-text (FTS5,
 BM25, porter stemming) on the query's rarer words within a row budget, so its cost does not grow
-with the rows that share a common word; when an embedder is present it is hybrid: the word list
+with the rows that share a common word; the index holds each learning's session neighbours' text
+at half weight, but a result must hold a query word itself (D340). When an embedder is present
+search is hybrid: the word list
 and a cosine list over stored MiniLM vectors are fused by a weighted sum of their min-max
 normalised scores (`_fts.convex_fuse`). Writes are scrubbed of secrets and checked for
 duplicates first; ``USER_PREFERENCE`` learnings pass the preference truth model (001 §12.4), so
