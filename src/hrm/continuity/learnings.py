@@ -389,6 +389,12 @@ class LearningsRepository:
         counts = self._term_counts.lookup(terms, row_count=row_count, count=count)
         return _fts.plan_terms(terms, counts, budget=self._ranked_row_budget)
 
+    def _match_bound(self, terms: Sequence[str], row_count: int) -> int:
+        """The ranked words' row counts summed: at least how many rows the ranked query
+        matches (the counts were just looked up by `_plan`, so this runs no statement)."""
+        counts = self._term_counts.lookup(terms, row_count=row_count, count=lambda _: 0)
+        return sum(counts.values())
+
     def _fts_hits(
         self, terms: list[str], fsql: FilterSQL, limit: int, row_count: int
     ) -> tuple[list[_Hit], int, bool]:
@@ -415,7 +421,8 @@ class LearningsRepository:
             total, exact = (int(rows[0]["total"]) if rows else 0), not plan.dropped
             marks = self._highlights(match, [int(r["seq"]) for r in rows])
         else:
-            rows, total, exact = self._windowed(_fts.match_own(plan.ranked), fsql, limit)
+            bound = self._match_bound(plan.ranked, row_count)
+            rows, total, exact = self._windowed(_fts.match_own(plan.ranked), fsql, limit, bound)
             exact = exact and not plan.dropped
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         hits: list[_Hit] = []
@@ -459,21 +466,23 @@ class LearningsRepository:
         counted = self._db.one(
             "SELECT count(*) AS n FROM (SELECT 1 FROM learnings_fts"
             " WHERE learnings_fts MATCH ? LIMIT ?)",
-            (_fts.match_own(terms), self._ranked_row_budget + 1),
+            (_fts.match_any(terms), self._ranked_row_budget + 1),  # no column filter: cheaper
         )
         total = max(len(rows), 0 if counted is None else int(counted["n"]))
         return rows, total, False
 
     def _windowed(
-        self, match: str, fsql: FilterSQL, limit: int
+        self, match: str, fsql: FilterSQL, limit: int, bound: int
     ) -> tuple[list[sqlite3.Row], int, bool]:
         """Rank (and highlight) inside FTS5 first, then filter the window.
 
         Most rows pass the default filters, so a window of `limit` rows nearly always
         suffices (the caller already asks for more than it returns); FTS5 consumes
         ``ORDER BY rank``, so ``highlight()`` runs only for the window's rows. When the
-        window did not hold every match, the total is FTS5's own match count (cheap, but it
-        includes hidden learnings: an upper bound).
+        window did not hold every match, the total is `bound`, the ranked words' row counts
+        summed (an upper bound: it counts hidden learnings, and rows only their neighbours
+        match). Counting the matches instead made FTS5 check the column filter of
+        `_fts.match_own` on every one (D340).
         """
         window = max(limit, _MIN_WINDOW)
         while True:
@@ -491,10 +500,7 @@ class LearningsRepository:
             if len(kept) >= limit:
                 break
             window *= 4
-        row = self._db.one(
-            "SELECT count(*) AS n FROM learnings_fts WHERE learnings_fts MATCH ?", (match,)
-        )
-        return kept[:limit], 0 if row is None else int(row["n"]), False
+        return kept[:limit], max(len(kept), bound), False
 
     def _highlights(self, match: str, seqs: list[int]) -> dict[int, list[str]]:
         if not seqs:
