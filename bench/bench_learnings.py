@@ -8,7 +8,8 @@ For each size the same queries run three ways on the same on-disk table:
 * baseline (the ratio's denominator): the bare FTS5 statement with the same expression ours
   ranks on — ``SELECT rowid, rank FROM learnings_fts WHERE learnings_fts MATCH ? ORDER BY rank
   LIMIT 10`` over the planned words, own-column filter included (`_fts.match_own`, D340) (or,
-  when every word is common, the same newest-first AND ours runs) — interleaved with ours;
+  when every word is common, the same newest-first AND ours runs, whose own-column check is per
+  fetched row) — interleaved with ours;
 * unpruned: the bare statement OR-ing every query word, what a plain FTS5 search costs (timed
   on as many queries as fit in a few seconds; at 1M rows one can take seconds).
 
@@ -244,8 +245,8 @@ def baseline_statement(repo: LearningsRepository, text: str) -> tuple[str, str]:
     if plan.all_common:
         ranked = list(plan.ranked)
         if len(ranked) > 1:
-            return NEWEST_SQL, _fts.match_own(ranked[:2], every=True)
-        return NEWEST_SQL, _fts.match_own(ranked)
+            return NEWEST_SQL, _fts.match_all(ranked[:2])
+        return NEWEST_SQL, _fts.match_any(ranked)
     return RANKED_SQL, _fts.match_own(plan.ranked)
 
 
