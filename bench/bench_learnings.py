@@ -308,7 +308,7 @@ def measure_hybrid(db: Database, queries: list[str]) -> dict[str, float]:
     """
     from hrm.continuity import embeddings
 
-    embedder = embeddings.Embedder.load()  # as `LearningsRepository.open` loads it
+    embedder = embeddings.Embedder.load(threads=1)  # as `LearningsRepository.open` loads it
     repo = LearningsRepository(db, embedder=embedder)
     started = time.perf_counter()
     embedded = repo.reembed(batch_size=64)

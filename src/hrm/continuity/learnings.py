@@ -214,7 +214,10 @@ class LearningsRepository:
             from hrm.continuity import embeddings as emb
 
             if embeddings == "on" or emb.available():
-                embedder = emb.Embedder.load()
+                # One thread: a search encodes one short query, and onnxruntime's second
+                # thread spins waiting for work, doubling a search's CPU on a busy machine
+                # (13 ms against 27 ms a hybrid search at 10k learnings, D341).
+                embedder = emb.Embedder.load(threads=1)
         repo = cls(Database(home.memory_db), clock=clock, embedder=embedder)
         repo._owns_db = True
         repo._home = home
