@@ -17,7 +17,9 @@ Three systems, same run, same content text:
   words (``\\w+``, all of them) each double-quoted and OR-ed; ``ORDER BY rank`` (BM25) LIMIT 10,
   filtered to the conversation;
 * fts: ``LearningsRepository.search_memories`` without embeddings (porter stemming, stopwords,
-  column weights, coverage re-ranking);
+  column weights, coverage re-ranking; each learning indexed with the text of the two learnings
+  before and after it in its session at half weight, but returned only when its own text, tags
+  or context hold a query word, D340);
 * hybrid: the same with MiniLM vectors; the word list and the cosine list (30 candidates each)
   are fused by a weighted sum of min-max normalised scores (`_fts.convex_fuse`, vectors 0.4),
   then each candidate gains 0.4 of the fused scores of the candidates stored within two places
@@ -31,7 +33,13 @@ at 10 over its ~760 questions): vector weights 0.3-0.7, windows 20-200 per list,
 floor, RRF (k 10-60), z-score / raw / theoretical-minimum normalisation, the cosine filled in
 for every word hit, the query embedded without stopwords or question words, vector or word
 pseudo-relevance feedback, CombMNZ. Lending between session neighbours (D31) was chosen on the
-dev half too (share 0.3-0.7 and reach 2-3 form a plateau there); the test half confirmed it.
+dev half too (share 0.3-0.7 and reach 2-3 form a plateau there); the test half confirmed it. So
+were the neighbours' text in the index (D340: reach 1-3, weight 0.2-0.5 tried on the dev half;
+recall@10 word-only dev 0.638 -> 0.699, test 0.621 -> 0.660; hybrid dev 0.728 -> 0.746, test
+0.697 -> 0.703). Tried on the dev half and not kept: BM25 column weights for tags and context
+(within +-0.005), the coverage share of a word hit's relevance (0-0.75, within +-0.004), vectors
+averaged with their session neighbours' (+0.01, on top of D340), vector weight 0.5 with lending
+share 0.2 (+0.006).
 
     .venv/bin/python bench/bench_locomo.py [--quick] [--data PATH]   # --quick: conversation 0
 """

@@ -3,7 +3,8 @@
 No I/O here, so every rule can be property-tested. The one safety rule: user text never reaches
 ``MATCH`` raw. It is cut into words, each word is double-quoted (FTS5 then treats ``AND``,
 ``NEAR(``, ``*``, ``-``, ``:`` and parentheses inside it as plain text), and the quoted words are
-OR-ed, so BM25 ranks rows by how many rare query words they hold.
+OR-ed, so BM25 ranks rows by how many rare query words they hold (`match_own` adds the filter
+that keeps rows holding a word in their own columns, D340).
 
 The cost rule: FTS5 scores every row an OR query matches before ``ORDER BY rank LIMIT n`` keeps
 the best, so one common word ("service" in a quarter of a million rows) makes a query cost
@@ -43,6 +44,7 @@ __all__ = [
     "jaccard",
     "match_all",
     "match_any",
+    "match_own",
     "plan_terms",
     "query_terms",
     "token_set",
@@ -121,6 +123,24 @@ def match_any(terms: Sequence[str]) -> str:
 def match_all(terms: Sequence[str]) -> str:
     """An FTS5 query matching rows that hold every one of `terms`."""
     return " AND ".join(_quote(t) for t in terms)
+
+
+OWN_COLUMNS = "{content tags context}"
+"""The learnings index's columns that hold a learning's own text (not its neighbours', D340)."""
+
+
+def match_own(terms: Sequence[str], *, every: bool = False) -> str:
+    """An FTS5 query for learnings whose own text, tags or context hold any of `terms` (all,
+    with `every`), ranked on every column.
+
+    The first half matches in any column, so BM25 counts the words where the learning's
+    session neighbours hold them too (the ``nearby`` column); the column-filtered second half
+    keeps out a learning that only its neighbours make a match: every result answers the query
+    by itself, and its neighbours only rank it higher (D340). The own columns' words are counted
+    by both halves, which weighs them against ``nearby`` by about two to its one half.
+    """
+    expression = match_all(terms) if every else match_any(terms)
+    return f"({expression}) AND {OWN_COLUMNS} : ({expression})"
 
 
 class TermPlan(Value):

@@ -1,9 +1,11 @@
 """Schema, filter SQL and row decoding of the learnings store: pure code, no connection.
 
-The content table ``learnings`` is the truth; ``learnings_fts`` is an external-content FTS5
-index over its ``content``, ``tags`` and ``context`` columns (porter stemming over unicode61,
-accents folded), kept in step by triggers that fire only when those columns change, so the
-access bookkeeping a search does never touches the index. Timestamps are stored as fixed-width
+The content table ``learnings`` is the truth; ``learnings_fts`` is an FTS5 index over its
+``content``, ``tags`` and ``context`` columns and, since migration 2, the text of each learning's
+session neighbours (``nearby``, `hrm.continuity._learnings_nearby`, D340), with porter stemming
+over unicode61, accents folded. Triggers keep it in step and fire only when those columns (or a
+learning's place in its session) change, so the access bookkeeping a search does never touches
+the index. Timestamps are stored as fixed-width
 ISO-8601 UTC text, so string order is time order.
 """
 
@@ -13,6 +15,7 @@ import json
 from datetime import UTC, datetime
 
 from hrm._values import Record
+from hrm.continuity._learnings_nearby import NEARBY_MIGRATION, NEARBY_WEIGHT, TOKENIZER
 from hrm.continuity.learnings_types import (
     ConfidenceLevel,
     Learning,
@@ -45,10 +48,16 @@ __all__ = [
 
 COMPONENT = "continuity.learnings"
 
-FTS_WEIGHTS = (1.0, 0.5, 0.25)
-"""BM25 column weights: the learning's own words count most, tags half, context a quarter."""
+_MIGRATION_1_WEIGHTS = (1.0, 0.5, 0.25)
+"""Migration 1's BM25 weights (kept as released: migration 2 replaces its index)."""
+_MIGRATION_1_RANK = "bm25({}, {}, {})".format(*_MIGRATION_1_WEIGHTS)
 
-_TOKENIZER = "porter unicode61 remove_diacritics 2"
+FTS_WEIGHTS = (*_MIGRATION_1_WEIGHTS, NEARBY_WEIGHT)
+"""BM25 column weights: the learning's own words count most, tags half, context a quarter,
+its session neighbours' words `NEARBY_WEIGHT` (D340)."""
+
+_TOKENIZER = TOKENIZER
+
 
 MIGRATIONS: tuple[str, ...] = (
     f"""
@@ -87,7 +96,7 @@ MIGRATIONS: tuple[str, ...] = (
         content='learnings', content_rowid='seq', tokenize='{_TOKENIZER}'
     );
     INSERT INTO learnings_fts (learnings_fts, rank)
-        VALUES ('rank', 'bm25({FTS_WEIGHTS[0]}, {FTS_WEIGHTS[1]}, {FTS_WEIGHTS[2]})');
+        VALUES ('rank', '{_MIGRATION_1_RANK}');
     CREATE TRIGGER learnings_fts_insert AFTER INSERT ON learnings BEGIN
         INSERT INTO learnings_fts (rowid, content, tags, context)
         VALUES (new.seq, new.content, new.tags, new.context);
@@ -135,6 +144,7 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT INTO artifacts_fts (rowid, path, content) VALUES (new.seq, new.path, new.content);
     END;
     """,
+    NEARBY_MIGRATION,
 )
 """Ordered migrations of the learnings component; never edit a released entry, append."""
 

@@ -9,7 +9,7 @@ learning (a new row for the same learning) replaces its old vector in place.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,17 @@ _GROWTH_ROWS = 1024
 def pack_vector(vector: npt.NDArray[np.float32]) -> bytes:
     """Serialise one vector as little-endian float32 bytes (the BLOB format)."""
     return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def _scores(matrix: npt.NDArray[np.float32], query: npt.NDArray[np.float32]) -> Any:
+    """Each row's dot product with `query`, on this thread alone (D341).
+
+    Not ``matrix @ query``: OpenBLAS splits that product over its threads, which on a busy
+    machine (or right after onnxruntime's threads ran the query embedding) wait for a core —
+    10-20 ms for 10k vectors where one thread takes 0.2-0.4 ms. ``einsum`` without
+    ``optimize`` runs numpy's own loop and never calls BLAS.
+    """
+    return np.einsum("ij,j->i", matrix, np.asarray(query, dtype=np.float32))
 
 
 class VectorIndex:
@@ -94,15 +105,23 @@ class VectorIndex:
         if self._size == 0 or k <= 0:
             return []
         if among is None:
-            rows = np.arange(self._size)
-        else:
-            rows = np.fromiter(
-                (p for p in (self._position.get(s) for s in among) if p is not None),
-                dtype=np.int64,
-            )
-            if rows.size == 0:
-                return []
-        scores = self._matrix[rows] @ np.asarray(query, dtype=np.float32)
+            # A view of the filled rows, not `self._matrix[np.arange(n)]`: fancy indexing
+            # copies the whole matrix (15 MB at 10k vectors) on every search (D341).
+            scores = _scores(self._matrix[: self._size], query)
+            return self._best(scores, np.arange(self._size), k)
+        rows = np.fromiter(
+            (p for p in (self._position.get(s) for s in among) if p is not None),
+            dtype=np.int64,
+        )
+        if rows.size == 0:
+            return []
+        scores = _scores(self._matrix[rows], query)
+        return self._best(scores, rows, k)
+
+    def _best(
+        self, scores: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], k: int
+    ) -> list[tuple[int, float]]:
+        """The `k` best of `scores` (one per entry of `rows`): ``(seq, cosine)``, best first."""
         count = min(k, rows.size)
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best], kind="stable")]

@@ -2,7 +2,9 @@
 
 Learnings live in the home's ``memory.db`` beside every other store. Search is full-text (FTS5,
 BM25, porter stemming) on the query's rarer words within a row budget, so its cost does not grow
-with the rows that share a common word; when an embedder is present it is hybrid: the word list
+with the rows that share a common word; the index holds each learning's session neighbours' text
+at half weight, but a result must hold a query word itself (D340). When an embedder is present
+search is hybrid: the word list
 and a cosine list over stored MiniLM vectors are fused by a weighted sum of their min-max
 normalised scores (`_fts.convex_fuse`). Writes are scrubbed of secrets and checked for
 duplicates first; ``USER_PREFERENCE`` learnings pass the preference truth model (001 §12.4), so
@@ -104,6 +106,12 @@ ACCESS_SATURATION = 20
 _MAX_LIMIT = 100
 _MIN_WINDOW = 20
 _LAZY_EMBED_BATCH = 64
+_QUERY_VECTOR_CACHE = 256
+_OWN_HIGHLIGHT = " OR ".join(
+    f"instr(highlight(learnings_fts, {column}, char(2), char(3)), char(2))" for column in (0, 1, 2)
+)
+"""True for a ``learnings_fts`` match whose own text, tags or context hold a query word (not
+only its neighbours' text, D340); evaluated per fetched row, in the select list."""
 
 
 def decay_score(strategy: DecayStrategy, *, age_days: float, access_count: int) -> float:
@@ -165,6 +173,9 @@ class LearningsRepository:
         self._preference_classifier = preference_classifier
         self._vector_lock = _thread.allocate_lock()
         self._vectors: VectorIndex | None = None
+        self._embedded_through: tuple[str, int] = ("", 0)
+        """(model id, row number) through which every unpruned learning has a vector."""
+        self._query_vectors: dict[tuple[str, str], Any] = {}
         self._term_counts = _fts.TermFrequencies()
         self.artifacts = ArtifactIndex(db, clock=clock)
         """Handoffs, plans and ledgers indexed for search, in the same database."""
@@ -203,7 +214,10 @@ class LearningsRepository:
             from hrm.continuity import embeddings as emb
 
             if embeddings == "on" or emb.available():
-                embedder = emb.Embedder.load()
+                # One thread: a search encodes one short query, and onnxruntime's second
+                # thread spins waiting for work, doubling a search's CPU on a busy machine
+                # (13 ms against 27 ms a hybrid search at 10k learnings, D341).
+                embedder = emb.Embedder.load(threads=1)
         repo = cls(Database(home.memory_db), clock=clock, embedder=embedder)
         repo._owns_db = True
         repo._home = home
@@ -383,6 +397,12 @@ class LearningsRepository:
         counts = self._term_counts.lookup(terms, row_count=row_count, count=count)
         return _fts.plan_terms(terms, counts, budget=self._ranked_row_budget)
 
+    def _match_bound(self, terms: Sequence[str], row_count: int) -> int:
+        """The ranked words' row counts summed: at least how many rows the ranked query
+        matches (the counts were just looked up by `_plan`, so this runs no statement)."""
+        counts = self._term_counts.lookup(terms, row_count=row_count, count=lambda _: 0)
+        return sum(counts.values())
+
     def _fts_hits(
         self, terms: list[str], fsql: FilterSQL, limit: int, row_count: int
     ) -> tuple[list[_Hit], int, bool]:
@@ -397,7 +417,7 @@ class LearningsRepository:
             rows, total, exact = self._newest(list(plan.ranked), fsql, limit)
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         elif fsql.selective:
-            match = _fts.match_any(plan.ranked)
+            match = _fts.match_own(plan.ranked)
             rows = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, learnings_fts.rank AS score,"
                 " count(*) OVER () AS total FROM learnings_fts"
@@ -409,8 +429,8 @@ class LearningsRepository:
             total, exact = (int(rows[0]["total"]) if rows else 0), not plan.dropped
             marks = self._highlights(match, [int(r["seq"]) for r in rows])
         else:
-            match = _fts.match_any(plan.ranked)
-            rows, total, exact = self._windowed(match, fsql, limit)
+            bound = self._match_bound(plan.ranked, row_count)
+            rows, total, exact = self._windowed(_fts.match_own(plan.ranked), fsql, limit, bound)
             exact = exact and not plan.dropped
             marks = {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
         hits: list[_Hit] = []
@@ -431,7 +451,11 @@ class LearningsRepository:
         BM25 would score every one of the many matching rows; walking the index from its
         newest row stops after `limit` matches (an AND of every word could walk a whole
         list when they never meet; two common words meet often). `terms` come rarest first.
-        The total is then a count capped at the ranked-row budget (``total_exact`` False).
+        The total is then the ranked-row budget plus one (``total_exact`` False).
+
+        A row that only its neighbours' text matches is skipped by highlighting its own
+        columns (`_OWN_HIGHLIGHT`) in the few rows fetched: the column filter of
+        `_fts.match_own` would read the positions of every row the walk passes (D340).
         """
         rows: list[sqlite3.Row] = []
         seen: set[int] = set()
@@ -439,36 +463,35 @@ class LearningsRepository:
         for match in [*expressions, _fts.match_any(terms)]:
             found = self._db.execute(
                 f"SELECT {LEARNING_COLUMNS}, 0.0 AS score,"
-                " highlight(learnings_fts, 0, ?, ?) AS marked FROM learnings_fts"
-                " CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
+                f" highlight(learnings_fts, 0, ?, ?) AS marked, {_OWN_HIGHLIGHT} AS own"
+                " FROM learnings_fts CROSS JOIN learnings l ON l.seq = learnings_fts.rowid"
                 f" WHERE learnings_fts MATCH ? AND {fsql.where}"
                 " ORDER BY learnings_fts.rowid DESC LIMIT ?",
                 (_fts.HIGHLIGHT_OPEN, _fts.HIGHLIGHT_CLOSE, match, *fsql.params, limit),
             )
             for row in found:
-                if int(row["seq"]) not in seen and len(rows) < limit:
+                if row["own"] and int(row["seq"]) not in seen and len(rows) < limit:
                     seen.add(int(row["seq"]))
                     rows.append(row)
             if len(rows) >= limit:
                 break
-        counted = self._db.one(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM learnings_fts"
-            " WHERE learnings_fts MATCH ? LIMIT ?)",
-            (_fts.match_any(terms), self._ranked_row_budget + 1),
-        )
-        total = max(len(rows), 0 if counted is None else int(counted["n"]))
-        return rows, total, False
+        # The plan is all-common only when some word's count passed the budget, so the OR of
+        # them matches more rows than the budget: counting them again (0.6 ms at 1M) would
+        # find the same capped number.
+        return rows, max(len(rows), self._ranked_row_budget + 1), False
 
     def _windowed(
-        self, match: str, fsql: FilterSQL, limit: int
+        self, match: str, fsql: FilterSQL, limit: int, bound: int
     ) -> tuple[list[sqlite3.Row], int, bool]:
         """Rank (and highlight) inside FTS5 first, then filter the window.
 
         Most rows pass the default filters, so a window of `limit` rows nearly always
         suffices (the caller already asks for more than it returns); FTS5 consumes
         ``ORDER BY rank``, so ``highlight()`` runs only for the window's rows. When the
-        window did not hold every match, the total is FTS5's own match count (cheap, but it
-        includes hidden learnings: an upper bound).
+        window did not hold every match, the total is `bound`, the ranked words' row counts
+        summed (an upper bound: it counts hidden learnings, and rows only their neighbours
+        match). Counting the matches instead made FTS5 check the column filter of
+        `_fts.match_own` on every one (D340).
         """
         window = max(limit, _MIN_WINDOW)
         while True:
@@ -486,10 +509,7 @@ class LearningsRepository:
             if len(kept) >= limit:
                 break
             window *= 4
-        row = self._db.one(
-            "SELECT count(*) AS n FROM learnings_fts WHERE learnings_fts MATCH ?", (match,)
-        )
-        return kept[:limit], 0 if row is None else int(row["n"]), False
+        return kept[:limit], max(len(kept), bound), False
 
     def _highlights(self, match: str, seqs: list[int]) -> dict[int, list[str]]:
         if not seqs:
@@ -585,6 +605,57 @@ class LearningsRepository:
                 progress(done, max(todo, done))
         return done
 
+    def _embed_new(self) -> None:
+        """Embed up to `_LAZY_EMBED_BATCH` learnings stored since the last search (D341).
+
+        Row numbers only grow, so learnings above ``_embedded_through`` are the only ones a
+        search can find without a vector: the check is a short walk of the primary key, not
+        the join over every learning that `reembed` does (8 ms a search at 6k learnings).
+        Learnings that lost their vector some other way (a pruned one restored) wait for an
+        explicit `reembed`.
+        """
+        embedder = self._embedder
+        if embedder is None:
+            return
+        model, through = self._embedded_through
+        if model != embedder.model_id:
+            through = 0
+        newest = self._row_count()
+        if newest <= through:
+            return
+        rows = self._db.execute(
+            "SELECT l.seq, l.content FROM learnings l LEFT JOIN learning_vectors v"
+            " ON v.seq = l.seq AND v.model_id = ? WHERE l.seq > ? AND v.seq IS NULL"
+            " AND l.status != 'pruned' ORDER BY l.seq LIMIT ?",
+            (embedder.model_id, through, _LAZY_EMBED_BATCH),
+        )
+        if rows:
+            vectors = embedder.encode([r["content"] for r in rows])
+            with self._db.transaction():
+                for row, vector in zip(rows, vectors, strict=True):
+                    self._insert_vector(int(row["seq"]), vector)
+        # A full batch may leave more behind it: resume after its last row next time.
+        through = int(rows[-1]["seq"]) if len(rows) == _LAZY_EMBED_BATCH else newest
+        self._embedded_through = (embedder.model_id, through)
+
+    def _query_vector(self, text: str) -> Any:
+        """The query's embedding, from a small per-repository cache (D341).
+
+        Attention and the prompt hook ask the same text again within a session, and encoding
+        is most of a hybrid search's time (4-7 ms of MiniLM on one core).
+        """
+        embedder = self._embedder
+        if embedder is None:
+            raise HRMError.internal("vector search without an embedder")
+        key = (embedder.model_id, text)
+        vector = self._query_vectors.get(key)
+        if vector is None:
+            vector = embedder.encode([text])[0]
+            if len(self._query_vectors) >= _QUERY_VECTOR_CACHE:
+                self._query_vectors.pop(next(iter(self._query_vectors)))  # oldest first
+            self._query_vectors[key] = vector
+        return vector
+
     def _vector_index(self) -> VectorIndex:
         from hrm.continuity._vectors import VectorIndex
 
@@ -607,8 +678,8 @@ class LearningsRepository:
         embedder = self._embedder
         if embedder is None:
             return fts_hits, fts_total
-        self.reembed(max_rows=_LAZY_EMBED_BATCH)
-        query_vector = embedder.encode([text])[0]
+        self._embed_new()
+        query_vector = self._query_vector(text)
         with self._vector_lock:
             index = self._vector_index()
             among = None
