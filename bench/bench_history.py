@@ -424,7 +424,8 @@ def main() -> int:
         counts = {n: {"turn": None, "open": None} for n in homes} if args.no_callgrind \
             else instructions(homes, tmp, opened, opens, turns=10 if args.quick else 30,
                               budget_s=600 if args.quick else 2400)
-        pages = {n: wal_pages(n, home, tmp / f"pages-{n}", 30) for n, home in homes.items()} \
+        # 128 turns: two of the episodic index's batches of 64 (D27) fall in each count.
+        pages = {n: wal_pages(n, home, tmp / f"pages-{n}", 128) for n, home in homes.items()} \
             if args.pages else {}
     result = summarise(homes, opened, opens, counts)
     if pages:
