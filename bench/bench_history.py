@@ -15,10 +15,15 @@ and resumes where it stopped. Each is measured on a copy, so the cache stays as 
   imports done first), in a fresh process per open, the sizes alternating; instructions under
   callgrind where the open is short enough to run there.
 
+* **Pages** (``--pages``): which SQLite pages a turn dirties, by table or index — the WAL
+  frames each commit appends, read from their headers while the stack's checkpoints are held
+  off, named through SQLite's ``dbstat`` (D332, D333).
+
 Every figure is printed as a ratio to the smallest size. Goals (issue 35): opening at 50k turns
 ≤ 1.2× opening at 1k, and ≤ 100 ms CPU; a turn at 50k ≤ 1.1× a turn at 1k.
 
     .venv/bin/python bench/bench_history.py [--quick] [--sizes 1000,10000,50000] [--build-only]
+                                            [--pages]
 
 ``--quick`` measures homes of 1k, 2.5k and 5k turns (built in a few minutes). Writes
 bench/out/history.json.
@@ -236,6 +241,75 @@ def instructions(homes: dict[int, Path], tmp: Path, opened: dict[int, Opened],
     return found
 
 
+_WAL_HEADER, _FRAME_HEADER = 32, 24
+
+
+def wal_pages(size: int, source: Path, target: Path, turns: int) -> dict[str, Any]:
+    """WAL frames a turn appends to memory.db's log, by the table or index each page is in.
+
+    A copy of the home continues its session for 10 turns, then `turns` more are counted:
+    after each, the frames appended since the last are read from the log (page number and
+    salt in each frame's header). The stack's own checkpoints are held off meanwhile, so the
+    log only grows; should another connection restart it, its new salt says so.
+    """
+    from hrm.pipeline import HRM
+    from hrm.storage import sqlite as sqlite_module
+
+    shutil.copytree(source, target)
+    clock = _Clock(_last_moment(size) + timedelta(seconds=20))
+    hrm = HRM.open(target, "ADMIN", "offline", config=bench_config(target), clock=clock.now)
+    wal = target / "memory.db-wal"
+    frames: dict[int, int] = {}
+    held = sqlite_module.Database.checkpoint
+    try:
+        texts = conversation(38, 10 + turns)
+        for text in texts[:10]:
+            clock.at += timedelta(seconds=20)
+            hrm.turn(text)
+        sqlite_module.Database.checkpoint = lambda self, **_: False
+        log = wal.read_bytes() if wal.exists() else b""
+        seen = (_frames_end(log), log[16:24])
+        for text in texts[10:]:
+            clock.at += timedelta(seconds=20)
+            hrm.turn(text)
+            seen = _count_frames(wal.read_bytes(), seen, frames)
+    finally:
+        sqlite_module.Database.checkpoint = held
+        hrm.close()
+    import sqlite3
+
+    with sqlite3.connect(target / "memory.db") as conn:
+        names = dict(conn.execute("SELECT pageno, name FROM dbstat"))
+    by_name: dict[str, float] = {}
+    for page, count in frames.items():
+        name = names.get(page, "(page 1)" if page == 1 else "(new page)")
+        by_name[name] = by_name.get(name, 0) + count / turns
+    ordered = dict(sorted(by_name.items(), key=lambda item: -item[1]))
+    return {"per_turn": sum(frames.values()) / turns, "by_table": ordered}
+
+
+def _frames_end(log: bytes) -> int:
+    """Where the valid frames of a WAL file end (after its header and every current frame)."""
+    end, _ = _count_frames(log, (_WAL_HEADER, log[16:24]), {})
+    return end
+
+
+def _count_frames(log: bytes, seen: tuple[int, bytes], frames: dict[int, int]) -> tuple[int, bytes]:
+    """Add the frames `log` holds past `seen` (where they ended, and the log's salt then) to
+    `frames` (page → count); return where they end now, and the salt."""
+    if len(log) < _WAL_HEADER:
+        return _WAL_HEADER, b""
+    page_size, salt = int.from_bytes(log[8:12], "big"), log[16:24]
+    position = seen[0] if salt == seen[1] else _WAL_HEADER  # a new salt: restarted from the top
+    while position + _FRAME_HEADER + page_size <= len(log):
+        if log[position + 8:position + 16] != salt:  # a frame left from before a restart
+            break
+        page = int.from_bytes(log[position:position + 4], "big")
+        frames[page] = frames.get(page, 0) + 1
+        position += _FRAME_HEADER + page_size
+    return position, salt
+
+
 def summarise(homes: dict[int, Path], opened: dict[int, Opened],
               opens: dict[int, list[dict[str, float]]],
               counts: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -308,12 +382,22 @@ def report(result: dict[str, Any]) -> None:
           "(turn × is the median over blocks, measured side by side)")
 
 
+def report_pages(pages: dict[int, dict[str, Any]]) -> None:
+    """SQLite pages a turn writes, per size, and the tables and indexes they are in."""
+    for n, found in pages.items():
+        top = ", ".join(f"{name} {count:.2f}" for name, count in
+                        list(found["by_table"].items())[:8])
+        print(f"{n:>7} turns: {found['per_turn']:.2f} WAL pages a turn ({top}, …)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="homes of 1k, 2.5k and 5k turns")
     parser.add_argument("--sizes", help="comma-separated sizes (of history_homes.SNAPSHOTS)")
     parser.add_argument("--build-only", action="store_true", help="build the homes, measure none")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
+    parser.add_argument("--pages", action="store_true",
+                        help="count the SQLite pages a turn writes, by table or index")
     parser.add_argument("--open-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--turn-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--at", help=argparse.SUPPRESS)
@@ -340,7 +424,13 @@ def main() -> int:
         counts = {n: {"turn": None, "open": None} for n in homes} if args.no_callgrind \
             else instructions(homes, tmp, opened, opens, turns=10 if args.quick else 30,
                               budget_s=600 if args.quick else 2400)
+        # 128 turns: two of the episodic index's batches of 64 (D27) fall in each count.
+        pages = {n: wal_pages(n, home, tmp / f"pages-{n}", 128) for n, home in homes.items()} \
+            if args.pages else {}
     result = summarise(homes, opened, opens, counts)
+    if pages:
+        result["wal_pages"] = {str(n): found for n, found in pages.items()}
+        report_pages(pages)
     result.update({"quick": args.quick, "key": key, "blocks": blocks, "block_turns": size,
                    "opens_per_size": repeats})
     report(result)

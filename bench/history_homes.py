@@ -46,9 +46,10 @@ BUILD_VERSION = 1
 RECORD_CODE = (
     "storage/**/*.py", "memory/**/*.py", "turn/**/*.py", "pipeline.py", "records.py",
     "stacks/factory.py", "stacks/lifecycle.py", "stacks/_group_commit.py", "learning/**/*.py",
-    "scrubbing.py", "_secret_*.py",
+    "scrubbing.py", "_secret_*.py", "_process.py",
 )
-"""Modules under src/hrm that write a stack's records (the fingerprint covers the rest)."""
+"""Modules under src/hrm that write a stack's records (the fingerprint covers the rest); the
+ids `_process.py` makes decide where rows land in SQLite's indexes (D333)."""
 _START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 _HISTORY = ROOT / "bench" / "out" / "history"
 

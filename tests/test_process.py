@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+
+import pytest
 
 from hrm import _process
 from hrm._process import new_id, pid, random_hex
@@ -35,3 +38,25 @@ def test_a_forked_child_has_its_own_pid_and_its_own_ids() -> None:
     parent_ids = [new_id("x"), new_id("x")]
     assert not set(child_ids) & set(parent_ids)  # reseeded: not the parent's next draws
     assert _process._bits is not None
+
+
+def test_long_ids_rise_with_time_and_never_repeat_across_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Episode and outcome ids are keys of SQLite indexes: ids made later sort later, so an
+    insert lands beside the last one instead of on a random page (D333)."""
+    now = [1_800_000_000.0]
+    monkeypatch.setattr(_process.time, "time", lambda: now[0])
+    earlier = new_id("ep")
+    now[0] += 3600
+    later = new_id("ep")
+    assert earlier < later and re.fullmatch(r"ep_[0-9a-f]{16}", later)
+    made: list[str] = []
+    workers = [threading.Thread(target=lambda: made.extend(new_id("ep") for _ in range(5000)))
+               for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(set(made)) == len(made) == 20_000  # one step of 64 s: the sequence tells apart
+    assert {i[:9] for i in made} == {later[:9]}

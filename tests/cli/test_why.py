@@ -14,6 +14,7 @@ from hrm.cli.app import app
 from hrm.cli.why import explain
 from hrm.demo import DEMO_PAUSES, DEMO_SCRIPT, DemoClock
 from hrm.pipeline import HRM
+from hrm.turn.runner import IN_THE_TURN_RECORD
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +32,11 @@ def demo_turns(
             decision = h.last_decision()
             assert decision is not None and decision["turn"] == number
             events = h.last_events()
-            assert events and all(e["turn"] == number for e in events)
+            assert all(e["turn"] == number for e in events)
+            # What only repeats the decision record is not an event record of its own (D331).
+            assert not {e["kind"] for e in events} & IN_THE_TURN_RECORD
             turns.append((decision, events))
+    assert sum(1 for _, events in turns if events) >= 5  # stance changes, commitments, …
     return turns
 
 

@@ -626,3 +626,46 @@ def test_fsync_durability_anchors_every_append(path: Path) -> None:
         assert verify_ledger(path).anchor_seq == 1
         ledger.append("turn", {})
         assert verify_ledger(path).anchor_seq == 2
+
+
+# ── reading after one's own append (issue 35: one lock a ledger a turn) ──────
+
+
+def _count_locks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    taken: list[int] = []
+    real = ledger_module.held
+
+    def counting(fd: int, **kwargs: Any) -> Any:
+        taken.append(fd)
+        return real(fd, **kwargs)
+
+    monkeypatch.setattr(ledger_module, "held", counting)
+    return taken
+
+
+def test_reading_after_ones_own_append_takes_no_lock(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Ledger(path, clock=fixed_clock) as ledger:
+        first = ledger.append("a", {"n": 1})
+        ledger.commit()
+        second = ledger.append("b", {"n": 2})
+        taken = _count_locks(monkeypatch)
+        assert [r.seq for r in ledger.records_after(first)] == [second.seq]
+        assert [r.kind for r in ledger.tail(2)] == ["a", "b"]
+        assert taken == []
+
+
+def test_another_writers_append_and_torn_tail_are_read_under_the_lock(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Ledger(path, clock=fixed_clock) as mine, Ledger(path, clock=fixed_clock) as theirs:
+        first = mine.append("a", {"n": 1})
+        theirs.append("b", {"n": 2})
+        with path.open("ab") as fh:  # an append killed half-way
+            fh.write(b'{"data":{"n":3')
+        taken = _count_locks(monkeypatch)
+        assert [r.kind for r in mine.records_after(first)] == ["b"]
+        assert taken  # the file changed under this handle: the locked path cut the torn tail
+        assert path.read_bytes().endswith(b"\n")
+        assert mine.verify().ok and mine.verify().records == 2

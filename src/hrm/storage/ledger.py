@@ -662,6 +662,14 @@ class Ledger:
             fd = self._ensure_fd(create=False)
             if fd is None:
                 return 0, self._read_anchor() if anchor else None
+            if self._end > 0:
+                # The file ends where this handle last saw complete records end (its own
+                # append, usually): nobody appended since, so there is no torn tail to cut,
+                # and an anchor read before that check vouches for no more than is there. A
+                # reader catching up after its own turn's append (every turn) takes no lock.
+                found = self._read_anchor() if anchor else None
+                if _fstat_size(fd, self.path) == self._end:
+                    return self._end, found
             with held(fd, path=str(self.path)):
                 end = self._complete_end(fd)
                 return end, self._read_anchor() if anchor else None

@@ -309,11 +309,16 @@ class GovernanceRecord(RecordPart):
     denied: Any
     fallback_used: bool
     interrupt: Any
+    stance: str | None = None
+    """The stance Focus governed in (what an ``action_governed`` record held: D331)."""
 
     def to_record(self) -> dict[str, Any]:
-        return {"allowed": self.allowed, "allowed_type": self.allowed_type,
-                "denied": self.denied, "fallback_used": self.fallback_used,
-                "interrupt": self.interrupt}  # fmt: skip
+        out = {"allowed": self.allowed, "allowed_type": self.allowed_type,
+               "denied": self.denied, "fallback_used": self.fallback_used,
+               "interrupt": self.interrupt}  # fmt: skip
+        if self.stance is not None:
+            out["stance"] = self.stance
+        return out
 
 
 @dataclass(eq=False, kw_only=True)
@@ -388,6 +393,9 @@ class DecisionRecord:
     altitude: AltitudeRecord | None = None
     classification: dict[str, Any] = field(default_factory=dict)
     patterns: list[dict[str, Any]] = field(default_factory=list)
+    """The best matched patterns and the one that decided, best first (at most a few: D330)."""
+    patterns_matched: int = 0
+    """How many patterns matched the input in all (`patterns` lists the best of them)."""
     strategy: dict[str, Any] = field(default_factory=dict)
     escalation: EscalationRecord | None = None
     candidates: list[CandidateRecord] = field(default_factory=list)

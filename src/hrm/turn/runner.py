@@ -20,12 +20,25 @@ if TYPE_CHECKING:
     from hrm.turn.session import Sessions
     from hrm.types import Clock
 
-__all__ = ["TurnRunner"]
+__all__ = ["IN_THE_TURN_RECORD", "TurnRunner"]
 
 logger = logging.getLogger(__name__)
 
 _STORED_ONCE = frozenset({"attention_state", "arbitration"})
 """Decision-record fields stored only as the turn record's HO2m fields (D24)."""
+
+IN_THE_TURN_RECORD = frozenset({
+    "arbitration", "problem_progress", "problem_queued", "action_governed", "gate_decision",
+    "escalation", "deescalation", "pattern_created", "pattern_strengthened", "pattern_weakened",
+})
+"""Events a turn does not append as records of their own: each only repeats a part of the
+`turn` record appended with it — arbitration and what its disposition did to the problems
+(``arbitration_outcomes``: a queue names the candidate queued and stamped, a stay stamps
+the active problem it names), what Focus allowed
+(``decision.governance`` and ``decision.selected``), the gates (``decision.gate_decisions``),
+escalations (``escalation_events``), the patterns learning changed (``decision.learning``).
+Nothing reads them apart from it; every other event is still a record, since readers look
+for those by kind (D331)."""
 
 
 class TurnRunner:
@@ -199,6 +212,7 @@ class TurnRunner:
             (kind, {"session_id": state.session_id, "agent_class": sessions.agent_class,
                     "turn": number, **payload})
             for kind, payload in events
+            if kind not in IN_THE_TURN_RECORD
         ]  # fmt: skip
         items.append(("turn", turn_record))
         written = self._append(number, items)

@@ -42,7 +42,6 @@ def _judge_previous(ctx: TurnContext) -> None:
         },
         session_id=state.session_id,
     )
-    for le in loop.last_events:
+    for le in loop.last_events:  # in the record's ``learning`` only (D331)
         record.learning.append({"event_type": le.event_type, **le.payload})
-        ctx.event(le.event_type, **le.payload)
     record.learning.append({"event_type": "negative_feedback", "turn": record.turn - 1})

@@ -17,6 +17,7 @@ __all__ = ["govern"]
 def govern(ctx: TurnContext) -> Outcome | None:
     services, record = ctx.services, ctx.record
     selected = ctx.reasoning.selected
+    stance = services.stance
     with ctx.tracer.span("focus", "govern", "FocusHRM") as span:
         governed = services.focus.govern(selected, ctx.reasoning.classification)
         span.set_output(governed.allowed_action.id)
@@ -30,6 +31,7 @@ def govern(ctx: TurnContext) -> Outcome | None:
         denied=governed.denied,
         fallback_used=governed.fallback_used,
         interrupt=governed.interrupt,
+        stance=stance.value,
     )
     if governed.fallback_used:
         ctx.notes.append(

@@ -79,7 +79,7 @@ def _record_outcome(ctx: TurnContext, evaluation: Any) -> None:
     }
     with ctx.tracer.span("learning", "record_outcome", "FeedbackLoop"):
         loop.record_outcome(signal, routing, outcome, session_id=state.session_id)
+    # The pattern changes are the record's ``learning``; no record of their own (D331).
     for le in loop.last_events:
         ctx.record.learning.append({"event_type": le.event_type, **le.payload})
-        ctx.event(le.event_type, **le.payload)
     state.last_signal, state.last_routing = signal, routing

@@ -3,14 +3,21 @@ and one selected action with its fallback (001 §3)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hrm.turn.records import CandidateRecord, EscalationStep, SelectedRecord, jsonable
 
 if TYPE_CHECKING:
+    from hrm.reasoning.types import PatternMatch
     from hrm.turn.context import Outcome, TurnContext
 
-__all__ = ["reason"]
+__all__ = ["PATTERNS_KEPT", "kept_patterns", "reason"]
+
+PATTERNS_KEPT = 3
+"""Matched patterns a turn's record lists, best first (D330). What reads them: the strategy
+selector acts on the best match and de-escalation on the strongest cheaper one, both named in
+the record's strategy; `/why` and the server show the pattern that decided. Three keeps the
+decider and its nearest rivals; the rest are counted (`patterns_matched`)."""
 
 
 def reason(ctx: TurnContext) -> Outcome | None:
@@ -24,8 +31,10 @@ def reason(ctx: TurnContext) -> Outcome | None:
     ctx.reasoning = reasoning
     record.classification = jsonable(reasoning.classification)
     # The matched patterns (id and confidence) are in the turn record; a ``pattern_matched``
-    # record for each repeated them, several a turn, and nothing read those (D315).
-    record.patterns = [jsonable(p) for p in reasoning.patterns]
+    # record for each repeated them (D315). More match as a person's patterns accumulate, so
+    # the record keeps the best few and the one that decided, and counts them all (D330).
+    record.patterns = kept_patterns(reasoning.patterns, reasoning.strategy.pattern_id)
+    record.patterns_matched = len(reasoning.patterns)
     record.strategy = jsonable(reasoning.strategy)
     if reasoning.request is not None:
         record.strategy["request"] = reasoning.request.to_record()
@@ -46,8 +55,8 @@ def reason(ctx: TurnContext) -> Outcome | None:
             score=reasoning.escalation_score,
             reason=reasoning.strategy.reason,
         )
+        # The turn record holds the step (``escalation_events``): no record of its own (D331).
         record.escalations.append(step)
-        ctx.event("escalation", **step.to_record())
     record.candidates = [
         CandidateRecord(id=c.id, action_type=c.action_type, description=c.description)
         for c in reasoning.candidates
@@ -66,3 +75,13 @@ def reason(ctx: TurnContext) -> Outcome | None:
     )
     ctx.notes += reasoning.notes
     return None
+
+
+def kept_patterns(matches: list[PatternMatch], decided_by: str | None) -> list[dict[str, Any]]:
+    """The `PATTERNS_KEPT` best matches (they come best first), and the pattern that chose
+    or pulled the strategy when it is not among them: a record whose size does not grow
+    with the number of patterns learned."""
+    kept = matches[:PATTERNS_KEPT]
+    if decided_by and all(m.pattern_id != decided_by for m in kept):
+        kept += [m for m in matches[PATTERNS_KEPT:] if m.pattern_id == decided_by][:1]
+    return [jsonable(m) for m in kept]
