@@ -181,7 +181,7 @@ class Database:
         from hrm.storage.journal import Journal
 
         try:
-            self._journal = Journal(self, Path(self.path).parent)
+            self._journal = Journal(self, Path(self.path))
             if fresh:
                 self._journal.restore_if_fresh()
         except BaseException:
