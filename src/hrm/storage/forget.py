@@ -3,10 +3,11 @@
 `forget(home, texts)` is what "Forget that I live in Lisbon" and `hrm memory forget` come down
 to (D184). In order:
 
-1. Every database (the home's ``memory.db`` and each stack's own, D320): every row holding a text has it replaced by `MARKER` (a learning is deleted,
-   with its tags and vectors; a row whose key holds the text is deleted), with
-   ``secure_delete`` on, so SQLite zeroes the freed bytes. The journal writes these changes to
-   the memory ledger as it writes any change.
+1. Every database (the home's ``memory.db`` and each stack's own, D320): every row holding a
+   text has it replaced by `MARKER` (a learning is deleted, with its tags and vectors; a row
+   whose key holds the text is deleted), with ``secure_delete`` on, so SQLite zeroes the freed
+   bytes. The journal writes these changes to the database's memory ledger as it writes any
+   change.
 2. Every ledger of the home is redacted in place (`hrm.storage.redaction`), the memory ledger
    while holding the database's write lock (so no journal append interleaves); copies a
    quarantine set aside are rewritten too. The indexes that point into rewritten ledgers by
