@@ -151,6 +151,7 @@ def ledgers_of(home: HRMHome, principal: Principal) -> list[Path]:
         home.decision_ledger(principal.agent_class),
         home.execution_ledger(principal.agent_class),
         home.episodic_ledger(principal.agent_class),
+        home.stack_memory_ledger(principal.agent_class),  # its own database's journal (D321)
     )
     return [path for path in own if path.is_file()]
 

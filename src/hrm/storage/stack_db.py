@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from hrm._private import make_private_dirs
 from hrm.errors import HRMError
 from hrm.storage._journal_sql import DERIVED_TABLES, quote, read_shape
-from hrm.storage.sqlite import Database
+from hrm.storage.sqlite import Database, wrap_sqlite_error
 
 if TYPE_CHECKING:
     from hrm.home import HRMHome
@@ -295,7 +295,9 @@ def _classes_in_home(home: HRMHome) -> set[str]:
                     )
                 )
     except sqlite3.Error as exc:
-        raise HRMError.internal(f"Cannot read '{home.memory_db}': {exc}") from exc
+        # Not "holds nothing": a stack marked done over rows it could not read would lose
+        # them to the next rebuild of the home's database. Repair first (`hrm ledger reindex`).
+        raise wrap_sqlite_error(exc, home.memory_db) from exc
     finally:
         conn.close()
     return found
