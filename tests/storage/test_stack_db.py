@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hrm import HRM
 from hrm.home import HRMHome, initialize
 from hrm.storage import stack_db
 from hrm.storage._journal_sql import DERIVED_TABLES
 from hrm.storage.home_verify import verify_home
+from hrm.storage.journal import is_stack_database, memory_ledger_path
 from hrm.storage.rebuild import rebuild, table_dump
 from hrm.storage.stack_db import STACK_TABLES, move_phase, open_stack_db
 
@@ -224,3 +227,23 @@ def test_a_copy_in_the_ledger_but_not_in_the_database_is_applied_not_repeated(
         assert move_phase(db) == "done"
     assert rows_of(path, None) == before
     assert rows_of(old_home.memory_db, None) == {}
+
+
+@given(
+    name=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,30}", fullmatch=True).filter(
+        lambda n: ".." not in n
+    ),
+    root=st.lists(st.sampled_from(["h", "HO2", "ledger", "home", "x"]), min_size=1, max_size=4),
+)
+def test_every_database_finds_its_own_memory_ledger(name: str, root: list[str]) -> None:
+    """A stack's database (and a rebuild's file beside it) journals into the ledger beside it;
+    the home's into HOT/ledger, wherever the home lies."""
+    home = HRMHome(Path("/", *root))
+    for agent_class in ("ADMIN", f"RESIDENT:{name}"):
+        database = home.stack_memory_db(agent_class)
+        assert is_stack_database(database)
+        assert memory_ledger_path(database) == home.stack_memory_ledger(agent_class)
+        building = database.with_name("memory.db.rebuilding-20261127T000000Z")
+        assert memory_ledger_path(building) == home.stack_memory_ledger(agent_class)
+    assert not is_stack_database(home.memory_db)
+    assert memory_ledger_path(home.memory_db) == home.root / "HOT" / "ledger" / "memory.jsonl"

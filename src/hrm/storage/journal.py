@@ -105,9 +105,15 @@ def memory_ledger_path(database: Path) -> Path:
 
 
 def is_stack_database(database: Path) -> bool:
-    """Whether `database` lies in a stack's HO2 partition (``HO2/ledger/<class>/``)."""
+    """Whether `database` lies in a stack's HO2 partition (``HO2/ledger/<class>/``, the
+    partition named as `hrm.home.stack_dirname` names them)."""
     parent = database.parent
-    return parent.parent.name == "ledger" and parent.parent.parent.name == "HO2"
+    name = parent.name
+    return (
+        (name == "ADMIN" or name.startswith("RESIDENT_"))
+        and parent.parent.name == "ledger"
+        and parent.parent.parent.name == "HO2"
+    )
 
 
 class _Cursor:
