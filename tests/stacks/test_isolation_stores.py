@@ -18,6 +18,7 @@ from hrm import HRM
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome, initialize
 from hrm.learning.patterns import Pattern
+from hrm.memory.bus import MemoryBus
 from hrm.memory.types import EpisodeEntry, SynthesizedPattern
 from hrm.stacks.visibility import ROLE_HO3, ROLE_META, CrossStackReader
 from hrm.storage import Database, Ledger
@@ -252,6 +253,9 @@ def test_a_stack_database_pointed_at_another_stacks_is_refused(tmp_path: Path) -
     with pytest.raises(HRMError) as refused:
         HRM.open(home.root, C, "offline")
     assert refused.value.code is ErrorCode.VISIBILITY_DENIED
+    with pytest.raises(HRMError) as again:  # a reader that does not build the stack
+        MemoryBus.open(home, C)
+    assert again.value.code is ErrorCode.VISIBILITY_DENIED
 
 
 def test_a_deleted_stack_database_is_rebuilt_from_its_own_ledger(tmp_path: Path) -> None:

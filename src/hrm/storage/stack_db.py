@@ -129,6 +129,7 @@ def open_stack_db(home: HRMHome, agent_class: str) -> Database:
         HRMError: ``VALIDATION_FAILED`` for a bad agent class; the database's own errors.
     """
     path = home.stack_memory_db(agent_class)
+    _refuse_links(path, agent_class)
     make_private_dirs(path.parent)
     db = Database(path)
     try:
@@ -139,6 +140,20 @@ def open_stack_db(home: HRMHome, agent_class: str) -> Database:
         db.close()
         raise
     return db
+
+
+def _refuse_links(path: Path, agent_class: str) -> None:
+    """A stack's database reached through a link could be another stack's: refused here too,
+    for the readers that open it without building the stack (`create_stack` guards and
+    records it first, `hrm.stacks.visibility.guard_partitions`)."""
+    for candidate in (path.parent, path):
+        linked = candidate.is_symlink() or (
+            candidate.is_file() and candidate.stat().st_nlink > 1
+        )
+        if linked:
+            raise HRMError.visibility_denied(
+                agent_class, str(candidate), "a stack's database is never opened through a link"
+            )
 
 
 def move_phase(db: Database) -> str | None:
