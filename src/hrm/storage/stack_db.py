@@ -178,6 +178,7 @@ def _move_home_rows(home: HRMHome, db: Database, agent_class: str) -> None:
             logger.warning("home database holds rows of %r, not an agent class: left", other)
             continue
         path = home.stack_memory_db(other)
+        _refuse_links(path, other)
         make_private_dirs(path.parent)
         with Database(path) as other_db:
             other_db.migrate(ORIGIN_COMPONENT, ORIGIN_MIGRATIONS)
