@@ -5,7 +5,6 @@ read across, through `CrossStackReader`, and each such read is in the governance
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -315,7 +314,3 @@ def test_a_forget_reaches_every_stack_database(tmp_path: Path) -> None:
         assert b"bravo vault opens at nine" not in database.read_bytes().lower()
     assert "HO2/ledger/RESIDENT_b/memory.jsonl" in report.ledgers
 
-
-def _raw_rows(path: Path, table: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        return conn.execute(f'SELECT * FROM "{table}"').fetchall()
