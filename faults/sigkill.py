@@ -162,7 +162,7 @@ def _journaled_values(home: object, table: str, column: str) -> set[str]:
     from hrm.storage.journal import memory_ledger_path
 
     found: set[str] = set()
-    with Ledger(memory_ledger_path(home.root), read_only=True) as ledger:  # type: ignore[attr-defined]
+    with Ledger(memory_ledger_path(home.memory_db), read_only=True) as ledger:  # type: ignore[attr-defined]
         for record in ledger.records():
             for op in record.data.get("ops", ()):
                 if op.get("t") == table and "row" in op:
@@ -188,11 +188,12 @@ def rebuild_equal(home: Path) -> bool:
     from hrm.storage.rebuild import rebuild, table_dump
 
     h = HRMHome(home)
-    with Database(h.memory_db) as db, db.transaction():
-        pass
-    before = table_dump(h.memory_db)
+    for path in h.memory_databases():  # the home's and each stack's own (D320)
+        with Database(path) as db, db.transaction():
+            pass
+    before = {path: table_dump(path) for path in h.memory_databases()}
     rebuild(h)
-    return table_dump(h.memory_db) == before
+    return {path: table_dump(path) for path in h.memory_databases()} == before
 
 
 def run(mode: str, trials: int, seed: int, root: Path) -> PathResult:

@@ -231,6 +231,24 @@ class HRMHome:
         """The stack's episodic trace (001 §6), a ledger beside its decision ledger."""
         return self.ho2_dir(agent_class) / "episodic.jsonl"
 
+    def stack_memory_db(self, agent_class: str) -> Path:
+        """The stack's own database: its per-stack tables, and nothing of any other stack's
+        (issue 31 item 7, D320). It lives in the stack's HO2 partition."""
+        return self.ho2_dir(agent_class) / "memory.db"
+
+    def stack_memory_ledger(self, agent_class: str) -> Path:
+        """The memory journal of the stack's own database, beside it (D321)."""
+        return self.ho2_dir(agent_class) / "memory.jsonl"
+
+    def memory_databases(self) -> list[Path]:
+        """The home's ``memory.db`` and every stack's own database that exists, home first."""
+        found = [self.memory_db] if self.memory_db.is_file() else []
+        for agent_class in self.stack_classes():
+            path = self.stack_memory_db(agent_class)
+            if path.is_file() and not path.is_symlink():
+                found.append(path)
+        return found
+
     def all_ledgers(self) -> list[Path]:
         """Every ledger file that exists in this home, sorted."""
         found: list[Path] = []

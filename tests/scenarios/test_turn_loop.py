@@ -204,7 +204,7 @@ def test_a_held_preference_left_unanswered_is_not_canonized_by_a_later_yes(hrm: 
 
 def test_wal_checkpoints_run_on_the_group_committer_not_in_a_turn(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
-        db_file = home.memory_db
+        db_file = home.stack_memory_db("ADMIN")  # the stack's own database (D320)
         assert h.db._checkpoints_deferred
         start = db_file.stat().st_size
         for i in range(40):

@@ -35,7 +35,7 @@ def open_db(home: HRMHome) -> Database:
 
 
 def memory_records(home: HRMHome) -> list[tuple[str, dict]]:
-    path = memory_ledger_path(home.root)
+    path = memory_ledger_path(home.memory_db)
     if not path.exists():
         return []
     with Ledger(path, read_only=True) as ledger:
@@ -127,7 +127,7 @@ def test_a_secret_a_store_wrote_is_scrubbed_in_the_ledger_and_the_database(
                    (f"key {secret}",))
         stored = db.one("SELECT body FROM notes WHERE id = 'a'")
     assert stored is not None and secret not in stored["body"]
-    assert secret not in memory_ledger_path(home.root).read_text()
+    assert secret not in memory_ledger_path(home.memory_db).read_text()
     assert row_ops(home)[0]["row"]["body"] == stored["body"]
 
 
@@ -137,7 +137,7 @@ def test_a_record_a_crash_left_unapplied_is_applied_by_the_next_transaction(
     with open_db(home) as db:
         db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('a', 'ADMIN', 'x')")
     # A writer appended and died before SQLite committed: the ledger is ahead.
-    with Ledger(memory_ledger_path(home.root)) as ledger:
+    with Ledger(memory_ledger_path(home.memory_db)) as ledger:
         ledger.append(MEMORY_KIND, {"ops": [
             {"op": "put", "t": "notes", "row": {"rowid": 2, "id": "b", "agent_class": "ADMIN",
                                                  "body": "acknowledged", "n": 0, "score": None}},
@@ -152,7 +152,7 @@ def test_a_record_a_crash_left_unapplied_is_applied_by_the_next_transaction(
 def test_when_sqlite_cannot_commit_the_ledger_record_is_taken_back(home: HRMHome) -> None:
     with open_db(home) as db:
         db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('a', 'ADMIN', 'x')")
-        before = memory_ledger_path(home.root).read_bytes()
+        before = memory_ledger_path(home.memory_db).read_bytes()
         db._conn.execute("PRAGMA foreign_keys = ON")
         db._conn.execute("CREATE TABLE kids (p TEXT REFERENCES notes(id) DEFERRABLE "
                          "INITIALLY DEFERRED)")
@@ -160,7 +160,7 @@ def test_when_sqlite_cannot_commit_the_ledger_record_is_taken_back(home: HRMHome
             db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('b', 'ADMIN', 'y')")
             db.execute("INSERT INTO kids (p) VALUES ('nobody')")  # fails only at COMMIT
         assert db.one("SELECT id FROM notes WHERE id = 'b'") is None
-    assert memory_ledger_path(home.root).read_bytes() == before
+    assert memory_ledger_path(home.memory_db).read_bytes() == before
 
 
 def test_untracked_columns_alone_write_nothing(home: HRMHome) -> None:
@@ -169,10 +169,10 @@ def test_untracked_columns_alone_write_nothing(home: HRMHome) -> None:
 
     with LearningsRepository.open(home, embeddings="off") as repo:
         repo.store_learning(LearningInput(content="Deploys run on Tuesdays", type="ERROR_FIX"))
-        size = memory_ledger_path(home.root).stat().st_size
+        size = memory_ledger_path(home.memory_db).stat().st_size
         results = repo.search_memories(SearchQuery(text="deploys"))  # stamps access
         assert results.results
-    assert memory_ledger_path(home.root).stat().st_size == size
+    assert memory_ledger_path(home.memory_db).stat().st_size == size
 
 
 def test_triggers_are_checked_once_per_schema_change(home: HRMHome) -> None:
@@ -225,17 +225,21 @@ def test_a_home_made_before_the_journal_is_exported_once_and_rebuilds_equal(
     from hrm.storage.rebuild import rebuild
 
     now = table_dump(home.memory_db)
+    stack_now = table_dump(home.stack_memory_db("ADMIN"))  # the stack's rows moved (D322)
     rebuild(home)
     assert table_dump(home.memory_db) == now
+    assert table_dump(home.stack_memory_db("ADMIN")) == stack_now
     for table, rows in original.items():  # nothing the old home held was lost
-        assert set(rows) <= set(now.get(table, [])) or table == "focus_stance", table
+        kept = set(now.get(table, [])) | set(stack_now.get(table, []))
+        assert set(rows) <= kept or table == "focus_stance", table
+    assert "problems" not in now and "shared_references" not in now
 
 
 def test_a_ledger_that_lost_records_memory_db_applied_stops_writes(home: HRMHome) -> None:
     with open_db(home) as db:
         db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('a', 'ADMIN', 'x')")
         db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('b', 'ADMIN', 'y')")
-    path = memory_ledger_path(home.root)
+    path = memory_ledger_path(home.memory_db)
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:-1]))
     for side in (path.with_name(path.name + ".anchor"), home.root / "HOT/ledger/manifest.json"):

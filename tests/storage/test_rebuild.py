@@ -69,40 +69,58 @@ def home(tmp_path: Path) -> HRMHome:
     return HRMHome(initialize(tmp_path / "home").path)
 
 
-def test_a_deleted_memory_db_is_rebuilt_equal_table_by_table(home: HRMHome) -> None:
+def dumps(home: HRMHome) -> dict[str, dict[str, list[tuple[object, ...]]]]:
+    """Every database of the home (its own and each stack's, D320), table by table."""
+    return {
+        path.relative_to(home.root).as_posix(): table_dump(path)
+        for path in home.memory_databases()
+    }
+
+
+def test_deleted_databases_are_rebuilt_equal_table_by_table(home: HRMHome) -> None:
     use(home)
-    before = table_dump(home.memory_db)
-    # Every compartment holds rows, so the comparison covers each of them.
+    before = dumps(home)
+    assert set(before) == {"memory.db", "HO2/ledger/ADMIN/memory.db"}
+    # Every compartment holds rows, so the comparison covers each of them: learnings in the
+    # home's database, every per-stack table in the stack's own.
+    assert {"learnings", "learning_tags"} == set(before["memory.db"])
     assert {
-        "learnings", "learning_tags", "shared_references", "working_sets", "problems",
+        "shared_references", "working_sets", "problems",
         "commitments", "focus_stance", "learning_patterns", "learning_pattern_evidence",
         "learning_outcomes", "synthesis_patterns", "synthesis_evidence", "synthesis_weakenings",
-    } <= set(before), sorted(before)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{home.memory_db}{suffix}").unlink(missing_ok=True)
+    } <= set(before["HO2/ledger/ADMIN/memory.db"]), sorted(before["HO2/ledger/ADMIN/memory.db"])
+    for database in home.memory_databases():
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{database}{suffix}").unlink(missing_ok=True)
     phases: list[str] = []
     report = rebuild(home, progress=lambda phase, count: phases.append(phase))
     assert report.ok and report.records > 0 and report.moved_aside == []
+    assert set(report.databases) == set(before) and all(report.databases.values())
     assert "replay" in phases and "index" in phases
-    after = table_dump(home.memory_db)
-    for table in sorted(set(before) | set(after)):
-        assert after.get(table) == before.get(table), table
+    after = dumps(home)
+    for name in before:
+        for table in sorted(set(before[name]) | set(after[name])):
+            assert after[name].get(table) == before[name].get(table), (name, table)
 
 
 def test_only_the_listed_derived_tables_and_columns_are_left_out(home: HRMHome) -> None:
     use(home)
-    everything = table_dump(home.memory_db, exclude_derived=False)
-    compared = table_dump(home.memory_db)
-    left_out = {t for t in everything if t not in compared and not t.startswith(
-        ("learnings_fts", "artifacts_fts")
-    )}
-    assert left_out <= DERIVED_TABLES | {"schema_migrations"}
+    for database in home.memory_databases():
+        everything = table_dump(database, exclude_derived=False)
+        compared = table_dump(database)
+        left_out = {t for t in everything if t not in compared and not t.startswith(
+            ("learnings_fts", "artifacts_fts")
+        )}
+        assert left_out <= DERIVED_TABLES | {"schema_migrations"}
     assert set(DERIVED_COLUMNS) <= {"learnings"}
 
 
 def test_every_table_a_home_makes_is_made_by_a_rebuild(home: HRMHome, tmp_path: Path) -> None:
+    from hrm.storage.stack_db import open_stack_db
+
     use(home)
     empty = HRMHome(initialize(tmp_path / "empty").path)
+    open_stack_db(empty, "ADMIN").close()
     rebuild(empty)  # no ledger records at all: the schema alone
 
     def tables(path: Path) -> set[str]:
@@ -110,6 +128,9 @@ def test_every_table_a_home_makes_is_made_by_a_rebuild(home: HRMHome, tmp_path: 
             return {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
 
     assert tables(home.memory_db) <= tables(empty.memory_db)
+    stack = tables(home.stack_memory_db("ADMIN"))
+    assert stack <= tables(empty.stack_memory_db("ADMIN"))
+    assert not {"learnings", "artifacts", "ledger_index"} & stack  # the home's, not a stack's
 
 
 def test_a_damaged_memory_db_is_moved_aside_and_never_locks_out_repair(home: HRMHome) -> None:

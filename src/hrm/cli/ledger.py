@@ -146,10 +146,11 @@ def tail(
 
 @app.command()
 def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
-    """Rebuild memory.db from the ledgers alone: every memory compartment and every index.
+    """Rebuild every database from the ledgers alone: the home's memory.db and each stack's.
 
-    The old file is moved aside (``memory.db.damaged-TIME`` or ``.replaced-TIME``), never
-    deleted; a damaged one is never opened. Stop other hrm processes of the home first.
+    Each database is made from its own memory ledger; every index is re-derived. An old file
+    is moved aside (``memory.db.damaged-TIME`` or ``.replaced-TIME``), never deleted; a
+    damaged one is never opened. Stop other hrm processes of the home first.
     """
     with handle_errors():
         from hrm.home import HRMHome
@@ -166,11 +167,12 @@ def reindex(home: HomeOption = None, json_output: JsonOption = False) -> None:
         for name, count in sorted(report.counts.items()):
             console.print(f"{count:>8}  {name}", markup=False)
         console.print(f"{report.indexed:>8}  records indexed in {len(report.counts)} ledgers")
-        console.print(
-            f"memory.db rebuilt from {report.records} memory ledger records", markup=False
-        )
-        for moved in report.moved_aside[:1]:
-            console.print(f"the old database is at {moved.name}", markup=False)
+        for name, count in sorted(report.databases.items()):
+            console.print(f"{name} rebuilt from {count} memory ledger records", markup=False)
+        for moved in report.moved_aside:
+            if moved.name.endswith("Z"):  # the database itself, not its -wal or -shm
+                console.print(f"the old database is at {_display(moved, resolved)}",
+                              markup=False)
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
 

@@ -50,14 +50,14 @@ def list_problems(
     from hrm.config import load_config
     from hrm.governance.problems import ProblemRegistry, ProblemStatus
     from hrm.home import HRMHome, initialize, parse_agent_class
-    from hrm.storage.sqlite import Database
+    from hrm.storage.stack_db import open_stack_db
 
     with handle_errors():
         h = HRMHome.resolve(home)
         initialize(h)
         cls = agent_class or load_config(h).config.default_agent_class
         parse_agent_class(cls)
-        db = Database(h.memory_db)
+        db = open_stack_db(h, cls)
         try:
             problems = [
                 p.to_record()

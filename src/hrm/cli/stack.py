@@ -237,11 +237,10 @@ def _ledger_sizes(home: HRMHome, agent_class: str) -> dict[str, dict[str, Any]]:
 def _inspect(home: HRMHome, agent_class: str) -> dict[str, Any]:
     from hrm.config import load_config
     from hrm.errors import HRMError
-    from hrm.governance.problems import ProblemRegistry, ProblemStatus
+    from hrm.governance.problems import ProblemStatus
     from hrm.stacks.attention import AttentionPipeline
     from hrm.stacks.lifecycle import lifecycle_events
     from hrm.stacks.visibility import ROLE_HO3, CrossStackReader
-    from hrm.storage.sqlite import Database
 
     reader = CrossStackReader(home, ROLE_HO3, purpose="hrm stack inspect")
     reader.path(agent_class)  # a crafted class is refused (and recorded) before anything else
@@ -257,14 +256,9 @@ def _inspect(home: HRMHome, agent_class: str) -> dict[str, Any]:
         if rec.kind == "work_order":
             tokens += int(rec.data.get("input_tokens") or 0)
             tokens += int(rec.data.get("output_tokens") or 0)
-    db = Database(home.memory_db)
-    try:
-        registry = ProblemRegistry(db, agent_class)
-        problems = [p.to_record() for status in (ProblemStatus.ACTIVE, ProblemStatus.PAUSED,
-                                                 ProblemStatus.QUEUED)
-                    for p in registry.list(status)]
-    finally:
-        db.close()
+    problems = [p.to_record() for status in (ProblemStatus.ACTIVE, ProblemStatus.PAUSED,
+                                             ProblemStatus.QUEUED)
+                for p in _problems(reader, agent_class) if p.status is status]
     events = lifecycle_events(home, agent_class)
     return {
         "agent_class": agent_class,
@@ -276,3 +270,22 @@ def _inspect(home: HRMHome, agent_class: str) -> dict[str, Any]:
         "budget_ceiling": config.stack_token_budget,
         "open_problems": problems,
     }
+
+
+def _problems(reader: Any, agent_class: str) -> list[Any]:
+    """The stack's problems, read by HO3 through a read-only view of the stack's own database
+    (recorded in the governance ledger); none when it has no database or no problems yet."""
+    from hrm.errors import ErrorCode, HRMError
+    from hrm.governance.problems import problems_from_rows
+
+    try:
+        view = reader.open_db(agent_class)
+    except HRMError as exc:
+        if exc.code is ErrorCode.NOT_FOUND:
+            return []
+        raise
+    with view:
+        tables = {r[0] for r in view.execute("SELECT name FROM sqlite_master")}
+        if "problems" not in tables:
+            return []
+        return problems_from_rows(view.execute("SELECT * FROM problems"))

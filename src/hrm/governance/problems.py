@@ -33,7 +33,7 @@ from hrm.types import Clock, system_clock
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Hashable
+    from collections.abc import Hashable, Iterable
 
     from hrm.storage.sqlite import Database
 
@@ -48,6 +48,7 @@ __all__ = [
     "keyword_similarity",
     "new_problem_id",
     "problem_keywords",
+    "problems_from_rows",
 ]
 
 logger = logging.getLogger(__name__)
@@ -182,16 +183,25 @@ def _row_to_problem(row: sqlite3.Row) -> Problem:
     )
 
 
+def problems_from_rows(rows: Iterable[sqlite3.Row]) -> list[Problem]:
+    """Problems from rows of the ``problems`` table, in `ProblemRegistry.list` order: for a
+    reader that holds only a read-only view of a stack's database (HO3's `hrm stack
+    inspect`, through `CrossStackReader.open_db`)."""
+    problems = [_row_to_problem(row) for row in rows]
+    problems.sort(key=lambda p: (p.priority, _instant(p.last_progress_at)), reverse=True)
+    return problems
+
+
 def _instant(moment: datetime) -> float:
     """Seconds since the epoch; a time without a zone is read as UTC (the store writes UTC)."""
     return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
 
 
 class ProblemRegistry:
-    """The problems of ONE agent class, persisted in the home's ``memory.db``.
+    """The problems of ONE agent class, persisted in the stack's own database (D320).
 
     Args:
-        db: The shared database; the registry migrates its own table on construction.
+        db: The stack's database; the registry migrates its own table on construction.
         agent_class: The stack this registry belongs to; every row and query is scoped to it.
         clock: Source of "now" for creation and progress times.
         priority_scale: The policy's (low, high) priority bounds; priorities are clamped to it.

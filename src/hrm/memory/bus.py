@@ -78,11 +78,12 @@ class MemoryBus:
         durability: str = "group",
         working_set_ttl_hours: float = DEFAULT_TTL_HOURS,
     ) -> None:
-        """Open the stack's compartments in `home` over `db` (``home.memory_db``).
+        """Open the stack's compartments in `home` over `db` (the stack's own database).
 
         Args:
             home: The home holding the stack's episodic ledger.
-            db: The home's shared database; the caller keeps ownership.
+            db: The stack's own database (`hrm.storage.stack_db.open_stack_db`); the caller
+                keeps ownership.
             agent_class: The stack: ``ADMIN`` or ``RESIDENT:<name>``.
             gate: The write gate; default `default_write_gate`.
             clock: Time for TTLs, versions and episodes.
@@ -115,9 +116,11 @@ class MemoryBus:
         durability: str = "group",
         working_set_ttl_hours: float = DEFAULT_TTL_HOURS,
     ) -> MemoryBus:
-        """A bus over the home's own ``memory.db``, which `close` closes."""
+        """A bus over the stack's own database (D320), which `close` closes."""
+        from hrm.storage.stack_db import open_stack_db
+
         resolved = home if home is not None else HRMHome.resolve()
-        db = Database(resolved.memory_db)
+        db = open_stack_db(resolved, agent_class)
         try:
             bus = cls(
                 resolved,

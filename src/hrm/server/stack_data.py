@@ -18,7 +18,7 @@ from hrm.governance.problems import ProblemRegistry, ProblemStatus
 from hrm.home import HRMHome
 from hrm.memory.bus import MemoryBus
 from hrm.storage.ledger import Ledger
-from hrm.storage.sqlite import Database
+from hrm.storage.stack_db import open_stack_db
 
 if TYPE_CHECKING:
     from hrm.pipeline import HRM
@@ -68,7 +68,7 @@ def list_problems(
     home: HRMHome, agent_class: str, *, include_resolved: bool = False
 ) -> list[dict[str, Any]]:
     """The stack's problems, the active one first: `hrm problems list --json`."""
-    db = Database(home.memory_db)
+    db = open_stack_db(home, agent_class)
     try:
         problems = [
             p.to_record() for p in ProblemRegistry(db, agent_class).list()
@@ -151,6 +151,7 @@ def ledgers_of(home: HRMHome, principal: Principal) -> list[Path]:
         home.decision_ledger(principal.agent_class),
         home.execution_ledger(principal.agent_class),
         home.episodic_ledger(principal.agent_class),
+        home.stack_memory_ledger(principal.agent_class),  # its own database's journal (D321)
     )
     return [path for path in own if path.is_file()]
 

@@ -27,6 +27,7 @@ from hrm.home import HRMHome, parse_agent_class, stack_dirname
 from hrm.stacks.checkpoint import tokens_spent
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
+from hrm.storage.stack_db import open_stack_db
 from hrm.types import Clock, HRMContext, system_clock
 
 __all__ = ["CognitiveStack", "create_stack", "new_session_id"]
@@ -75,6 +76,7 @@ class CognitiveStack:
     """While a turn runs for a listener (`HRM.turn(on_text=…)`), the answer's text as the model
     produces it: the respond step streams its call and hands each piece here."""
     _learnings: Any = field(default=None, repr=False)
+    _home_db: Database | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
     _canon_view: tuple[Any, Mapping[str, Any]] | None = field(default=None, repr=False)
 
@@ -132,15 +134,18 @@ class CognitiveStack:
         return view[1]
 
     def learnings(self) -> Any:
-        """The home's learnings repository on this stack's database, built once.
+        """The home's learnings repository, on the home's database, built once.
 
-        Built on first use (most turns of a fresh home never search learnings) and kept: its
-        migration check and its term-frequency cache are not redone on every turn.
+        Learnings are the home's, not a stack's, so they stay in the home's ``memory.db``,
+        which holds no stack's rows (D320). Built on first use (most turns of a fresh home
+        never search learnings) and kept: its migration check and its term-frequency cache
+        are not redone on every turn.
         """
         if self._learnings is None:
             from hrm.continuity.learnings import LearningsRepository
 
-            self._learnings = LearningsRepository(self.db)
+            self._home_db = Database(self.home.memory_db)
+            self._learnings = LearningsRepository(self._home_db)
         return self._learnings
 
     def write_preference(
@@ -383,6 +388,8 @@ class CognitiveStack:
                 ledger.close()
             self.bus.close()
             self.db.close()
+            if self._home_db is not None:
+                self._home_db.close()
 
 
 def create_stack(
@@ -431,7 +438,7 @@ def create_stack(
     durability = config.ledger_durability
     session_id = new_session_id()
     attention = AttentionPipeline.bind(h, agent_class, config)  # fails closed before anything opens
-    db = Database(h.memory_db)
+    db = open_stack_db(h, agent_class)  # the stack's own file: no other stack's rows (D320)
     decision_ledger = Ledger(h.decision_ledger(agent_class), durability=durability, clock=clock)
     execution_ledger = Ledger(h.execution_ledger(agent_class), durability=durability, clock=clock)
     governance_ledger = Ledger(h.governance_ledger, durability=durability, clock=clock)

@@ -10,9 +10,11 @@ Enforcement has three parts. `guard_partitions` runs when a stack is created: th
 directories and ledger files must be real (no symbolic link anywhere between the home and the
 file, no hard-linked ledger, the resolved path exactly the expected one), so a partition cannot
 be pointed at another stack's state. `StackScope` is how a stack opens a ledger: only its own,
-named by its own agent class or by one of its own paths. `CrossStackReader` is the one way to
-read across stacks, constructed with an explicit cross-stack role; each read it makes is a
-``cross_stack_read`` record in the governance ledger.
+named by its own agent class or by one of its own paths. Below the ledgers, each stack's tables
+are in a database of its own (`hrm.storage.stack_db`, D320), so no connection a stack holds
+can read another's rows. `CrossStackReader` is the one way to read across stacks, constructed
+with an explicit cross-stack role — ledgers (`records`) and databases (`open_db`, read-only);
+each read it makes is a ``cross_stack_read`` record in the governance ledger.
 
 Every refusal raises ``VISIBILITY_DENIED`` and is first appended to the governance ledger
 (``HOT/ledger/governance.jsonl``) as a ``visibility_denied`` record, so an attempt is never
@@ -23,10 +25,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class, stack_dirname
@@ -40,6 +43,7 @@ __all__ = [
     "ROLE_META",
     "CrossStackReader",
     "LedgerName",
+    "StackDatabaseView",
     "StackScope",
     "VisibilityDecision",
     "guard_partitions",
@@ -91,13 +95,16 @@ def visibility_decision(observer: str, target: str) -> VisibilityDecision:
 
 
 def partition_paths(home: HRMHome, agent_class: str) -> dict[str, Path]:
-    """The directories and ledger files that make up one stack's isolated state (004 §5)."""
+    """The directories and files that make up one stack's isolated state (004 §5): its
+    partitions, its ledgers, its own database and that database's memory ledger (D320)."""
     return {
         "ho2_dir": home.ho2_dir(agent_class),
         "ho1_dir": home.ho1_dir(agent_class),
         "ho2m": home.decision_ledger(agent_class),
         "ho1m": home.execution_ledger(agent_class),
         "episodic": home.episodic_ledger(agent_class),
+        "memory_db": home.stack_memory_db(agent_class),
+        "memory": home.stack_memory_ledger(agent_class),
     }
 
 
@@ -317,16 +324,76 @@ class CrossStackReader:
                 f"Unknown ledger {ledger!r}: use one of {', '.join(LEDGER_NAMES)}", ledger=ledger
             )
         path = self.path(agent_class, ledger)
+        self._record(agent_class, ledger)
+        if not path.exists():
+            return
+        with Ledger(path) as handle:
+            yield from handle.records()
+
+
+    def open_db(self, agent_class: str) -> StackDatabaseView:
+        """A read-only view of a stack's own database (``mode=ro``); the read is recorded
+        first. The caller closes it (it is a context manager).
+
+        Raises:
+            HRMError: ``VISIBILITY_DENIED`` (recorded) for a crafted class or an unsafe
+                partition; ``NOT_FOUND`` when the stack has no database yet.
+        """
+        _guard(self.home, agent_class, observer=self.role, operation="cross_stack_read")
+        path = partition_paths(self.home, agent_class)["memory_db"]
+        self._record(agent_class, "memory.db")
+        if not path.is_file():
+            raise HRMError.not_found(
+                "stack database", agent_class, "the stack has not been opened on this home"
+            )
+        return StackDatabaseView(path, agent_class)
+
+    def _record(self, agent_class: str, ledger: str) -> None:
         with Ledger(self.home.governance_ledger) as gov:
             gov.append("cross_stack_read", {
                 "role": self.role, "agent_class": agent_class, "ledger": ledger,
                 "partition": stack_dirname(agent_class), "purpose": self.purpose,
             })
         self.reads += 1
-        if not path.exists():
-            return
-        with Ledger(path) as handle:
-            yield from handle.records()
+
+
+class StackDatabaseView:
+    """One stack's own database opened read-only (SQLite ``mode=ro``), from `CrossStackReader`.
+
+    It can read, never write: SQLite refuses any write on the connection. Close it when done.
+    """
+
+    def __init__(self, path: Path, agent_class: str) -> None:
+        self.path = path
+        self.agent_class = agent_class
+        try:
+            self._conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise HRMError.internal(f"Cannot open '{path}' read-only: {exc}") from exc
+        self._conn.row_factory = sqlite3.Row
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run one query and return its rows.
+
+        Raises:
+            HRMError: the database's error, mapped (a write is ``PERMISSION_DENIED``).
+        """
+        from hrm.storage.sqlite import wrap_sqlite_error
+
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise wrap_sqlite_error(exc, self.path) from exc
+
+    def close(self) -> None:
+        """Release the file."""
+        self._conn.close()
+
+    def __enter__(self) -> StackDatabaseView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _looks_like_path(text: str) -> bool:

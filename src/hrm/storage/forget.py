@@ -3,10 +3,11 @@
 `forget(home, texts)` is what "Forget that I live in Lisbon" and `hrm memory forget` come down
 to (D184). In order:
 
-1. ``memory.db``: every row holding a text has it replaced by `MARKER` (a learning is deleted,
-   with its tags and vectors; a row whose key holds the text is deleted), with
-   ``secure_delete`` on, so SQLite zeroes the freed bytes. The journal writes these changes to
-   the memory ledger as it writes any change.
+1. Every database (the home's ``memory.db`` and each stack's own, D320): every row holding a
+   text has it replaced by `MARKER` (a learning is deleted, with its tags and vectors; a row
+   whose key holds the text is deleted), with ``secure_delete`` on, so SQLite zeroes the freed
+   bytes. The journal writes these changes to the database's memory ledger as it writes any
+   change.
 2. Every ledger of the home is redacted in place (`hrm.storage.redaction`), the memory ledger
    while holding the database's write lock (so no journal append interleaves); copies a
    quarantine set aside are rewritten too. The indexes that point into rewritten ledgers by
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hrm.storage._journal_sql import DERIVED_TABLES, FORGET_RULES, quote, read_shape
+from hrm.storage.journal import is_stack_database
 from hrm.storage.redaction import (
     LedgerRedaction,
     Needles,
@@ -110,21 +112,35 @@ def forget(
     Raises:
         HRMError: ``VALIDATION_FAILED`` for a text too short to forget safely.
     """
-    from hrm.storage.sqlite import Database
-
     needles = Needles(texts)
-    own = db is None
-    handle = Database(home.memory_db) if db is None else db
     report = ForgetReport()
-    try:
-        _forget_rows(handle, needles, report)
-        _forget_ledgers(home, handle, needles, report, reason, clock)
-        _compact(handle, home, needles, report)
-    finally:
-        if own:
-            handle.close()
+    with contextlib.ExitStack() as opened:
+        handles = _databases(home, db, opened)
+        for handle in handles.values():
+            _forget_rows(handle, needles, report)
+        _forget_ledgers(home, handles, needles, report, reason, clock)
+        for path, handle in handles.items():
+            _compact(handle, path, home, needles, report)
     _forget_files(home, needles, report)
     return report
+
+
+def _databases(
+    home: HRMHome, db: Database | None, opened: contextlib.ExitStack
+) -> dict[Path, Database]:
+    """Every database of the home, by path: the home's (`db` when given) and each stack's own
+    (D320); those opened here close with `opened`."""
+    from hrm.storage.sqlite import Database
+
+    handles: dict[Path, Database] = {}
+    for path in [home.memory_db, *home.memory_databases()]:
+        if path in handles:
+            continue
+        if path == home.memory_db and db is not None:
+            handles[path] = db
+        else:
+            handles[path] = opened.enter_context(Database(path))
+    return handles
 
 
 # ── memory.db ───────────────────────────────────────────────────────────────
@@ -207,7 +223,9 @@ def _delete_row(
     conn.execute(f"DELETE FROM {quote(table)} WHERE {match}", ident)
 
 
-def _compact(db: Database, home: HRMHome, needles: Needles, report: ForgetReport) -> None:
+def _compact(
+    db: Database, path: Path, home: HRMHome, needles: Needles, report: ForgetReport
+) -> None:
     """Leave no copy in FTS segments, freed pages or the WAL (vacuum as the last resort)."""
     with db.transaction() as conn:
         conn.execute("PRAGMA secure_delete = ON")
@@ -216,28 +234,29 @@ def _compact(db: Database, home: HRMHome, needles: Needles, report: ForgetReport
             " AND sql LIKE 'CREATE VIRTUAL%fts5%'"
         ).fetchall():
             conn.execute(f"INSERT INTO {quote(name)} ({quote(name)}) VALUES ('optimize')")
-    if not _checkpoint(db, report):
+    name = path.relative_to(home.root).as_posix()
+    if not _checkpoint(db, name, report):
         return
-    if residue(home.memory_db, needles):
+    if residue(path, needles):
         with db._lock:
             db._conn.execute("PRAGMA secure_delete = ON")
             db._conn.execute("VACUUM")
         journal = db.journal
         if journal is not None:
             journal.resnapshot()  # VACUUM may renumber rowids the ledger names rows by
-        _checkpoint(db, report)
-        if residue(home.memory_db, needles):
-            report.remaining.append("memory.db: the text is still in the database file")
+        _checkpoint(db, name, report)
+        if residue(path, needles):
+            report.remaining.append(f"{name}: the text is still in the database file")
 
 
-def _checkpoint(db: Database, report: ForgetReport) -> bool:
+def _checkpoint(db: Database, name: str, report: ForgetReport) -> bool:
     if db.path == ":memory:":
         return False
     with db._lock:
         busy = db._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     if busy is not None and busy[0]:
         report.remaining.append(
-            "memory.db-wal: another process is reading the database; the text leaves the WAL "
+            f"{name}-wal: another process is reading the database; the text leaves the WAL "
             "when it closes (run the forget again then)"
         )
         return False
@@ -260,7 +279,7 @@ def residue(path: Path, needles: Needles) -> list[Path]:
 
 def _forget_ledgers(
     home: HRMHome,
-    db: Database,
+    handles: dict[Path, Database],
     needles: Needles,
     report: ForgetReport,
     reason: str,
@@ -268,10 +287,11 @@ def _forget_ledgers(
 ) -> None:
     from hrm.storage.journal import memory_ledger_path
 
-    memory = memory_ledger_path(home.root)
+    journaled = {memory_ledger_path(path): db for path, db in handles.items()}
     rewritten: list[LedgerRedaction] = []
     for path in home.all_ledgers():
-        if path == memory:
+        db = journaled.get(path)
+        if db is not None:
             # Under the database's write lock: no journal append can come in between, and
             # the cursor moves with the rewrite.
             with db.transaction():
@@ -288,7 +308,7 @@ def _forget_ledgers(
         if redact_copy(copy, needles):
             report.files.append(copy.relative_to(home.root).as_posix())
     if rewritten:
-        _reindex(home, db, [r.path for r in rewritten])
+        _reindex(home, handles, [r.path for r in rewritten])
 
 
 def _ledger_copies(home: HRMHome) -> list[Path]:
@@ -300,20 +320,23 @@ def _ledger_copies(home: HRMHome) -> list[Path]:
     return sorted(found)
 
 
-def _reindex(home: HRMHome, db: Database, paths: list[Path]) -> None:
+def _reindex(home: HRMHome, handles: dict[Path, Database], paths: list[Path]) -> None:
     """Re-derive what points into the rewritten ledgers by byte offset."""
     from hrm.errors import HRMError
     from hrm.storage.ledger import Ledger
     from hrm.storage.ledger_index import LedgerIndex
 
+    db = handles[home.memory_db]
     index = LedgerIndex(db, home=home)
     with db.transaction():
         for path in paths:
             db.execute("DELETE FROM ledger_index WHERE path = ?", (index.key(path),))
+    for handle in handles.values():
         # The episodic index re-reads its ledgers from the start on their next open.
-        for table in ("episode_index_state", "episodes", "episode_tags"):
-            with contextlib.suppress(HRMError):  # not made yet in this home
-                db.execute(f"DELETE FROM {table}")
+        with handle.transaction():
+            for table in ("episode_index_state", "episodes", "episode_tags"):
+                with contextlib.suppress(HRMError):  # not made yet in this database
+                    handle.execute(f"DELETE FROM {table}")
     for path in paths:
         with Ledger(path, read_only=True) as ledger:
             index.index_new(ledger)
@@ -349,9 +372,10 @@ def _forget_files(home: HRMHome, needles: Needles, report: ForgetReport) -> None
 
 
 def _is_handled(path: Path, home: HRMHome) -> bool:
-    """Files the steps before handle: ledgers, their sidecars, the live database."""
+    """Files the steps before handle: ledgers, their sidecars, the live databases."""
     name = path.name
-    if path.parent == home.root and name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+    live = name in ("memory.db", "memory.db-wal", "memory.db-shm")
+    if live and (path.parent == home.root or is_stack_database(path.with_name("memory.db"))):
         return True
     return any(
         path.is_relative_to(home.root / tier / "ledger")

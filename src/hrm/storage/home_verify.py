@@ -1,11 +1,12 @@
-"""Verifying a whole home, read-only: every ledger, the manifest, and memory.db against both.
+"""Verifying a whole home, read-only: every ledger, the manifest, and the databases against both.
 
 `verify_home` is what `hrm ledger verify` runs. It opens every file read-only and creates
 none — no temporary file, no SQLite ``-shm`` — so it works on a full disk, and it needs no
 ``memory.db``: the ledgers, their anchors and the manifest say everything it reports. When
 ``memory.db`` can be read, two more checks run on it: the ledger index must not hold records
 a ledger lost, and the journal's cursor must name a record the memory ledger still holds as it
-was (else the database holds changes its ledger does not). A database that cannot be opened
+was (else the database holds changes its ledger does not). The same cursor check runs on every
+stack's own database against its own memory ledger (D320). A database that cannot be opened
 is a warning, never a reason not to verify the ledgers.
 """
 
@@ -140,28 +141,36 @@ def _hash_of(ledger: Ledger, seq: int, end: int) -> str | None:
 
 
 def _check_database(home: HRMHome, reports: list[VerifyReport]) -> list[ManifestProblem]:
-    """The index and the journal's cursor against the ledgers, if memory.db reads."""
-    if not home.memory_db.exists():
-        return []
+    """The index and each database's journal cursor against the ledgers, where it reads: the
+    home's ``memory.db`` and every stack's own (D320)."""
+    found: list[ManifestProblem] = []
+    for database in home.memory_databases():
+        found.extend(_check_one(database, home, reports))
+    return found
+
+
+def _check_one(
+    database: Path, home: HRMHome, reports: list[VerifyReport]
+) -> list[ManifestProblem]:
+    name = _relative(database, home) or str(database)
     # Without a WAL (the last connection closed cleanly) the file is all there is: opened
     # immutable, SQLite makes no -wal or -shm beside it. With one, another process is using
     # the database and its -shm exists already.
-    wal = home.memory_db.with_name(home.memory_db.name + "-wal").exists()
+    wal = database.with_name(database.name + "-wal").exists()
     mode = "mode=ro" if wal else "immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{home.memory_db}?{mode}", uri=True)
+        conn = sqlite3.connect(f"file:{database}?{mode}", uri=True)
     except sqlite3.Error as exc:
-        return [ManifestProblem("memory.db", f"cannot be opened ({exc}); not checked", True)]
+        return [ManifestProblem(name, f"cannot be opened ({exc}); not checked", True)]
     try:
-        found = _check_index(conn, home, reports) + _check_cursor(conn, home, reports)
+        return _check_index(conn, home, reports) + _check_cursor(conn, database, home, reports)
     except sqlite3.Error as exc:
         return [ManifestProblem(
-            "memory.db", f"cannot be read ({exc}); the ledgers verify without it — rebuild it "
+            name, f"cannot be read ({exc}); the ledgers verify without it — rebuild it "
             "with `hrm ledger reindex`", True,
         )]
     finally:
         conn.close()
-    return found
 
 
 def _check_index(
@@ -187,7 +196,7 @@ def _check_index(
 
 
 def _check_cursor(
-    conn: sqlite3.Connection, home: HRMHome, reports: list[VerifyReport]
+    conn: sqlite3.Connection, database: Path, home: HRMHome, reports: list[VerifyReport]
 ) -> list[ManifestProblem]:
     try:
         row = conn.execute("SELECT seq, hash FROM journal_cursor WHERE id = 1").fetchone()
@@ -195,21 +204,27 @@ def _check_cursor(
         return []
     if row is None or int(row[0]) == 0:
         return []
-    path = memory_ledger_path(home.root)
+    path = memory_ledger_path(database)
     name = _relative(path, home) or str(path)
+    db_name = _relative(database, home) or str(database)
+    seq, digest = int(row[0]), str(row[1])
+    if not path.exists():
+        return [ManifestProblem(
+            name, f"is missing, but {db_name} has applied its record {seq}: the database "
+            "holds changes no ledger does",
+        )]
     report = next((r for r in reports if r.path == path), None)
     if report is None or not report.ok:
         return []
-    seq, digest = int(row[0]), str(row[1])
     if seq > report.last_seq:
         return [ManifestProblem(
-            name, f"memory.db has applied record {seq}, but the memory ledger ends at seq "
+            name, f"{db_name} has applied record {seq}, but its memory ledger ends at seq "
             f"{report.last_seq}: the database holds changes its ledger lost",
         )]
     with Ledger(path, read_only=True) as ledger:
         found = _hash_of(ledger, seq, 0)
     if found != digest:
         return [ManifestProblem(
-            name, f"record {seq} is not the one memory.db applied: the ledger was rewritten",
+            name, f"record {seq} is not the one {db_name} applied: the ledger was rewritten",
         )]
     return []

@@ -24,10 +24,12 @@ Old homes: the first time the journal covers a table that already holds rows, it
 journal existed becomes rebuildable. Migrations are journaled too (``schema`` operations), so
 a rebuild can run one no registry knows.
 
-One ledger for the home, not one per stack (D180): ``memory.db`` is one file all stacks share,
-and its commit order is the one order the journal must keep; a single ledger keeps it by
-construction, lets the crash check be one ``stat`` per transaction, and leaves nothing to merge
-on a rebuild. Each row image carries the stack's agent class as the row does.
+One ledger per database file (D180, D321): a database's commit order is the one order its
+journal must keep; a ledger of its own keeps it by construction, lets the crash check be one
+``stat`` per transaction, and leaves nothing to merge on a rebuild. The home's ``memory.db``
+journals into ``HOT/ledger/memory.jsonl``; each stack's own database (D320) into
+``memory.jsonl`` beside it in the stack's partition. Row images still carry the agent class
+as the rows do.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ if TYPE_CHECKING:
     from hrm.storage.ledger import Ledger, LedgerRecord
     from hrm.storage.sqlite import Database
 
-__all__ = ["MEMORY_KIND", "SNAPSHOT_KIND", "Journal", "memory_ledger_path"]
+__all__ = [
+    "MEMORY_KIND", "SNAPSHOT_KIND", "Journal", "is_stack_database", "memory_ledger_path"
+]
 
 
 
@@ -85,9 +89,31 @@ _CURSOR_SQL = (
 _ABSENT = object()
 
 
-def memory_ledger_path(root: Path) -> Path:
-    """The memory ledger of the home at `root`."""
-    return root / "HOT" / "ledger" / "memory.jsonl"
+def memory_ledger_path(database: Path) -> Path:
+    """The memory ledger of the database at `database` (D321).
+
+    A stack's own database lives in its HO2 partition (``HO2/ledger/<class>/memory.db``) and
+    journals beside itself, into ``memory.jsonl`` there; any other (the home's ``memory.db``)
+    journals into ``HOT/ledger/memory.jsonl`` of the directory holding it. Decided by where
+    the file lies, so a database opened by path alone — a rebuild's new file beside the old,
+    a reopened one — finds the same ledger as the stack that made it.
+    """
+    parent = database.parent
+    if is_stack_database(database):
+        return parent / "memory.jsonl"
+    return parent / "HOT" / "ledger" / "memory.jsonl"
+
+
+def is_stack_database(database: Path) -> bool:
+    """Whether `database` lies in a stack's HO2 partition (``HO2/ledger/<class>/``, the
+    partition named as `hrm.home.stack_dirname` names them)."""
+    parent = database.parent
+    name = parent.name
+    return (
+        (name == "ADMIN" or name.startswith("RESIDENT_"))
+        and parent.parent.name == "ledger"
+        and parent.parent.parent.name == "HO2"
+    )
 
 
 class _Cursor:
@@ -103,10 +129,10 @@ class Journal:
     Not thread-safe by itself: every call comes from the `Database` holding its lock.
     """
 
-    def __init__(self, db: Database, root: Path) -> None:
+    def __init__(self, db: Database, database: Path) -> None:
         self._db = db
         self._conn: sqlite3.Connection = db._conn
-        self.path = memory_ledger_path(root)
+        self.path = memory_ledger_path(database)
         self._ledger: Ledger | None = None
         self._shapes: dict[str, Shape] = {}
         self._pending: dict[tuple[Any, ...], Any] = {}
@@ -404,8 +430,8 @@ class Journal:
         from hrm.storage.rebuild import replay_into
 
         if Path(self._db.path).name == "memory.db":  # not a `rebuild`'s own new file
-            _logger().warning("memory.db is new but its ledger holds records: rebuilding it from "
-                           "%s", self.path)
+            _logger().warning("%s is new but its ledger holds records: rebuilding it from %s",
+                              self._db.path, self.path)
         replay_into(self._db)
 
     def _ledger_size(self) -> int:

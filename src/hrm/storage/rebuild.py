@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.storage._journal_sql import DERIVED_TABLES, quote
-from hrm.storage.journal import MEMORY_KIND, SNAPSHOT_KIND, memory_ledger_path
+from hrm.storage.journal import (
+    MEMORY_KIND,
+    SNAPSHOT_KIND,
+    is_stack_database,
+    memory_ledger_path,
+)
 
 if TYPE_CHECKING:
     from hrm.home import HRMHome
@@ -42,6 +47,7 @@ __all__ = [
     "DERIVED_COLUMNS",
     "RebuildReport",
     "after_quarantine",
+    "component_migrations",
     "move_aside",
     "rebuild",
     "replay_into",
@@ -51,6 +57,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("storage.stack_db", "hrm.storage.stack_db:ORIGIN_MIGRATIONS"),
     ("continuity.learnings", "hrm.continuity._learnings_sql:MIGRATIONS"),
     ("memory.shared_reference", "hrm.memory.shared_reference:MIGRATIONS"),
     ("memory.working_set", "hrm.memory.working_set:MIGRATIONS"),
@@ -90,6 +97,9 @@ class RebuildReport:
     """Ledger records indexed."""
     counts: dict[str, int] = field(default_factory=dict)
     """Records indexed per ledger (relative path)."""
+    databases: dict[str, int] = field(default_factory=dict)
+    """Memory ledger records replayed per database (relative path): the home's and each
+    stack's own (D320)."""
     resynced: bool = False
     """The memory ledger lost records to a quarantine and the database, whole, was exported
     into it again instead of being rebuilt from it."""
@@ -110,6 +120,7 @@ class RebuildReport:
             "moved_aside": [str(p) for p in self.moved_aside],
             "indexed": self.indexed,
             "counts": self.counts,
+            "databases": self.databases,
             "resynced": self.resynced,
             "errors": self.errors,
         }
@@ -122,25 +133,52 @@ Progress = Callable[[str, int], None]
 def rebuild(
     home: HRMHome, *, progress: Progress | None = None, clock: Callable[[], datetime] | None = None
 ) -> RebuildReport:
-    """Make ``memory.db`` anew from the home's ledgers; the old file is moved aside.
+    """Make every database of the home anew from its own ledger: the home's ``memory.db`` and
+    each stack's own (D320); the old files are moved aside.
 
-    Stop other hrm processes of the home first: one holding the old database open would keep
+    Stop other hrm processes of the home first: one holding an old database open would keep
     writing to it.
 
     Raises:
-        HRMError: ``LEDGER_CORRUPT`` when the memory ledger is damaged (quarantine it first:
+        HRMError: ``LEDGER_CORRUPT`` when a memory ledger is damaged (quarantine it first:
             `hrm ledger quarantine`); ``DISK_FULL`` / ``PERMISSION_DENIED`` from the
-            filesystem. The old database is left where it was until the new one is complete.
+            filesystem. Each old database is left where it was until its new one is complete.
     """
+    stamp = (clock or _now)().strftime("%Y%m%dT%H%M%S%fZ")
+    moved: list[Path] = []
+    replayed: dict[str, int] = {}
+    for target in _databases(home):
+        count, aside = _rebuild_file(target, stamp, progress)
+        moved.extend(aside)
+        replayed[target.relative_to(home.root).as_posix()] = count
+    counts, errors = _rebuild_indexes(home, progress)
+    return RebuildReport(
+        path=home.memory_db, records=sum(replayed.values()), moved_aside=moved,
+        indexed=sum(counts.values()), counts=counts, databases=replayed, errors=errors,
+    )
+
+
+def _databases(home: HRMHome) -> list[Path]:
+    """The home's ``memory.db`` and every stack database that exists or has a ledger."""
+    found = [home.memory_db]
+    for agent_class in home.stack_classes():
+        path = home.stack_memory_db(agent_class)
+        if path.is_file() or home.stack_memory_ledger(agent_class).is_file():
+            found.append(path)
+    return found
+
+
+def _rebuild_file(
+    target: Path, stamp: str, progress: Progress | None
+) -> tuple[int, list[Path]]:
+    """Rebuild one database from its memory ledger; returns (records, files moved aside)."""
     from hrm.storage.sqlite import Database
 
-    target = home.memory_db
-    stamp = (clock or _now)().strftime("%Y%m%dT%H%M%S%fZ")
     building = target.with_name(f"{target.name}.rebuilding-{stamp}")
     _remove_database(building)
     try:
-        # Beside memory.db, so its journal is the home's. Made empty first: a file that did
-        # not exist would be replayed as it opens, where no progress can be reported.
+        # Beside the old file, so its journal is the old one's. Made empty first: a file that
+        # did not exist would be replayed as it opens, where no progress can be reported.
         building.touch(mode=0o600)
         with Database(building, journal=True) as db:
             records = replay_into(db, progress=progress)
@@ -151,35 +189,41 @@ def rebuild(
     os.replace(building, target)
     with contextlib.suppress(OSError):
         os.chmod(target, 0o600)
-    counts, errors = _rebuild_indexes(home, progress)
-    return RebuildReport(
-        path=target, records=records, moved_aside=moved, indexed=sum(counts.values()),
-        counts=counts, errors=errors,
-    )
+    return records, moved
 
 
 def after_quarantine(
     home: HRMHome, repaired: Sequence[Path], *, progress: Progress | None = None
 ) -> RebuildReport:
-    """Bring ``memory.db`` in line with ledgers a quarantine repaired.
+    """Bring the home's databases in line with ledgers a quarantine repaired.
 
-    When the memory ledger was repaired and the database still reads whole, the database is
-    the better copy of what the skipped records held: it is exported into the ledger again
-    (`Journal.resync`) and kept. Otherwise the database is rebuilt from the ledgers. The
-    derived indexes are re-derived either way.
+    For each database whose memory ledger was repaired and which still reads whole, the
+    database is the better copy of what the skipped records held: it is exported into the
+    ledger again (`Journal.resync`) and kept. Every other database is rebuilt from its
+    ledger. The derived indexes are re-derived either way.
     """
     from hrm.storage.sqlite import Database
 
-    memory = memory_ledger_path(home.root)
-    if memory in list(repaired) and _readable(home.memory_db):
-        with Database(home.memory_db) as db:
-            records = _journal_of(db).resync()
-        counts, errors = _rebuild_indexes(home, progress)
-        return RebuildReport(
-            path=home.memory_db, records=records, indexed=sum(counts.values()), counts=counts,
-            errors=errors, resynced=True,
-        )
-    return rebuild(home, progress=progress)
+    stamp = _now().strftime("%Y%m%dT%H%M%S%fZ")
+    fixed = set(repaired)
+    replayed: dict[str, int] = {}
+    moved: list[Path] = []
+    resynced = False
+    for target in _databases(home):
+        name = target.relative_to(home.root).as_posix()
+        if memory_ledger_path(target) in fixed and _readable(target):
+            with Database(target) as db:
+                replayed[name] = _journal_of(db).resync()
+            resynced = True
+            continue
+        replayed[name], aside = _rebuild_file(target, stamp, progress)
+        moved.extend(aside)
+    counts, errors = _rebuild_indexes(home, progress)
+    return RebuildReport(
+        path=home.memory_db, records=sum(replayed.values()), moved_aside=moved,
+        indexed=sum(counts.values()), counts=counts, databases=replayed, errors=errors,
+        resynced=resynced,
+    )
 
 
 def _journal_of(db: Database) -> Journal:
@@ -223,7 +267,7 @@ def _replay(db: Database, ledger_path: Path, progress: Progress | None) -> int:
     from hrm.storage._journal_sql import apply_ops
     from hrm.storage.ledger import Ledger
 
-    for component, migrations in _components():
+    for component, migrations in _components_of(db):
         db.migrate(component, migrations)
     shapes: dict[str, Any] = {}
     count = 0
@@ -279,7 +323,19 @@ def _point_cursor(db: Database, ledger_path: Path) -> None:
         journal.mark_synced(None, size)
 
 
-def _components() -> list[tuple[str, Sequence[str]]]:
+def _components_of(db: Database) -> list[tuple[str, Sequence[str]]]:
+    """The migrations a rebuild of `db` runs: a stack's database gets the per-stack components
+    only; the home's gets every component (a home made before stacks had databases of their
+    own holds per-stack rows in its ledger, D322)."""
+    if is_stack_database(Path(db.path)):
+        from hrm.storage.stack_db import stack_components
+
+        return stack_components()
+    return [(c, m) for c, m in component_migrations() if c != "storage.stack_db"]
+
+
+def component_migrations() -> list[tuple[str, Sequence[str]]]:
+    """Every component of `COMPONENTS` with its migrations, imported."""
     found: list[tuple[str, Sequence[str]]] = []
     for component, target in COMPONENTS:
         module, _, attribute = target.partition(":")
@@ -290,7 +346,8 @@ def _components() -> list[tuple[str, Sequence[str]]]:
 def _rebuild_indexes(
     home: HRMHome, progress: Progress | None
 ) -> tuple[dict[str, int], dict[str, str]]:
-    """The derived indexes: every ledger's index entries and each stack's episodic index."""
+    """The derived indexes: every ledger's index entries (in the home's database) and each
+    stack's episodic index (in the stack's own database)."""
     from hrm.storage.ledger_index import LedgerIndex
     from hrm.storage.sqlite import Database
 
@@ -300,22 +357,27 @@ def _rebuild_indexes(
         errors.update(report.errors)
         if progress is not None:
             progress("index", report.total)
-        from hrm.memory.episodic import EpisodicTraceStore
-
-        for agent_class in home.stack_classes():
-            if not home.episodic_ledger(agent_class).exists():
-                continue
-            try:
-                store = EpisodicTraceStore(db, home, agent_class)
-                try:
-                    store.rebuild_index()
-                finally:
-                    store.close()
-            except HRMError as exc:
-                errors[home.episodic_ledger(agent_class).relative_to(home.root).as_posix()] = (
-                    exc.message
-                )
+    for agent_class in home.stack_classes():
+        ledger = home.episodic_ledger(agent_class)
+        if not ledger.exists():
+            continue
+        try:
+            _rebuild_episodes(home, agent_class)
+        except HRMError as exc:
+            errors[ledger.relative_to(home.root).as_posix()] = exc.message
     return dict(report.counts), errors
+
+
+def _rebuild_episodes(home: HRMHome, agent_class: str) -> None:
+    from hrm.memory.episodic import EpisodicTraceStore
+    from hrm.storage.stack_db import open_stack_db
+
+    with open_stack_db(home, agent_class) as db:
+        store = EpisodicTraceStore(db, home, agent_class)
+        try:
+            store.rebuild_index()
+        finally:
+            store.close()
 
 
 # ── files ───────────────────────────────────────────────────────────────────

@@ -103,8 +103,9 @@ class Database:
     """A thread-safe handle on one SQLite file with migrations and nested transactions.
 
     Use as a context manager or call `close`. ``path=":memory:"`` gives a private in-memory
-    database (tests). `journal`: journal every change into the home's memory ledger; by
-    default on for a file named ``memory.db`` (a home's), off otherwise.
+    database (tests). `journal`: journal every change into the database's memory ledger
+    (`hrm.storage.journal.memory_ledger_path`: the home's, or the one beside a stack's own
+    database); by default on for a file named ``memory.db``, off otherwise.
     """
 
     def __init__(
@@ -181,7 +182,7 @@ class Database:
         from hrm.storage.journal import Journal
 
         try:
-            self._journal = Journal(self, Path(self.path).parent)
+            self._journal = Journal(self, Path(self.path))
             if fresh:
                 self._journal.restore_if_fresh()
         except BaseException:
