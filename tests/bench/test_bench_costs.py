@@ -28,10 +28,10 @@ WORKER = """
 import os, sys, tempfile
 with tempfile.TemporaryFile() as f:
     os.fsync(f.fileno())                 # before the first mark: not counted
-    os.sched_yield()
+    os.getppid()
     for _ in range({n}):
         f.write(b"x"); f.flush(); os.fdatasync(f.fileno())
-    os.sched_yield()
+    os.getppid()
     os.fsync(f.fileno())                 # after the second mark: not counted
 """
 

@@ -60,7 +60,7 @@ def test_3_ho2m_entries_carry_the_section_4_fields(home: HRMHome) -> None:
 def test_4_per_stack_state_lives_in_agent_class_directories(home: HRMHome) -> None:
     for agent_class in ("ADMIN", DPJ):
         with HRM.open(home, agent_class, "offline") as stack:
-            stack.turn("note this down")
+            stack.turn("Explain how binary search works")  # a model call: HO1m is written
     for agent_class, dirname in (("ADMIN", "ADMIN"), (DPJ, "RESIDENT_DoPeJar")):
         assert (home.root / "HO2" / "ledger" / dirname / "workorder.jsonl").is_file()
         assert (home.root / "HO1" / "ledger" / dirname / "worker.jsonl").is_file()

@@ -49,6 +49,12 @@ _VAGUE = frozenset(
      "what", "where", "everything", "all", "whole", "last one", "this one", "that one"}
 )
 """References that name nothing on their own: the problem in focus, or what was just kept."""
+_NO_CONTENT = _VAGUE | _DETERMINER_WORDS | frozenset(
+    {"down", "up", "please", "pls", "now", "for", "me", "us", "here", "there", "so", "too",
+     "also", "as", "well", "somewhere", "again", "later"}
+)
+"""What is left of "note *this down*", "save *that for me*": words that point at something
+said elsewhere and state nothing to keep."""
 
 # Fillers a statement may open with. "no" only before a pause ("no, metric please"): in "no
 # more java examples" it is the statement itself, and stripping it says the opposite.
@@ -304,8 +310,8 @@ def _fact(sentence: str) -> Slots:
     body = _LEAD.sub("", sentence)
     fact = _KEEP_LEAD.sub("", body, count=1)
     fact = _KEEP_TAIL.sub("", fact).strip(" .!?;,")
-    if not fact:
-        return Slots()
+    if not fact or all(w.lower() in _NO_CONTENT for w in _WORD.findall(fact)):
+        return Slots()  # "note this down" keeps nothing by itself: what "this" is, is asked
     named = _NAMED_VALUE.match(fact)
     subject = named.group("subject").strip() if named else fact
     return Slots(statement=fact, subject=subject)

@@ -30,6 +30,10 @@ def remember_fact(
     stack: Any, request: MemoryRequest, *, signals: Any, record: DecisionRecord, event: Any
 ) -> list[str]:
     """Write what the person asked to be remembered; returns the notes for the answer."""
+    if not request.fact.strip():
+        # "Note this down" names nothing to keep: one short question, never a canon entry
+        # made of the pointing words ("this down").
+        return ["What should I keep? Say it in one sentence, e.g. “Remember that …”."]
     key = fact_key(request)
     asked = FactRequestRecord(key=key, fact=request.fact, statement=request.statement)
     record.memory_request = asked
