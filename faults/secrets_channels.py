@@ -122,9 +122,11 @@ def memory_bus(place: Place, texts: list[str]) -> None:
 def learn(place: Place, texts: list[str]) -> None:
     """``hrm memory learn`` with the text as content, context, tag and session."""
     for index, text in enumerate(texts):
-        _cli(["memory", "learn", f"{text} (learning {index})", "--type", "WORKING_SOLUTION",
-              "--context", text, "--tag", text, "--session", text,
-              "--home", str(place.home)])
+        # `--name=value` and `--` before the content, as a person does with text that may
+        # begin with "-" (a generated secret can): otherwise it is read as an option.
+        _cli(["memory", "learn", "--type", "WORKING_SOLUTION", f"--context={text}",
+              f"--tag={text}", f"--session={text}", "--home", str(place.home), "--",
+              f"{text} (learning {index})"])
 
 
 def learn_hybrid(place: Place, texts: list[str]) -> None:
