@@ -52,10 +52,13 @@ TOPICS = ("binary search", "hash maps", "B-trees", "garbage collection", "TCP sl
           "bloom filters", "raft elections", "vector clocks", "quicksort pivots", "heap order")
 
 
-def start_server(home: Path) -> tuple[subprocess.Popen[str], str, float]:
+def start_server(
+    home: Path, sentence_model: str = "auto"
+) -> tuple[subprocess.Popen[str], str, float]:
     """Start the server; return it, its base URL and the seconds to its first answer."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HRM_", "OPENAI_"))}
-    env.update({"HRM_HOME": str(home), "HRM_PROVIDER": "offline", "HRM_SERVE_BENCH": "1"})
+    env.update({"HRM_HOME": str(home), "HRM_PROVIDER": "offline", "HRM_SERVE_BENCH": "1",
+                "HRM_READING__SENTENCE_MODEL": sentence_model})
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "hrm.cli", "serve", "--port", "0", "--regenerate-window", "0",
@@ -121,6 +124,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--sentence-model", choices=("auto", "off"), default="auto",
+        help="reading's exemplar tier (off: rules only), to see what it adds to a turn",
+    )
     args = parser.parse_args()
     total = 64 if args.quick else 256  # requests per kind and concurrency, over all rounds
     OUT.mkdir(parents=True, exist_ok=True)
@@ -129,7 +136,7 @@ def main() -> int:
         initialize(HRMHome(home))
         store = KeyStore(HRMHome(home))
         keys = [store.create(f"user-{n}").token for n in range(max(CONCURRENCY))]
-        process, base, startup_s = start_server(home)
+        process, base, startup_s = start_server(home, args.sentence_model)
         try:
             counter = [0]
             for kind in KINDS:  # warm every path and the first stacks
