@@ -164,3 +164,18 @@ def test_readers_of_a_process_share_one_model(tmp_path: Path) -> None:
     other = load_exemplar_reader(cache_dir=tmp_path / "elsewhere")
     assert first is second and first is not None and other is not None
     assert first._model is other._model
+
+
+def test_a_sentence_naming_no_cue_is_not_embedded(tmp_path: Path) -> None:
+    """No intent the tier may return fits a sentence without any of its cues, so the model is
+    not asked (D353): most ordinary questions cost no encode, and a one-shot turn no load."""
+    model = WordsModel()
+    reader = reader_on(model, tmp_path)
+    read(reader, "warm up")  # the index is built here
+    model.encoded.clear()
+    assert read(reader, "What is the capital of France?") == ()
+    assert model.encoded == []
+    read(reader, "please forget my address")
+    assert model.encoded == ["please forget my address"]
+    read(reader, "sure thing", ReadingContext(pending="preference"))  # it may be the answer
+    assert model.encoded[-1] == "sure thing"

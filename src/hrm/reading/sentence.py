@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -214,21 +215,30 @@ class ExemplarReader:
             guarded_by: Per text, the sentence whose guards apply (a clause is guarded by its
                 whole sentence: "I prefer X, can you Y?" holds no preference in any part).
         """
+        guards = sentences if guarded_by is None else guarded_by
+        nothing = SpanScore(kind=None, score=0.0, confidence=0.0)
         try:
             index = self._ensure_index()
-            clipped = [_clip(s) for s in sentences]
+            # A sentence that names no cue of any intent, with no question pending, can carry
+            # nothing this tier may return (`_choose` would refuse every intent it scored):
+            # it is not embedded. Most ordinary questions are such sentences, and the encode
+            # is most of a governed turn's cost — and of a one-shot turn's, which then never
+            # loads the model (D353).
+            live = [i for i, guard in enumerate(guards) if _may_read(index, guard, context)]
+            if not live:
+                return [nothing for _ in sentences]
+            clipped = [_clip(sentences[i]) for i in live]
             table = index.scores(self._embed(clipped), clipped)
         except Exception:  # bounded help: a failing sentence model never fails the turn
             if not self._failed:
                 logger.warning("sentence model failed; the exemplar tier is off", exc_info=True)
             self._failed = True
-            return [SpanScore(kind=None, score=0.0, confidence=0.0) for _ in sentences]
+            return [nothing for _ in sentences]
         calibration = self._calibration_for(index)
-        guards = sentences if guarded_by is None else guarded_by
-        return [
-            _choose(index.labels, row, guard, context, calibration, self._bands)
-            for guard, row in zip(guards, table, strict=True)
-        ]
+        scores = [nothing] * len(sentences)
+        for i, row in zip(live, table, strict=True):
+            scores[i] = _choose(index.labels, row, guards[i], context, calibration, self._bands)
+        return scores
 
     def _ensure_index(self) -> ExemplarIndex:
         with self._lock:
@@ -262,6 +272,21 @@ class ExemplarReader:
             while len(self._vectors) > CACHE_SIZE:
                 self._vectors.popitem(last=False)
         return np.stack(rows)
+
+
+def _may_read(index: ExemplarIndex, sentence: str, context: ReadingContext) -> bool:
+    """Whether `_choose` could return an intent for `sentence`: an answer, when a question is
+    pending; else an intent whose cues the sentence names and whose guards it passes."""
+    if answers_for(context.pending):
+        return True
+    return any(may_carry(kind, sentence) for kind in _kinds(index.labels))
+
+
+@lru_cache(maxsize=8)
+def _kinds(labels: tuple[str, ...]) -> tuple[IntentKind, ...]:
+    """The intents of an index that a sentence carries by its own words (not the answers)."""
+    kinds = (IntentKind(label) for label in labels if label != _NONE_LABEL)
+    return tuple(kind for kind in kinds if kind not in ANSWERS)
 
 
 def _choose(
