@@ -49,8 +49,24 @@ class _Cue:
     """Runs of words between ``~`` gaps; a word ending in ``*`` is a prefix."""
     weight: float
 
-    def found_in(self, words: list[str]) -> bool:
+    def found_in(self, words: list[str], present: frozenset[str] | None = None) -> bool:
+        """Whether the cue is in `words`; `present` (the set of `words`) lets a cue with a word
+        the message does not hold be refused by set lookups before the ordered scan, which
+        was over a quarter of a turn's CPU when every cue scanned every message."""
+        if present is not None and not self._may_be_in(present):
+            return False
         return _find(words, self.parts, 0, len(words))
+
+    def _may_be_in(self, present: frozenset[str]) -> bool:
+        for run in self.parts:
+            for word in run:
+                if word.endswith("*"):
+                    stem = word[:-1]
+                    if not any(w.startswith(stem) for w in present):
+                        return False
+                elif word not in present:
+                    return False
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +130,11 @@ class RequestClassifier:
         """The class of `text`; `conflict_hint` is the governance signals' conflict level."""
         said = spoken(text) if isinstance(text, str) else str(text)
         words = _words(said)[:_SCAN_WORDS]
+        present = frozenset(words)
         scores: dict[str, float] = {}
         evidence: dict[str, list[str]] = {}
         for cls in self._classes:
-            hits = [cue for cue in cls.cues if cue.found_in(words)]
+            hits = [cue for cue in cls.cues if cue.found_in(words, present)]
             score = sum(cue.weight for cue in hits)
             found = [cue.text for cue in hits]
             if cls.hint_weight and conflict_hint in (ConflictLevel.MEDIUM, ConflictLevel.HIGH):
