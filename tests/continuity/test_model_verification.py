@@ -17,7 +17,7 @@ def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "model.onnx"
     path.write_bytes(b"weights " * 1000)
     monkeypatch.setattr(embeddings, "MODEL_SHA256", hashlib.sha256(path.read_bytes()).hexdigest())
-    monkeypatch.setattr(embeddings, "_stamp_file", lambda _: tmp_path / "cache" / "verified")
+    monkeypatch.setattr(embeddings, "_stamp_file", lambda: tmp_path / "cache" / "verified")
     monkeypatch.setattr(embeddings, "_verified", set())
     return path
 
@@ -65,6 +65,6 @@ def test_a_read_only_installation_still_verifies(
 ) -> None:
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("a file where the cache folder would be")
-    monkeypatch.setattr(embeddings, "_stamp_file", lambda _: blocked / "verified")
+    monkeypatch.setattr(embeddings, "_stamp_file", lambda: blocked / "verified")
     embeddings._verify(model)  # hashed, found right, the stamp cannot be written: no error
     assert model in embeddings._verified

@@ -115,13 +115,9 @@ def _verify(path: Path) -> None:
         if path in _verified:
             return
         stamp = _verified_stamp(path)
-        if stamp is not None and _stamp_file(path).is_file():
-            try:
-                if _stamp_file(path).read_text(encoding="utf-8") == stamp:
-                    _verified.add(path)
-                    return
-            except OSError:
-                pass  # unreadable: hash the file as if there were no stamp
+        if stamp is not None and _read_stamp() == stamp:
+            _verified.add(path)
+            return
         digest = hashlib.sha256()
         try:
             with path.open("rb") as handle:
@@ -141,13 +137,21 @@ def _verify(path: Path) -> None:
             )
         _verified.add(path)
         if stamp is not None:
-            _write_stamp(_stamp_file(path), stamp)
+            _write_stamp(_stamp_file(), stamp)
 
 
-def _stamp_file(model: Path) -> Path:
-    """Where a process leaves word that `model` was hashed and found right: beside the
+def _stamp_file() -> Path:
+    """Where a process leaves word that the model was hashed and found right: beside the
     installed models' other derived data, in ``<venv>/share/hrm/cache``."""
     return Path(sys.prefix) / "share" / "hrm" / "cache" / "embedding-model.verified"
+
+
+def _read_stamp() -> str | None:
+    """The stamp a process left, or None (none yet, or unreadable: the model is hashed)."""
+    try:
+        return _stamp_file().read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def _verified_stamp(model: Path) -> str | None:

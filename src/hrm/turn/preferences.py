@@ -250,29 +250,7 @@ def handle_preference(
         if decision.get("approved") and decision.get("target") == "shared_reference":
             notes.append(f"Noted as canon: “{statement}”.")
         elif decision.get("target") == "working_set":
-            replaces = contradicted_canon(signals, "preference.")
-            if replaces:
-                # D70: the note used to say "Say so if it should replace …", and nothing
-                # understood saying so: the earlier preference could never be replaced.
-                state.pending_preference = {"statement": statement, "key": key,
-                                            "replaces": replaces}
-                event("preference_pending", key=key, statement=statement,
-                      replaces=sorted(replaces))
-                earlier = "”, “".join(replaces.values())
-                notes.append(
-                    f"This conflicts with “{earlier}”, so I kept “{statement}” for this "
-                    "problem only. Should it replace the earlier preference? (yes/no)"
-                )
-            elif "conflict" in str(decision.get("reason", "")).lower():
-                notes.append(
-                    f"This conflicts with what you told me before; I kept “{statement}” for "
-                    "this problem only."
-                )
-            else:  # never blame a conflict that was not there: say what the gate said
-                notes.append(
-                    f"I kept “{statement}” for this problem only "
-                    f"({str(decision.get('reason', 'the write gate decided so')).rstrip('.')})."
-                )
+            notes.append(_kept_for_the_problem(statement, key, decision, signals, state, event))
     elif pref.preference_class in (
         PreferenceClass.INFERRED_CONFIRM_REQUIRED,
         PreferenceClass.BEHAVIORAL,
@@ -292,3 +270,29 @@ def handle_preference(
             event("preference_pending", key=key, statement=statement)
             notes.append(f"Should I remember “{statement}” as your preference? (yes/no)")
     return notes
+
+
+def _kept_for_the_problem(
+    statement: str, key: str, decision: dict[str, Any], signals: Any, state: TurnState,
+    event: Any,
+) -> str:
+    """The note for a stated preference the write gate kept in the working set only."""
+    replaces = contradicted_canon(signals, "preference.")
+    if replaces:
+        # D70: the note used to say "Say so if it should replace …", and nothing understood
+        # saying so: the earlier preference could never be replaced.
+        state.pending_preference = {"statement": statement, "key": key, "replaces": replaces}
+        event("preference_pending", key=key, statement=statement, replaces=sorted(replaces))
+        earlier = "”, “".join(replaces.values())
+        return (
+            f"This conflicts with “{earlier}”, so I kept “{statement}” for this problem only. "
+            "Should it replace the earlier preference? (yes/no)"
+        )
+    reason = str(decision.get("reason", "the write gate decided so"))
+    if "conflict" in reason.lower():
+        return (
+            f"This conflicts with what you told me before; I kept “{statement}” for this "
+            "problem only."
+        )
+    # Never blame a conflict that was not there: say what the gate said.
+    return f"I kept “{statement}” for this problem only ({reason.rstrip('.')})."
