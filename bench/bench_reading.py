@@ -48,7 +48,8 @@ BANDS = Bands()
 
 
 def rules_tier() -> Reader:
-    """The rules tier (`hrm.reading.rules.tier.RulesReader`), as the composer runs it first."""
+    """The rules tier (`hrm.reading.rules.tier.RulesReader`) with the default policy's preference
+    patterns, as a fresh stack's turn composes it (before D370 it read no preferences here)."""
     from hrm.reading.rules.tier import RulesReader
 
     return RulesReader()

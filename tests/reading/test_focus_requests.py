@@ -30,6 +30,8 @@ from hrm.reading.rules.focus import (
         ("Help me debug the login flow for the next 1 turn please", 1,
          "Help me debug the login flow please"),
         ("Let's stay on this for the next 4 turns", 4, "this"),
+        ("I need you focused on the tax report for 4 turns", 4, "the tax report"),
+        ("stick to the api docs for 2 more turns", 2, "the api docs"),
     ],
 )
 def test_reads_span_and_topic(text: str, turns: int | None, description: str) -> None:
@@ -43,7 +45,8 @@ def test_a_span_alone_names_nothing() -> None:
 @pytest.mark.parametrize(
     "text",
     ["Let's focus on ...", "let's ship ;;;", "How do I rename a git branch?", "Focus on the tests", "for the next release, add tests",
-     "Let's plan the v2 launch", ""],
+     "Let's plan the v2 launch", "", "I'm waiting for a reply from the vendor",
+     "can you help me for two questions"],
 )
 def test_text_without_commitment_language_makes_no_request(text: str) -> None:
     assert read_focus_request(text) is None

@@ -33,6 +33,19 @@ from hrm.reading.rules.memory import (
          "an index?", "the prod database is read-only on weekends"),
         ("Make a note that the invoices table has no primary key",
          "the invoices table has no primary key"),
+        # A verb of keeping with "this", then the fact.
+        ("keep this in mind, we support python 3.9 and above only",
+         "we support python 3.9 and above only"),
+        ("store this: the feature flag service is LaunchDarkly",
+         "the feature flag service is LaunchDarkly"),
+        ("write this down - our sprint ends on thursdays", "our sprint ends on thursdays"),
+        ("save for later: the design doc is ARCH-12", "the design doc is ARCH-12"),
+        ("remember, the deploy freeze starts friday", "the deploy freeze starts friday"),
+        ("you should know that our api rate limit is 100 rps", "our api rate limit is 100 rps"),
+        # The request after the fact.
+        ("we use tabs in this repo, remember that going forward", "we use tabs in this repo"),
+        ("fyi our prod db is postgres 15, please keep that in mind", "our prod db is postgres 15"),
+        ("remember to use UTC in this project", "to use UTC in this project"),
     ],
 )
 def test_a_request_to_remember_gives_its_fact(text: str, fact: str) -> None:
@@ -52,6 +65,11 @@ def test_a_request_to_remember_gives_its_fact(text: str, fact: str) -> None:
         "Remember that bug from last week?",
         "Note that the server restarts at midnight",  # information, not a request to keep it
         "Can you remember it?",
+        # A to-do that leans on the conversation: a kept fact could not resolve "that function".
+        "remember to handle the None case in that function",
+        "don't forget to close it",
+        "save this file as utf-8",
+        "is it slow, remember that?",
     ],
 )
 def test_a_question_a_memory_of_ones_own_or_a_bare_remember_is_no_request(text: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hrm.config import PolicySurface
 from hrm.governance.preferences import PreferenceClassifier
 from hrm.reading.reader import available_tiers, read
-from hrm.reading.rules.preferences import QUESTION_OR_REQUEST, PreferenceRules
+from hrm.reading.rules.preferences import FOR_A_SPAN, QUESTION_OR_REQUEST, PreferenceRules
 from hrm.reading.types import IntentKind, Reading, ReadingContext
 
 _CLASSIFIER = PreferenceClassifier(PolicySurface())
@@ -95,6 +95,12 @@ def test_the_guard_says_why_for_a_request_after_the_preference() -> None:
     assert reading.declined[0].reason == QUESTION_OR_REQUEST
 
 
+def test_a_preference_said_for_a_number_of_turns_is_a_focus_request() -> None:
+    reading = _read("I need you focused on the tax report for 4 turns")
+    assert not reading.has(K.PREFERENCE) and reading.has(K.FOCUS)
+    assert reading.declined[0].reason == FOR_A_SPAN
+
+
 def test_a_standing_instruction_put_as_a_question_is_still_one() -> None:
     assert _read("Could you always reply in French?").has(K.PREFERENCE)
 
@@ -164,3 +170,11 @@ def test_the_reading_is_recorded_with_its_readers() -> None:
     assert record["readers"] == ["rules"]
     [intent] = record["intents"]  # type: ignore[misc]
     assert intent["kind"] == "decision" and intent["reader"] == "rules:decisions"
+
+
+def test_the_rules_tier_reads_preferences_with_the_default_policy_unless_given_a_stack_s() -> None:
+    from hrm.reading.rules.tier import RulesReader
+
+    said = "i really prefer dark roast coffee"
+    reading = read(said, ReadingContext(), (RulesReader(),))
+    assert [i.kind for i in reading.intents] == [K.PREFERENCE]

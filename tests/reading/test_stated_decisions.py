@@ -20,6 +20,7 @@ from hrm.reading.rules.decisions import read_stated_decision
         ("Go with option B.", "go with option B"),
         ("We're going with the blue design", "go with the blue design"),
         ("I'll stick with pytest.", "stick with pytest"),
+        ("our team agreed to freeze the API until June", "freeze the API until June"),
         ("Thanks. Let's go with Lisbon for the offsite. Can you find venues?",
          "go with Lisbon for the offsite"),
     ],
@@ -39,6 +40,7 @@ def test_reads_a_stated_decision(text: str, decision: str) -> None:
         "Let's keep going and chase our dreams!",  # "keep" is no choice
         "Summarise what we decided about the cache layer",
         "I want to keep it simple",
+        "my manager decided to cancel the project",  # news of someone else's decision
     ],
 )
 def test_reads_no_decision_where_none_is_stated(text: str) -> None:

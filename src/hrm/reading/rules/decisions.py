@@ -33,13 +33,17 @@ _LEAD = (
     r"(?:(?:ok(?:ay)?|so|then|alright|all right|right|great|cool|fine|perfect|good|yes|yeah"
     r"|sure|agreed|thanks)\W+)*"
 )
+_WHO = r"(?:we|i|our\s+team)"
+"""Who decides: the person, or the team they speak for. "My manager decided to cancel it" is
+news of someone else's decision, not one stated about the work."""
 _CHOOSE = r"(?:go with|use|stick with|stay with|pick|choose|switch to|adopt)"
 _FORMS = (
     r"(?:let'?s|let us)\s+" + _CHOOSE,
     r"(?:we|i)(?:'ll|\s+will|\s+shall|'re going to|\s+are going to|'m going to|\s+am going to)\s+"
     + _CHOOSE,
-    r"(?:we|i)(?:'ve|\s+have)?\s+(?:decided|agreed|settled)\s+(?:to|on|that|we'?ll|upon)",
-    r"(?:we|i)(?:'ve|\s+have)?\s+(?:all\s+)?(?:decided|agreed)(?=\s+(?:the|our|we|it|on|that)\b)",
+    _WHO + r"(?:'ve|\s+have|\s+has)?\s+(?:decided|agreed|settled)\s+(?:to|on|that|we'?ll|upon)",
+    _WHO + r"(?:'ve|\s+have|\s+has)?\s+(?:all\s+)?(?:decided|agreed)"
+    r"(?=\s+(?:the|our|we|it|on|that)\b)",
     r"(?:it'?s\s+)?decided\s*[:,-]",
     r"(?:we'?re|we are|i'?m|i am)\s+going\s+with",
     r"go\s+with",

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hrm._text import shorten
-from hrm._wordlists import HeadIndex
 from hrm.reading.rules._engine import NUMBER, number_of
 from hrm.reading.types import Intent, IntentKind, Slots
 
@@ -35,13 +34,17 @@ __all__ = [
 DEFAULT_TURNS = 3
 """A request that names no span ("let's focus on X") commits for this many turns."""
 
+_UNITS = r"(?:turns?|messages?|replies|repl(?:y)|exchanges?|answers?|questions?|rounds?)\b"
 FOR_TURNS = re.compile(
-    r"\b(?P<for>(?:for|over|during)\s+)?(?:the\s+)?next\s+(?P<n>" + NUMBER + r")\s+"
-    r"(?:turns?|messages?|replies|repl(?:y)|exchanges?|answers?|questions?|rounds?)\b",
+    r"\b(?:(?P<for>(?:for|over|during)\s+)?(?:the\s+)?next\s+(?P<n>" + NUMBER + r")"
+    r"|(?P<for_only>for\s+)(?:the\s+)?(?P<m>(?!a\s|one\s)" + NUMBER + r")(?=\s+(?:more\s+)?"
+    r"(?:turns?|messages?|exchanges?|rounds?)\b))\s+(?:more\s+)?" + _UNITS,
     re.IGNORECASE,
 )
 """The span of a commitment: "for the next 3 turns", "for the next two messages", "over the next
-couple of turns"; without "for" ("… the next 3 messages") only beside a focus verb."""
+couple of turns", "for 4 turns" (not "for a reply" or "for two questions"); without "for"
+("… the next 3 messages") only beside a focus verb."""
+_SPAN_HINTS = ("next", "turn", "message", "repl", "exchange", "answer", "question", "round")
 FOCUS_ON = re.compile(
     r"\b(?:let'?s|let us|we'?ll|we will|i want to|i'?d like to|commit to|please|pls) "
     r"(?:focus on|focus only on|work on|commit to|finish|ship|concentrate on|stick to|stick with"
@@ -50,12 +53,10 @@ FOCUS_ON = re.compile(
 )
 """A topic the person commits to: "let's focus on X", "we'll finish X", "I want to ship X"."""
 _BARE_FOCUS_ON = re.compile(
-    r"\b(?:focus on|work on|stick (?:to|with)|stay (?:on|with)|concentrate on)\s+(.{3,200})",
+    r"\b(?:focus(?:ed)? on|work on|stick (?:to|with)|stay (?:on|with)|concentrate on)\s+(.{3,200})",
     re.IGNORECASE,
 )
 """With a span said, the verb alone names the topic: "for the next 3 turns, focus on X"."""
-_WORDS = HeadIndex({"for": [FOR_TURNS], "to": [FOCUS_ON]})
-_SPAN_WORDS = ("next",)
 _FOCUS_WORDS = ("focus", "work on", "commit", "finish", "ship", "concentrate", "stick",
                 "stay on", "talk about", "keep to")
 _SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
@@ -117,16 +118,16 @@ def read_focus_request(text: str) -> FocusRequest | None:
 @lru_cache(maxsize=8)
 def _read(head: str) -> FocusRequest | None:
     low = head.lower()
-    span = FOR_TURNS.search(head) if "next" in low else None
+    span = FOR_TURNS.search(head) if any(w in low for w in _SPAN_HINTS) else None
     topic = _topic(head) if any(word in low for word in _FOCUS_WORDS) else None
     if topic is None and span is not None:
         bare = _BARE_FOCUS_ON.search(head)
         topic = bare.group(1) if bare else None
-        if topic is None and span.group("for") is None:
+        if topic is None and span.group("for") is None and span.group("for_only") is None:
             span = None  # "show me the next 3 messages" commits to nothing
     if span is None and topic is None:
         return None
-    turns = number_of(span.group("n")) if span else None
+    turns = number_of(span.group("n") or span.group("m")) if span else None
     if topic is not None:
         said = _without_span(_first_sentence(topic))
         if said:

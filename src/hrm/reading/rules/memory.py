@@ -46,15 +46,34 @@ __all__ = [
 
 _LEAD = r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
 _POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
+_THIS = r"(?:this|that|it)"
+_SEP = r"\s*[,:\-–—]"
 _REQUEST = re.compile(
     _LEAD + _POLITE + r"(?:"
-    r"remember(?:\s+(?:that|this)\s*:?|\s*:|\s*[-–—]|(?=\s+to\s))"
-    r"|keep in mind(?:\s+that|\s*:)?|(?:don'?t|do not) forget(?:\s+that|\s*:|(?=\s+to\s))?"
-    r"|for (?:future|later) reference\s*[,:]?|make a note(?:\s+that|\s*:)"
-    r")\s+(?P<fact>\S.*)$",
+    r"remember(?:\s+(?:that|this)\s*:?|\s*[,:]|\s*[-–—]|(?=\s+to\s))"
+    r"|you should know(?:\s+that|\s*[,:])|save(?:\s+" + _THIS + r")?\s+for later" + _SEP + r"?"
+    r"|(?:keep|bear) in mind(?:\s+that|\s*:)?|(?:don'?t|do not) forget(?:\s+that|\s*:|(?=\s+to\s))?"
+    r"|for (?:future|later) reference\s*[,:]?"
+    r"|make a note(?:\s+(?:of\s+)?" + _THIS + r")?(?:\s+that|" + _SEP + r")"
+    # A verb of keeping, its object "this", then what to keep: "keep this in mind, we ship on
+    # Fridays", "store this: the flag service is LaunchDarkly", "write this down - …".
+    r"|(?:keep|bear)\s+" + _THIS + r"\s+in mind" + _SEP + r"?"
+    r"|(?:store|save|note|write|jot|log|record|memori[sz]e)\s+" + _THIS
+    + r"(?:\s+down)?(?:\s+for (?:later|me|the future))?" + _SEP
+    + r"|(?:note|write|jot)\s+down" + _SEP
+    + r")\s+(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-_REQUEST_WORDS = ("remember", "keep in mind", "forget", "reference", "make a note")
+_REQUEST_AFTER = re.compile(
+    _LEAD + r"(?P<fact>\S.{5,}?)\s*[,;:\-–—]+\s*(?:(?:so\s+)?please\s+|pls\s+)?"
+    r"(?:remember|(?:keep|bear)|note|save|store|(?:don'?t|do not) forget)\s+(?:that|this|it)"
+    r"(?:\s+in mind)?(?:\s+(?:going forward|from now on|for later|for the future|please))?"
+    r"\s*[.!]*$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""The request after the fact: "we use tabs in this repo, remember that going forward"."""
+_REQUEST_WORDS = ("remember", "in mind", "forget", "reference", "make a note", "store", "save",
+                  "note", "write", "jot", "log", "record", "memoris", "memoriz", "should know")
 """A word every request form holds."""
 _QUESTION_AFTER = re.compile(
     r"^(?:when|what|how|why|where|who|which|if|whether|me|us|it)\b", re.IGNORECASE
@@ -65,6 +84,16 @@ _NAMED_VALUE = re.compile(
 )
 """A fact that names one value ("our API base URL is https://…", "the staging DB is db2"):
 keyed by its subject, so that a new value is a new version of the key."""
+_TASK_AT_HAND = re.compile(
+    r"\b(?:in|on|to|for|from|of|at|with|into|inside|before|after)\s+(?:that|this|these|those)"
+    r"\s+(?!project|repo|repository|team|company|codebase|app|service|product)\w+"
+    r"|\b(?:it|them|that one|this one|the above|here|there)\s*$",
+    re.IGNORECASE,
+)
+"""What points into the conversation ("in that function", "fix it"): an instruction to do
+something that leans on it ("remember to handle the None case in that function") is a to-do
+for the work at hand, which a kept fact could not resolve later, not a fact to keep. "Remember
+to run the linter before committing" and "… in this project" stand on their own."""
 _KEY_LIMIT = 48
 _SCAN_LIMIT = 2000
 """A request is a sentence of a message, not a paste; the first 2,000 characters are read."""
@@ -89,7 +118,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     if not any(word in low for word in _REQUEST_WORDS):
         return None  # most messages: no sentence to split and match
     for sentence in sentences(head):
-        match = _REQUEST.match(sentence)
+        match = _REQUEST.match(sentence) or _REQUEST_AFTER.match(sentence)
         if match is None:
             continue
         fact = match.group("fact").strip().rstrip(" .!;")
@@ -98,6 +127,8 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         fact = fact.rstrip("?").strip()
         if _QUESTION_AFTER.match(fact) or len(extract_keywords(fact)) < 2:
             continue
+        if _TASK_AT_HAND.search(fact) and fact.lower().startswith("to "):
+            continue  # "remember to handle the None case in that function": a to-do for now
         return MemoryRequest(statement=sentence, fact=fact, subject=_subject(fact))
     return None
 
@@ -340,7 +371,7 @@ _FORGET_ABOUT = re.compile(
 work aside ("Forget about the report") or ask to forget what was never kept."""
 _LOOSE_FORGET = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|also|and|actually|oh|so|please|pls)\W+)*"
-    r"(?:drop|scrap|ditch|never\s*mind|disregard|ignore|lose)\s+"
+    r"(?:drop|scrap|ditch|never\s*mind|disregard|ignore|lose|wipe|erase|clear)\s+"
     r"(?:the\s+|my\s+|that\s+|this\s+)?(?P<what>[^.!?;,\n]{2,60}?)"
     r"(?:\s+(?:thing|bit|part|stuff|one|preference|fact|note))?\s*[.!]*$",
     re.IGNORECASE,

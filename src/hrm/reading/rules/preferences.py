@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hrm.governance.preferences import PreferenceClass, PreferenceClassification
+from hrm.reading.rules.focus import FOR_TURNS
 from hrm.reading.rules.instructions import standing_instruction
 from hrm.reading.rules.memory import without_discourse_lead, without_keep_lead
 from hrm.reading.rules.preference_scope import find_stated_preference, sentences
@@ -58,6 +59,7 @@ _REQUEST_NOW = re.compile(
 )
 """A clause after the preference that asks for something now: "…, can you explain …?"."""
 QUESTION_OR_REQUEST = "it asks something now: a question or a request states no preference"
+FOR_A_SPAN = "it holds for a number of turns: a focus request, not a standing preference"
 
 
 def preference_statement(text: str) -> str:
@@ -93,6 +95,8 @@ class PreferenceRules:
         sentence = stated.sentence
         if _asks_now(said, text, sentence):
             return [], [_declined(said, whole, QUESTION_OR_REQUEST)]
+        if FOR_TURNS.search(_whole_sentence(text, sentence)):
+            return [], [_declined(said, whole, FOR_A_SPAN)]
         # "Keep in mind I prefer tabs" states "I prefer tabs", under the key saying it plainly
         # gives (D73).
         statement = without_discourse_lead(without_keep_lead(sentence))

@@ -16,7 +16,7 @@ from hrm.reading.types import ANSWERS, Declined, Intent, IntentKind, ReadingCont
 if TYPE_CHECKING:
     from hrm.reading.rules.preferences import PreferenceRules
 
-__all__ = ["RulesReader"]
+__all__ = ["RulesReader", "default_preferences"]
 
 
 class RulesReader:
@@ -25,7 +25,9 @@ class RulesReader:
     name = "rules"
 
     def __init__(self, preferences: PreferenceRules | None = None) -> None:
-        self.preferences = preferences
+        """Rules reading preferences with `preferences` (a stack's policy patterns, its
+        source bound); by default with the default policy's, as a fresh stack reads them."""
+        self.preferences = preferences if preferences is not None else default_preferences()
         self.declined: tuple[Declined, ...] = ()
         """What the last `read` matched and judged no intent (read by the composer)."""
 
@@ -49,9 +51,8 @@ class RulesReader:
             # An answer to "switch or queue?" (or a bare "switch") decides arbitration: what
             # it says of a problem's status is not read (D43).
             found += read_problem_intents(said, spans)
-        if self.preferences is not None:
-            intents, declined = self.preferences.read(said)
-            found += intents
+        intents, declined = self.preferences.read(said)
+        found += intents
         # "Keep in mind I prefer tabs" is the preference's, not a fact (D73).
         found += (i for i in memory if i.kind is IntentKind.FACT)
         found += read_decision_intents(said)
@@ -59,6 +60,16 @@ class RulesReader:
         found += read_moves(said, spans)
         self.declined = tuple(declined)
         return _without_overlaps(found)
+
+
+def default_preferences() -> PreferenceRules:
+    """The preference table on the default policy's patterns, for a message from the user."""
+    from hrm.config import PolicySurface
+    from hrm.governance.preferences import PreferenceClassifier
+    from hrm.reading.rules.preferences import PreferenceRules
+
+    classifier = PreferenceClassifier(PolicySurface())
+    return PreferenceRules(classifier.classify, classifier.spans)
 
 
 _MOVES_OVERLAP = frozenset({"focus", "resume", "set_aside", "decision", "negative_feedback",
