@@ -46,6 +46,13 @@ from hrm.reading.rules.memory import (
         ("we use tabs in this repo, remember that going forward", "we use tabs in this repo"),
         ("fyi our prod db is postgres 15, please keep that in mind", "our prod db is postgres 15"),
         ("remember to use UTC in this project", "to use UTC in this project"),
+        # A lead in any words the fact cues hold (data/cues.txt), then the fact.
+        ("for later: our aws account id is 123456789012", "our aws account id is 123456789012"),
+        ("i want you to know that my son's school finishes at 3pm",
+         "my son's school finishes at 3pm"),
+        ("Please keep track of this: the contractor's rate is 80 EUR/h",
+         "the contractor's rate is 80 EUR/h"),
+        ("can u remember that my landlord is called Mr. Petrov", "my landlord is called Mr. Petrov"),
     ],
 )
 def test_a_request_to_remember_gives_its_fact(text: str, fact: str) -> None:
@@ -70,6 +77,11 @@ def test_a_request_to_remember_gives_its_fact(text: str, fact: str) -> None:
         "don't forget to close it",
         "save this file as utf-8",
         "is it slow, remember that?",
+        # A lead that tells rather than asks to keep.
+        "fyi: the build is red on main",
+        "heads up - prod is down",
+        "I noted that the tests fail on windows",
+        "What you should know: how do I do X?",
     ],
 )
 def test_a_question_a_memory_of_ones_own_or_a_bare_remember_is_no_request(text: str) -> None:

@@ -36,6 +36,22 @@ def test_spans_are_ordered_trimmed_and_inside_the_text(text: str) -> None:
         last = end
 
 
+@given(st.text(max_size=400))
+def test_the_rules_split_sentences_as_every_reader_does(text: str) -> None:
+    from hrm.reading.rules.preference_scope import sentences
+
+    expected = [text[a:b].rstrip(";").rstrip() for a, b in sentence_spans(text, len(text))]
+    assert list(sentences(text)) == [s for s in expected if s]
+
+
+def test_a_title_before_a_name_ends_no_sentence() -> None:
+    from hrm.reading.rules.preference_scope import sentences
+
+    said = "pls remember my dentist is dr. okafor on 5th street. Thanks!"
+    assert list(sentences(said)) == ["pls remember my dentist is dr. okafor on 5th street.",
+                                     "Thanks!"]  # fmt: skip
+
+
 def test_a_huge_message_is_read_by_its_head() -> None:
     text = "word. " * 200_000
     spans = sentence_spans(text)

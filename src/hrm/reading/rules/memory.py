@@ -72,8 +72,39 @@ _REQUEST_AFTER = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 """The request after the fact: "we use tabs in this repo, remember that going forward"."""
+_LED = re.compile(
+    r"^\W*(?P<lead>[^:;?!.\n]{2,60}?)(?:\s*:\s*|\s+that\s+|\s+[-–—]+\s+)(?P<fact>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_LEAD_WORDS = 8
+_TELLS_ONLY = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|please|pls|just)\W+)*"
+    r"(?:fyi|heads up|(?:just )?so you know|for the record|for your information|note|n\.?b\.?"
+    r"|(?:i|we) (?!.*\byou\b).*)\W*$",
+    re.IGNORECASE,
+)
+"""A lead that tells rather than asks to keep: "FYI: the build is red" is a report, "Note that
+the server restarts" information, "I remember that it worked" a memory of one's own."""
+
+
+def _led(sentence: str) -> re.Match[str] | None:
+    """A request whose lead asks, in any words the fact cues hold (``data/cues.txt``), that
+    what follows be kept: "for later: our AWS account is 1234", "I want you to know that my
+    son's school ends at 3", "please keep track of this: the rate is 80 EUR/h"."""
+    from hrm.reading.cue_gates import has_cue
+
+    match = _LED.match(sentence)
+    if match is None:
+        return None
+    lead = match.group("lead")
+    if len(lead.split()) > _LEAD_WORDS or _TELLS_ONLY.match(lead):
+        return None
+    return match if has_cue(IntentKind.FACT, lead) else None
+
+
 _REQUEST_WORDS = ("remember", "in mind", "forget", "reference", "make a note", "store", "save",
-                  "note", "write", "jot", "log", "record", "memoris", "memoriz", "should know")
+                  "note", "write", "jot", "log", "record", "memoris", "memoriz", "know", "later",
+                  "future", "track")
 """A word every request form holds."""
 _QUESTION_AFTER = re.compile(
     r"^(?:when|what|how|why|where|who|which|if|whether|me|us|it)\b", re.IGNORECASE
@@ -118,7 +149,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
     if not any(word in low for word in _REQUEST_WORDS):
         return None  # most messages: no sentence to split and match
     for sentence in sentences(head):
-        match = _REQUEST.match(sentence) or _REQUEST_AFTER.match(sentence)
+        match = _REQUEST.match(sentence) or _REQUEST_AFTER.match(sentence) or _led(sentence)
         if match is None:
             continue
         fact = match.group("fact").strip().rstrip(" .!;")

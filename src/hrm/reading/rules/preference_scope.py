@@ -42,6 +42,7 @@ from hrm.governance.preferences import (
     confirm_required,
 )
 from hrm.reading.rules.instructions import MARKERS, POLITE_REQUEST, is_imperative
+from hrm.reading.sentences import sentence_spans
 
 __all__ = [
     "INTERROGATIVES",
@@ -52,7 +53,6 @@ __all__ = [
     "sentences",
 ]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_MARK = re.compile(r"[,;:()]|\s[-–—]\s|\bbut\b")
 _WORD = re.compile(r"[a-z0-9']+")
 _MAX_SENTENCE = 300
@@ -145,9 +145,10 @@ class StatedPreference:
 
 
 def sentences(text: str) -> Iterator[str]:
-    """The sentences of `text`: split after . ! ? and at line breaks; empty ones skipped."""
-    for part in _SENTENCE_END.split(text):
-        sentence = part.strip()
+    """The sentences of `text`, as every reader splits them (`hrm.reading.sentences`): after
+    . ! ? ; and at line breaks, not after "Mr." or "e.g."; empty ones skipped."""
+    for start, end in sentence_spans(text, len(text)):
+        sentence = text[start:end].rstrip(";").rstrip()
         if sentence:
             yield sentence
 
