@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -53,7 +54,7 @@ TOPICS = ("binary search", "hash maps", "B-trees", "garbage collection", "TCP sl
 
 
 def start_server(
-    home: Path, sentence_model: str = "auto"
+    home: Path, sentence_model: str = "auto", extra: Sequence[str] = ()
 ) -> tuple[subprocess.Popen[str], str, float]:
     """Start the server; return it, its base URL and the seconds to its first answer."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HRM_", "OPENAI_"))}
@@ -62,7 +63,7 @@ def start_server(
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "hrm.cli", "serve", "--port", "0", "--regenerate-window", "0",
-         "--stack-wait", "600"],
+         "--stack-wait", "600", *extra],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True,
     )
@@ -128,6 +129,8 @@ def main() -> int:
         "--sentence-model", choices=("auto", "off"), default="auto",
         help="reading's exemplar tier (off: rules only), to see what it adds to a turn",
     )
+    parser.add_argument("--workers", type=int, default=1, help="hrm serve --workers")
+    parser.add_argument("--turn-threads", type=int, default=8, help="hrm serve --turn-threads")
     args = parser.parse_args()
     total = 64 if args.quick else 256  # requests per kind and concurrency, over all rounds
     OUT.mkdir(parents=True, exist_ok=True)
@@ -136,7 +139,8 @@ def main() -> int:
         initialize(HRMHome(home))
         store = KeyStore(HRMHome(home))
         keys = [store.create(f"user-{n}").token for n in range(max(CONCURRENCY))]
-        process, base, startup_s = start_server(home, args.sentence_model)
+        extra = ["--workers", str(args.workers), "--turn-threads", str(args.turn_threads)]
+        process, base, startup_s = start_server(home, args.sentence_model, extra)
         try:
             counter = [0]
             for kind in KINDS:  # warm every path and the first stacks

@@ -69,20 +69,20 @@ def a_new_process() -> None:
 
 
 def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
-    read(reader_on(WordsModel(), tmp_path), "hi")
+    read(reader_on(WordsModel(), tmp_path), "forget that")
     (cached,) = (tmp_path / "reading").glob("*.npz")
     cached.write_bytes(b"not a zip")
     _BUILT.clear()  # the next process
     model = WordsModel()
-    read(reader_on(model, tmp_path), "hi")
+    read(reader_on(model, tmp_path), "forget that")
     assert len(model.encoded) > 400
     assert cached.read_bytes()[:2] == b"PK"  # written again, whole
 
 
 def test_one_process_builds_the_index_once_for_every_home(tmp_path: Path) -> None:
     first, second = WordsModel(), WordsModel()
-    read(reader_on(first, tmp_path / "a"), "hi")
-    read(reader_on(second, tmp_path / "b"), "hi")
+    read(reader_on(first, tmp_path / "a"), "forget that")
+    read(reader_on(second, tmp_path / "b"), "forget that")
     assert len(first.encoded) > 400 and len(second.encoded) < 10
     assert list((tmp_path / "b" / "reading").glob("*.npz"))  # the second home has its copy
 
@@ -141,6 +141,24 @@ def test_nothing_heavy_is_imported_with_hrm_or_the_reading_modules() -> None:
     assert out.stdout.strip() == ""
 
 
+def test_a_message_naming_no_cue_is_read_without_the_index_or_numpy() -> None:
+    # A one-shot `hrm turn` on an ordinary question spent ~65 ms importing numpy to load an
+    # index it never used (D373).
+    probe = (
+        "import sys\n"
+        "from hrm.reading import ReadingContext, sentence_spans\n"
+        "from hrm.reading.sentence import ExemplarReader\n"
+        "class Never:\n"
+        "    model_id, dimension = 'never', 8\n"
+        "    def encode(self, texts): raise AssertionError('embedded')\n"
+        "text = 'What is the capital of France?'\n"
+        "print(ExemplarReader(Never()).read(text, sentence_spans(text), ReadingContext()))\n"
+        "print('numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["()", "False"]
+
+
 def test_the_setting_switches_the_tier(monkeypatch: pytest.MonkeyPatch) -> None:
     from hrm.continuity import embeddings
     from hrm.errors import HRMError
@@ -171,7 +189,7 @@ def test_a_sentence_naming_no_cue_is_not_embedded(tmp_path: Path) -> None:
     not asked (D353): most ordinary questions cost no encode, and a one-shot turn no load."""
     model = WordsModel()
     reader = reader_on(model, tmp_path)
-    read(reader, "warm up")  # the index is built here
+    read(reader, "forget that")  # the index is built here
     model.encoded.clear()
     assert read(reader, "What is the capital of France?") == ()
     assert model.encoded == []

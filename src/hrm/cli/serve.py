@@ -79,6 +79,10 @@ def serve(
         int, typer.Option("--body-limit", help="Largest request body in bytes (413 above).",
                           min=1024)
     ] = 1 << 20,
+    turn_threads: Annotated[
+        int, typer.Option("--turn-threads", help="Turns one process runs at once (others wait).",
+                          min=1, max=256)
+    ] = 8,
 ) -> None:
     """Serve the home's stacks: POST /v1/chat/completions, /v1/hrm/… and the web view at /."""
     if ctx.invoked_subcommand is not None:
@@ -90,7 +94,7 @@ def serve(
         settings = ServeSettings(
             home=HRMHome.resolve(home).root.resolve(), host=host, port=port, workers=workers,
             no_auth=no_auth, provider=provider, model=model, stack_wait_s=stack_wait,
-            regenerate_window_s=regenerate_window, body_limit=body_limit,
+            regenerate_window_s=regenerate_window, body_limit=body_limit, turn_threads=turn_threads,
             bench=os.environ.get(ENV_BENCH, "") not in ("", "0"),
         )
         from hrm.server.runner import serve as run

@@ -218,15 +218,16 @@ class ExemplarReader:
         guards = sentences if guarded_by is None else guarded_by
         nothing = SpanScore(kind=None, score=0.0, confidence=0.0)
         try:
-            index = self._ensure_index()
             # A sentence that names no cue of any intent, with no question pending, can carry
             # nothing this tier may return (`_choose` would refuse every intent it scored):
             # it is not embedded. Most ordinary questions are such sentences, and the encode
             # is most of a governed turn's cost — and of a one-shot turn's, which then never
-            # loads the model (D353).
-            live = [i for i, guard in enumerate(guards) if _may_read(index, guard, context)]
+            # loads the model, nor the index and numpy (D353, D373).
+            labels = self._labels()
+            live = [i for i, guard in enumerate(guards) if _may_read(labels, guard, context)]
             if not live:
                 return [nothing for _ in sentences]
+            index = self._ensure_index()
             clipped = [_clip(sentences[i]) for i in live]
             table = index.scores(self._embed(clipped), clipped)
         except Exception:  # bounded help: a failing sentence model never fails the turn
@@ -239,6 +240,11 @@ class ExemplarReader:
         for i, row in zip(live, table, strict=True):
             scores[i] = _choose(index.labels, row, guards[i], context, calibration, self._bands)
         return scores
+
+    def _labels(self) -> tuple[str, ...]:
+        """The intents the exemplar files hold, read without the index (no numpy)."""
+        index = self._index
+        return index.labels if index is not None else _shipped_labels()
 
     def _ensure_index(self) -> ExemplarIndex:
         with self._lock:
@@ -274,12 +280,19 @@ class ExemplarReader:
         return np.stack(rows)
 
 
-def _may_read(index: ExemplarIndex, sentence: str, context: ReadingContext) -> bool:
+@lru_cache(maxsize=1)
+def _shipped_labels() -> tuple[str, ...]:
+    from hrm.reading.exemplar_files import load_exemplars
+
+    return load_exemplars().labels
+
+
+def _may_read(labels: tuple[str, ...], sentence: str, context: ReadingContext) -> bool:
     """Whether `_choose` could return an intent for `sentence`: an answer, when a question is
     pending; else an intent whose cues the sentence names and whose guards it passes."""
     if answers_for(context.pending):
         return True
-    return any(may_carry(kind, sentence) for kind in _kinds(index.labels))
+    return any(may_carry(kind, sentence) for kind in _kinds(labels))
 
 
 @lru_cache(maxsize=8)
