@@ -99,6 +99,11 @@ def scrub_text(text: str) -> str:
     memoised. Text holding none of a pattern's hints skips that pattern's regex (substring
     scans are ~10x faster than even one case-insensitive alternation of every hint).
     """
+    if type(text) is not str and isinstance(text, str):
+        # A str subclass (a `str` enum member) must not enter the memo as itself: the memo
+        # would then hand that member back for the plain string, and a record holding it
+        # as a key is refused by the ledger's fast encoder (D360). Its characters, plainly.
+        text = str.__str__(text)
     if not text:
         return text
     if len(text) <= _CACHED_MAX_LEN:

@@ -428,20 +428,27 @@ def _prepare(value: Any) -> Any:
         return items
     if isinstance(value, (dict, Mapping)):  # dict first: the Mapping ABC check is slow
         out: dict[str, Any] = {}
+        low, high = _PLAIN_FLOATS
         for key, item in value.items():
             if type(key) is not str and not isinstance(key, str):
                 raise _BadValue(f"has a non-string key {key!r}; JSON object keys are strings")
             kind = type(item)
+            stored = item
             try:
-                # strings, ints and None (most values) inline: a call less for each
-                out[memo(key) or scrub_text(key)] = (
-                    (memo(item) or scrub_text(item)) if kind is str
-                    else item if kind is int or item is None
-                    else _prepare(item)
-                )
+                # Scalars (most values) inline: a call less for each. A float is taken here
+                # only when it is plainly printable (NaN fails both tests): else the call
+                # refuses it or marks the walk exotic (D360).
+                if kind is str:
+                    stored = memo(item) or scrub_text(item)
+                elif kind is float:
+                    if not (low <= abs(item) < high or item == 0.0):
+                        stored = _prepare(item)
+                elif not (kind is int or item is None or kind is bool):
+                    stored = _prepare(item)
             except _BadValue as bad:
                 bad.path.append(f"[{key!r}]")
                 raise
+            out[memo(key) or scrub_text(key)] = stored
         return out
     raise _BadValue(f"is a {type(value).__name__}, which JSON cannot hold; convert it first")
 
