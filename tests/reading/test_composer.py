@@ -31,6 +31,21 @@ class _Tier:
         return tuple(Intent(IntentKind.RESOLVE, span, self.confidence, self.name) for span in spans)
 
 
+class _Preferences(_Tier):
+    """A later tier that reads every sentence it is given as a preference."""
+
+    def read(
+        self,
+        said: str,
+        spans: Sequence[Span],
+        context: ReadingContext,
+        *,
+        earlier: Sequence[Intent] = (),
+    ) -> tuple[Intent, ...]:
+        self.given.append(spans)
+        return tuple(Intent(IntentKind.PREFERENCE, s, 0.95, self.name) for s in spans)
+
+
 class _Broken:
     name = "broken"
 
@@ -101,3 +116,20 @@ def test_a_move_a_later_tier_reads_at_the_act_band_is_a_cue_for_arbitration() ->
     text = "so, what was we doing before that?"
     assert not read(text, ReadingContext()).cues.resume
     assert read(text, ReadingContext(), (RulesReader(), _Resumer())).cues.resume
+
+
+def test_a_later_tier_does_not_read_what_the_rules_know_the_words_are_instead() -> None:
+    # "I'd rather not say" declines to answer and "I always get a segfault" reports one: the
+    # sentence model's likeness to a preference does not make either one (Declined.final).
+    for said in ("I'd rather not say", "I prefer not to say",
+                 "I always get a segfault when I run this"):  # fmt: skip
+        reading = read(said, ReadingContext(), (RulesReader(), _Preferences()))
+        assert not reading.has(IntentKind.PREFERENCE), said
+        assert reading.declined[0].final
+
+
+def test_a_rule_that_only_found_no_preference_leaves_a_paraphrase_to_a_later_tier() -> None:
+    said = "my preference would be short answers with examples"
+    reading = read(said, ReadingContext(), (RulesReader(), _Preferences()))
+    assert reading.has(IntentKind.PREFERENCE)
+    assert not reading.declined[0].final

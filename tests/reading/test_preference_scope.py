@@ -36,6 +36,8 @@ def _stated(text: str, source: str = "user") -> StatedPreference:
         ("Which one is better, A or B?", "question"),
         ("Tabs or spaces, which do you prefer?", "question"),
         ("I always get this error when I run the tests", "reports"),
+        ("I always get a segfault when I run this", "reports"),
+        ("I never get a response from the API", "reports"),
         ("I never said that", "reports"),
         ("I like this approach, can you extend it to handle lists?", "reacts"),
         ("I hate this bug", "reacts"),

@@ -144,7 +144,7 @@ def read(
         except Exception:  # a reader must never fail a turn: its tier is left out
             logger.exception("reader %s failed; its tier is left out of this reading", tier.name)
             continue
-        intents = _merge(intents, found, bands)
+        intents = _merge(intents, _not_declined(found, declined), bands)
         declined += getattr(tier, "declined", ())
     rest = rest_of(head, intents, bands)
     cues = _with_moves(cues_of(rest), intents, bands)
@@ -195,6 +195,16 @@ def without_span_text(text: str, span: Span) -> str:
     before = text[: span[0]].rstrip(_JOINING)
     after = text[span[1] :].lstrip(_LEFT_OVER)
     return (f"{before} {after}" if before and after else before or after).strip()
+
+
+def _not_declined(found: Sequence[Intent], declined: Sequence[Declined]) -> list[Intent]:
+    """`found` without what an earlier tier knew the same words not to be (`Declined.final`):
+    a sentence the rules know states no preference ("I'd rather not say", "I always get this
+    error") is not one because it sounds like the sentence model's examples of one."""
+    return [
+        i for i in found
+        if not any(d.final and d.kind is i.kind and _overlap(d.span, i.span) for d in declined)
+    ]  # fmt: skip
 
 
 def _unread(spans: Sequence[Span], intents: Sequence[Intent], bands: Bands) -> list[Span]:

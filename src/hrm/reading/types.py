@@ -216,6 +216,10 @@ class Declined:
     reason: str
     pattern: str | None = None
     confidence: float = 0.0
+    final: bool = False
+    """The rule knows what the words are instead ("I'd rather not say" declines to answer, "I
+    always get this error" reports one): no later tier reads `kind` in `span`. Most declines
+    are not final — a rule that missed a paraphrase leaves it to the sentence model."""
 
     def to_record(self) -> dict[str, object]:
         return {

@@ -107,6 +107,9 @@ _PRESENT_EVENTS = _words(
     "get gets see sees hit hits run runs receive receives encounter encounters have has end "
     "ends lose loses"
 )
+_HAPPENS_TO = _words("get gets receive receives encounter encounters")
+"""Verbs of what happens to a person: after "always" or "never" they report, whatever follows
+("I always get a segfault when I run this", "I never get a response from the API")."""
 _IRREGULAR_PAST = _words(
     "said got saw had did made went knew thought meant told heard found ran came took gave "
     "wrote read sent lost forgot left felt kept put set understood began chose built paid quit "
@@ -142,6 +145,8 @@ class StatedPreference:
     classification: PreferenceClassification | None
     sentence: str | None
     reason: str | None = None
+    declined: str | None = None
+    """The sentence `reason` is about: what no reader may read as a preference."""
 
 
 def sentences(text: str) -> Iterator[str]:
@@ -168,6 +173,7 @@ def find_stated_preference(
     """
     inferred: StatedPreference | None = None
     first_reason: str | None = None
+    declined: str | None = None
     for sentence in sentences(text):
         verdict = classify(sentence)
         tiers = [verdict.preference_class]
@@ -188,10 +194,19 @@ def find_stated_preference(
                     return found
                 inferred = inferred or found
                 break
-            first_reason = first_reason or reason
+            if first_reason is None:
+                first_reason, declined = reason, sentence
     if inferred is not None:
         return inferred
-    return StatedPreference(None, None, first_reason)
+    return StatedPreference(None, None, first_reason, declined)
+
+
+DECLINES_TO_SAY = "it declines to say; it states no preference"
+REPORTS_AN_EVENT = "it reports what happened; it is not a habit"
+FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT})
+"""Reasons that say what the sentence is instead of a preference: no tier reads one there.
+The others ("not about what you prefer", "only contains a preference word") say only that the
+rule found no preference, which a paraphrase it does not know can still state."""
 
 
 def not_a_preference(sentence: str, start: int, end: int) -> str | None:
@@ -232,7 +247,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         if not about_person:
             return "it is not about what you prefer"
         if after[:1] == ["not"] and _DECLINING.intersection(after[1:3]):
-            return "it declines to say; it states no preference"  # "I'd rather not say"
+            return DECLINES_TO_SAY  # "I'd rather not say"
         if not habitual and after[:1] == ["to"] and _ONE_OFF.search(" ".join(after)):
             return "it asks for something now; it is not a standing preference"
         if not habitual and _reacts_to_something_present(after):
@@ -241,7 +256,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
             return "it reacts to how things are; it is not a standing preference"
     elif head in ("always", "never"):
         if _reports_an_event(after, low):
-            return "it reports what happened; it is not a habit"
+            return REPORTS_AN_EVENT
     elif head in _COMPARATIVES and first in _DEICTIC | {"that"}:
         return "it reacts to what is in front of us; it is not a standing preference"
     return None
@@ -368,4 +383,6 @@ def _reports_an_event(after: list[str], low: str) -> bool:
     if is_past_form(after[0]):
         return True
     verb = after[0]
+    if verb in _HAPPENS_TO:
+        return True  # "I always get a segfault", "I never receive the emails": nobody chose it
     return verb in _PRESENT_EVENTS and _PROBLEM_WORDS.search(low) is not None

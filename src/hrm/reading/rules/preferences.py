@@ -21,7 +21,11 @@ from hrm.governance.preferences import PreferenceClass, PreferenceClassification
 from hrm.reading.rules.focus import FOR_TURNS
 from hrm.reading.rules.instructions import standing_instruction
 from hrm.reading.rules.memory import without_discourse_lead, without_keep_lead
-from hrm.reading.rules.preference_scope import find_stated_preference, sentences
+from hrm.reading.rules.preference_scope import (
+    FINAL_REASONS,
+    find_stated_preference,
+    sentences,
+)
 from hrm.reading.types import Declined, Intent, IntentKind, Slots, Span
 
 __all__ = ["SCOPE_OF", "PreferenceRules", "preference_statement"]
@@ -91,12 +95,13 @@ class PreferenceRules:
             return [self._intent(said, text, statement, whole, statement)], []
         stated = find_stated_preference(text, self.classify, self.spans)
         if stated.classification is None or stated.sentence is None:
-            return [], [_declined(said, whole, stated.reason)]
+            span = _span_of(said, text, stated.declined) if stated.declined else (0, len(said))
+            return [], [_declined(span, whole, stated.reason)]
         sentence = stated.sentence
         if _asks_now(said, text, sentence):
-            return [], [_declined(said, whole, QUESTION_OR_REQUEST)]
+            return [], [_declined(_span_of(said, text, sentence), whole, QUESTION_OR_REQUEST)]
         if FOR_TURNS.search(_whole_sentence(text, sentence)):
-            return [], [_declined(said, whole, FOR_A_SPAN)]
+            return [], [_declined(_span_of(said, text, sentence), whole, FOR_A_SPAN)]
         # "Keep in mind I prefer tabs" states "I prefer tabs", under the key saying it plainly
         # gives (D73).
         statement = without_discourse_lead(without_keep_lead(sentence))
@@ -145,9 +150,11 @@ def _span_of(said: str, text: str, sentence: str) -> Span:
     return (0, len(said))
 
 
-def _declined(said: str, whole: PreferenceClassification, reason: str | None) -> Declined:
+def _declined(span: Span, whole: PreferenceClassification, reason: str | None) -> Declined:
+    """Why the sentence at `span` states no preference (final for `FINAL_REASONS`)."""
     return Declined(
-        IntentKind.PREFERENCE, (0, len(said)), "rules:preferences",
+        IntentKind.PREFERENCE, span, "rules:preferences",
         reason or "",
         pattern=whole.matched_pattern, confidence=whole.confidence,
+        final=reason in FINAL_REASONS,
     )  # fmt: skip
