@@ -80,3 +80,21 @@ def test_library_warnings_reach_the_terminal_as_one_line(monkeypatch: pytest.Mon
     assert _OneLine().format(record) == "error: supervisor failed (ValueError: boom)"
     monkeypatch.setenv("HRM_DEBUG", "1")
     assert "Traceback" in _OneLine().format(record)
+
+
+def test_the_collector_runs_again_once_the_command_line_is_imported() -> None:
+    # Collection is paused only while the command line imports (D375): a long `hrm chat` or
+    # `hrm serve` must still collect the cycles its work makes.
+    probe = (
+        "import gc, sys\n"
+        "from unittest import mock\n"
+        "import hrm.cli.app\n"
+        "seen = []\n"
+        "with mock.patch.object(hrm.cli.app, 'run', lambda: seen.append(gc.isenabled())):\n"
+        "    sys.argv = ['hrm', '--version']\n"
+        "    from hrm.cli.__main__ import main\n"
+        "    main()\n"
+        "print(seen, gc.get_freeze_count() > 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[True]", "True"]
