@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from hrm.home import HRMHome
@@ -49,3 +50,26 @@ def test_work_on_one_stack_runs_one_at_a_time_in_order(tmp_path: Path) -> None:
         return [r.decision.turn for r in results]
 
     assert sorted(asyncio.run(scenario())) == [1, 2, 3, 4, 5]
+
+
+def test_no_more_turns_run_at_once_than_the_pool_has_threads(tmp_path: Path) -> None:
+    # `hrm serve --turn-threads 1`: a second stack's work waits for the one thread.
+    home = HRMHome(tmp_path / "home")
+    b_started = threading.Event()
+    seen: list[bool] = []
+
+    def first(hrm: object) -> None:
+        seen.append(b_started.wait(0.5))  # with a second thread, b would start meanwhile
+
+    async def scenario(threads: int) -> None:
+        pool = StackPool(home, llm="offline", stack_wait_s=30, threads=threads)
+        try:
+            await asyncio.gather(pool.run("RESIDENT:a", first),
+                                 pool.run("RESIDENT:b", lambda hrm: b_started.set()))
+        finally:
+            await pool.aclose()
+
+    asyncio.run(scenario(1))
+    b_started.clear()
+    asyncio.run(scenario(2))
+    assert seen == [False, True]
