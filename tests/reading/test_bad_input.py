@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,6 +80,18 @@ def test_reading_is_linear_in_the_length_of_the_message() -> None:
     unit = "forget that i prefer the next two focus resolved where we were, "
     small = (unit * 20)[:1000]
     large = (unit * 300)[:16000]
+    per_small = _seconds(small) / len(small)
+    per_large = _seconds(large) / len(large)
+    assert per_large <= 6 * per_small + 2e-6
+
+
+@pytest.mark.parametrize("unit", ["-", "- ", ",", " :", " ", "that ", "remember ", "a, "])
+def test_runs_of_separators_are_read_in_linear_time(unit: str) -> None:
+    # A pattern that looks for "…, remember that" or "store this: …" must not try every
+    # position of a run of dashes or commas against the rest of it. Readers look at a
+    # message's first 2,000 characters, so the comparison stays under that.
+    small = ("remember " + unit * 400)[:125]
+    large = ("remember " + unit * 4000)[:2000]
     per_small = _seconds(small) / len(small)
     per_large = _seconds(large) / len(large)
     assert per_large <= 6 * per_small + 2e-6

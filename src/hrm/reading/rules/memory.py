@@ -44,7 +44,7 @@ __all__ = [
     "without_keep_lead",
 ]
 
-_LEAD = r"^\W*(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
+_LEAD = r"^\W*+(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
 _POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
 _THIS = r"(?:this|that|it)"
 _SEP = r"\s*[,:\-–—]"
@@ -65,7 +65,9 @@ _REQUEST = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _REQUEST_AFTER = re.compile(
-    _LEAD + r"(?P<fact>\S.{5,}?)\s*[,;:\-–—]+\s*(?:(?:so\s+)?please\s+|pls\s+)?"
+    # The fact ends at a character that is no separator or space, and the run after it is
+    # taken whole (possessive): a run of 2,000 dashes is scanned once, not once a position.
+    _LEAD + r"(?P<fact>\S.{5,}?)(?<![\s,;:\-–—])\s*+[,;:\-–—]++\s*+(?:(?:so\s+)?please\s+|pls\s+)?"
     r"(?:remember|(?:keep|bear)|note|save|store|(?:don'?t|do not) forget)\s+(?:that|this|it)"
     r"(?:\s+in mind)?(?:\s+(?:going forward|from now on|for later|for the future|please))?"
     r"\s*[.!]*$",
@@ -73,7 +75,7 @@ _REQUEST_AFTER = re.compile(
 )
 """The request after the fact: "we use tabs in this repo, remember that going forward"."""
 _LED = re.compile(
-    r"^\W*(?P<lead>[^:;?!.\n]{2,60}?)(?:\s*:\s*|\s+that\s+|\s+[-–—]+\s+)(?P<fact>\S.*)$",
+    r"^\W*+(?P<lead>[^:;?!.\n]{2,60}?)(?:\s*+:\s*+|\s++that\s++|\s++[-–—]++\s++)(?P<fact>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _LEAD_WORDS = 8
