@@ -41,6 +41,7 @@ def test_reads_a_stated_decision(text: str, decision: str) -> None:
         "Summarise what we decided about the cache layer",
         "I want to keep it simple",
         "my manager decided to cancel the project",  # news of someone else's decision
+        "lets pick up the thread from before",  # "pick up" resumes, it chooses nothing
     ],
 )
 def test_reads_no_decision_where_none_is_stated(text: str) -> None:

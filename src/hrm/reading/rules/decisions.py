@@ -36,7 +36,7 @@ _LEAD = (
 _WHO = r"(?:we|i|our\s+team)"
 """Who decides: the person, or the team they speak for. "My manager decided to cancel it" is
 news of someone else's decision, not one stated about the work."""
-_CHOOSE = r"(?:go with|use|stick with|stay with|pick|choose|switch to|adopt)"
+_CHOOSE = r"(?:go with|use|stick with|stay with|pick(?!\s+(?:up|back)\b)|choose|switch to|adopt)"
 _FORMS = (
     r"(?:let'?s|let us)\s+" + _CHOOSE,
     r"(?:we|i)(?:'ll|\s+will|\s+shall|'re going to|\s+are going to|'m going to|\s+am going to)\s+"
