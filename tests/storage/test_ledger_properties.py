@@ -208,13 +208,14 @@ def test_appended_after_answers_what_the_file_holds_or_nothing(
     ops: list[tuple[str, int, dict[str, Any]]],
 ) -> None:
     """D380: what a handle answers from memory is exactly what reading the file after that
-    record gives; it answers whenever every later record is one of its own unretracted
-    appends since another writer last appended, and never otherwise."""
+    record gives; once asked, it answers whenever every later record is one of its own
+    unretracted appends since another writer last appended, and never otherwise."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "l.jsonl"
         with Ledger(path) as mine, Ledger(path) as other:
             last: list[Any] = []
             run: list[int] = []  # seqs of this handle's appends with nothing after them
+            keeping = False  # the handle keeps its appends from the first question on
             for op, count, data in ops:
                 if op == "retract":
                     if last and mine.retract(last):
@@ -224,9 +225,11 @@ def test_appended_after_answers_what_the_file_holds_or_nothing(
                     last, run = [], []
                 else:
                     last = mine.append_many([("turn", data)] * count)
-                    run += [record.seq for record in last]
-                for record in mine.records():
+                    run += [record.seq for record in last] if keeping else []
+                records = list(mine.records())
+                for record in records:
                     known = mine.appended_after(record)
                     assert (known is not None) == (bool(run) and record.seq >= run[0] - 1)
                     if known is not None:
                         assert known == list(mine.records_after(record))
+                keeping = keeping or bool(records)

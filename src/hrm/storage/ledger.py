@@ -232,9 +232,10 @@ class Ledger:
         self._last_hash = GENESIS_HASH
         self._dirty = False
         self._anchor_checked = False
-        self._own: deque[LedgerRecord] = deque(maxlen=_OWN_KEPT)
+        self._own: deque[LedgerRecord] | None = None
         """This handle's latest records, in order and with nothing between them: what
-        `appended_after` answers from memory. Emptied when another writer appends."""
+        `appended_after` answers from memory. Emptied when another writer appends; kept only
+        once `appended_after` was asked (most handles never are)."""
         with self._mutex:
             fd = self._ensure_fd(create=False)
             if fd is not None:
@@ -309,8 +310,9 @@ class Ledger:
                 self._sync_tail(fd)
                 start = self._size
                 seq, prev = self._last_seq, self._last_hash
-                if start != own_end or (self._own and self._own[-1].hash != prev):
-                    self._own.clear()  # another writer's records now follow ours
+                own = self._own
+                if own and (start != own_end or own[-1].hash != prev):
+                    own.clear()  # another writer's records now follow ours
                 ts = _format_ts(self._clock())
                 lines: list[bytes] = []
                 records: list[LedgerRecord] = []
@@ -325,7 +327,8 @@ class Ledger:
                 self._write_all(fd, b"".join(lines), restore_size=start)
                 self._size = self._end = offset
                 self._last_seq, self._last_hash = seq, prev
-                self._own.extend(records)
+                if own is not None:
+                    own.extend(records)
                 self._dirty = True
                 if self.durability is Durability.FSYNC:
                     # Under the lock no anchor can be ahead of this tail: write without reading.
@@ -360,7 +363,8 @@ class Ledger:
                 except OSError as exc:
                     raise _os_error(exc, self.path) from exc
                 self._size = -1  # the next append re-reads the tail
-                self._own.clear()
+                if self._own is not None:
+                    self._own.clear()
                 self._sync_tail(fd)
                 self._dirty = self._last_seq > 0 and self._dirty
         return True
@@ -468,18 +472,21 @@ class Ledger:
         one its next record chains onto (seq and hash).
         """
         with self._mutex:
-            fd = self._fd
-            if fd is None or self._pid != pid() or not self._own:
+            own, fd = self._own, self._fd
+            if own is None:
+                self._own = deque(maxlen=_OWN_KEPT)  # asked once: kept from the next append
+                return None
+            if not own or fd is None or self._pid != pid():
                 return None
             if _fstat_size(fd, self.path) != self._end:
                 return None
-            last = self._own[-1]
+            last = own[-1]
             if record.seq == last.seq:
                 return [] if record.hash == last.hash else None
-            index = record.seq + 1 - self._own[0].seq
-            if not 0 <= index < len(self._own):
+            index = record.seq + 1 - own[0].seq
+            if not 0 <= index < len(own):
                 return None
-            after = list(self._own)[index:]
+            after = list(own)[index:]
             return after if after[0].prev == record.hash else None
 
     def read_at(self, offset: int) -> LedgerRecord:
