@@ -260,3 +260,26 @@ def test_a_ledger_changed_under_the_reader_is_counted_again(path: Path) -> None:
         writer.append("work_order", {"session_id": "a", "input_tokens": 4, "output_tokens": 0})
         assert usage.read().tokens == 7  # counted afresh, not failed and not twice
         reader.close()
+
+
+@given(steps=st.lists(st.sampled_from(["first", "second", "tick", "session"]), max_size=14))
+def test_a_process_counts_its_own_calls_as_a_fresh_reader_of_the_file_does(
+    steps: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """D380: a process's own work orders are tallied from its ledger handle's memory, not
+    re-read; whatever the interleaving with another process, the figures are the file's."""
+    path = tmp_path_factory.mktemp("usage") / "ho1m.jsonl"
+    wall, session = _Wall(), ["s-1"]
+    first = _Process(path, wall, session)
+    second = _Process(path, wall, session)
+    for step in steps:
+        if step == "tick":
+            wall.now += timedelta(seconds=25)
+        elif step == "session":
+            session[0] = session[0] + "x"
+        else:
+            (first if step == "first" else second).call()
+        with Ledger(path, clock=wall) as reader:
+            fresh = LedgerUsage(reader, lambda: session[0], now=wall).read()
+        for process in (first, second):
+            assert process.usage.read() == fresh

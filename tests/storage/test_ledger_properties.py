@@ -192,3 +192,44 @@ def test_holding_back_reaches_a_record_starting_exactly_at_its_edge(tmp_path: Pa
         at_edge = list(ledger.holding_back((b"prob_a",), reach=size - wanted.offset))
         beyond = list(ledger.holding_back((b"prob_a",), reach=size - wanted.offset - 1))
     assert [r.seq for r in at_edge] == [wanted.seq] and beyond == []
+
+
+
+OPS = st.lists(
+    st.tuples(st.sampled_from(["mine", "other", "retract"]), st.integers(1, 3), DATA),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_appended_after_answers_what_the_file_holds_or_nothing(
+    ops: list[tuple[str, int, dict[str, Any]]],
+) -> None:
+    """D380: what a handle answers from memory is exactly what reading the file after that
+    record gives; once asked, it answers whenever every later record is one of its own
+    unretracted appends since another writer last appended, and never otherwise."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "l.jsonl"
+        with Ledger(path) as mine, Ledger(path) as other:
+            last: list[Any] = []
+            run: list[int] = []  # seqs of this handle's appends with nothing after them
+            keeping = False  # the handle keeps its appends from the first question on
+            for op, count, data in ops:
+                if op == "retract":
+                    if last and mine.retract(last):
+                        last, run = [], []
+                elif op == "other":
+                    other.append_many([("turn", data)] * count)
+                    last, run = [], []
+                else:
+                    last = mine.append_many([("turn", data)] * count)
+                    run += [record.seq for record in last] if keeping else []
+                records = list(mine.records())
+                for record in records:
+                    known = mine.appended_after(record)
+                    assert (known is not None) == (bool(run) and record.seq >= run[0] - 1)
+                    if known is not None:
+                        assert known == list(mine.records_after(record))
+                keeping = keeping or bool(records)

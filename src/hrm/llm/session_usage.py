@@ -19,7 +19,7 @@ import logging
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -66,6 +66,7 @@ class UsageLedger(Protocol):
     def last(self) -> Any: ...
     def records(self) -> Iterator[Any]: ...
     def records_after(self, record: Any) -> Iterator[Any]: ...
+    def appended_after(self, record: Any) -> Sequence[Any] | None: ...
     def holding_back(self, needles: Sequence[bytes], *, reach: int) -> Iterator[Any]: ...
 
 
@@ -192,12 +193,7 @@ class LedgerUsage:
         if size == cursor.size:
             return cursor
         cursor.size = size
-        records = (
-            self._ledger.records_after(cursor.last)
-            if cursor.last is not None
-            else self._ledger.records()
-        )
-        for record in records:
+        for record in self._since(cursor.last):
             cursor.last = record
             if record.kind not in (_WORK_ORDER, _COST_ALERT):
                 continue
@@ -206,6 +202,18 @@ class LedgerUsage:
             if record.kind == _WORK_ORDER:
                 cursor.window.append((_epoch(record.ts), _tokens(record.data)))
         return cursor
+
+    def _since(self, last: Any) -> Iterable[Any]:
+        """The records after `last`: from the ledger handle's memory when this process
+        appended all of them (its own model call, every turn), else read from the file.
+
+        Re-reading and re-parsing the record this process had just written cost about a
+        twentieth of a turn (D380); another process's records are still read and verified.
+        """
+        if last is None:
+            return self._ledger.records()
+        own = self._ledger.appended_after(last)
+        return own if own is not None else self._ledger.records_after(last)
 
     def _search(self, cursor: _Cursor, session_id: str, tally: _Tally) -> None:
         """Add the session's records up to `base_seq`, found from the end of the file

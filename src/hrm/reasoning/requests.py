@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -78,6 +79,8 @@ class _Shape:
     weights: dict[str, float]
     lead_in: frozenset[str]
     question_openers: frozenset[str]
+    verbs_by_first: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    """`verbs` filed under their first word, each list in `verbs`' order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +117,63 @@ class RequestReading:
         return min(gaps, default=1.0)
 
 
+class _CueIndex:
+    """Which cues a message can hold at all, from the words it has (D381).
+
+    Each cue is filed under one word it cannot be found without: its first whole word, else
+    (every word a prefix) its first prefix. A message's candidates are the cues filed under
+    its words, so the ordered scan runs for a handful of cues instead of every one; a cue
+    left out could not have matched, so what is found is the same. What a word files under
+    is remembered, as a conversation repeats its words; the memory is bounded.
+    """
+
+    _REMEMBERED = 20_000
+
+    def __init__(self, cues: Sequence[_Cue]) -> None:
+        whole: dict[str, list[int]] = {}
+        stems: dict[str, list[int]] = {}
+        for number, cue in enumerate(cues):
+            words = [word for run in cue.parts for word in run]
+            key = next((word for word in words if not word.endswith("*")), None)
+            if key is not None:
+                whole.setdefault(key, []).append(number)
+            else:
+                stems.setdefault(words[0][:-1], []).append(number)
+        self._whole = {word: tuple(numbers) for word, numbers in whole.items()}
+        self._stems = tuple((stem, tuple(numbers)) for stem, numbers in stems.items())
+        self._filed: dict[str, tuple[int, ...]] = {}
+
+    def candidates(self, present: frozenset[str]) -> list[int]:
+        """The numbers of the cues filed under any of `present`, ascending."""
+        found: set[int] = set()
+        filed = self._filed
+        for word in present:
+            numbers = filed.get(word)
+            if numbers is None:
+                numbers = self._file(word)
+            found.update(numbers)
+        return sorted(found)
+
+    def _file(self, word: str) -> tuple[int, ...]:
+        numbers = self._whole.get(word, ()) + tuple(
+            number for stem, under in self._stems if word.startswith(stem) for number in under
+        )
+        if len(self._filed) >= self._REMEMBERED:
+            self._filed.clear()  # a bound, not a cache policy: refilling costs microseconds
+        self._filed[word] = numbers
+        return numbers
+
+
 class RequestClassifier:
-    """Reads a request's class from the cue tables. Stateless; safe to share."""
+    """Reads a request's class from the cue tables. Safe to share between threads: its only
+    state is `_CueIndex`'s memory of words, where a lost or repeated entry changes nothing."""
 
     def __init__(self, classes: tuple[_Class, ...]) -> None:
         self._classes = classes
+        self._cues = tuple(
+            (position, cue) for position, cls in enumerate(classes) for cue in cls.cues
+        )
+        self._index = _CueIndex([cue for _, cue in self._cues])
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -133,8 +188,12 @@ class RequestClassifier:
         present = frozenset(words)
         scores: dict[str, float] = {}
         evidence: dict[str, list[str]] = {}
-        for cls in self._classes:
-            hits = [cue for cue in cls.cues if cue.found_in(words, present)]
+        found_by_class: list[list[_Cue]] = [[] for _ in self._classes]
+        for number in self._index.candidates(present):
+            position, cue = self._cues[number]
+            if cue.found_in(words, present):
+                found_by_class[position].append(cue)
+        for cls, hits in zip(self._classes, found_by_class, strict=True):
             score = sum(cue.weight for cue in hits)
             found = [cue.text for cue in hits]
             if cls.hint_weight and conflict_hint in (ConflictLevel.MEDIUM, ConflictLevel.HIGH):
@@ -220,14 +279,21 @@ def _parse_shape(table: Any, where: str) -> _Shape:
         raise HRMError.parse_error(
             f"shape needs the weights {sorted(needed)} and the lists {list(lists)}", path=where
         )
+    verbs = tuple(tuple(v.split()) for v in table["production_verbs"])
+    if not all(verbs):
+        raise HRMError.parse_error("production_verbs: a verb must have words", path=where)
+    by_first: dict[str, list[tuple[str, ...]]] = {}
+    for verb in verbs:
+        by_first.setdefault(verb[0], []).append(verb)
     return _Shape(
-        verbs=tuple(tuple(v.split()) for v in table["production_verbs"]),
+        verbs=verbs,
         sequence=frozenset(table["sequence_words"]),
         joiners=tuple(tuple(j.split()) for j in table["joiners"]),
         deliverables=frozenset(table["deliverables"]),
         weights=weights,
         lead_in=frozenset(table["lead_in"]),
         question_openers=frozenset(table["question_openers"]),
+        verbs_by_first={first: tuple(under) for first, under in by_first.items()},
     )
 
 
@@ -273,7 +339,8 @@ def _clause_verbs(shape: _Shape, text: str) -> list[tuple[int, str]]:
         words = _words(clause)
         while words and words[0] in shape.lead_in:
             words = words[1:]
-        for verb in shape.verbs:
+        # Only verbs whose first word opens the clause can match: looked up, not all tried.
+        for verb in shape.verbs_by_first.get(words[0], ()) if words else ():
             if tuple(words[: len(verb)]) == verb:
                 found.append((number, " ".join(verb)))
                 break
@@ -301,13 +368,22 @@ def _matches(word: str, cue: str) -> bool:
 
 
 def _positions(words: list[str], run: tuple[str, ...]) -> list[int]:
-    """Where the run of cue words starts in `words`."""
+    """Where the run of cue words starts in `words`.
+
+    The run's first word is compared inline and the rest only where it matched: a call per
+    word and per cue word had been a tenth of a turn (D381).
+    """
     n = len(run)
-    return [
-        i
-        for i in range(len(words) - n + 1)
-        if all(_matches(words[i + k], run[k]) for k in range(n))
-    ]
+    limit = len(words) - n + 1
+    head = run[0]
+    if head.endswith("*"):
+        stem = head[:-1]
+        starts = [i for i in range(limit) if words[i].startswith(stem)]
+    else:
+        starts = [i for i in range(limit) if words[i] == head]
+    if n == 1 or not starts:
+        return starts
+    return [i for i in starts if all(_matches(words[i + k], run[k]) for k in range(1, n))]
 
 
 def _find(words: list[str], parts: tuple[tuple[str, ...], ...], start: int, end: int) -> bool:

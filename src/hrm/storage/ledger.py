@@ -47,6 +47,7 @@ import json
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -101,6 +102,8 @@ _REPAIR_KINDS = frozenset({QUARANTINE_KIND, REDACTION_KIND})
 _READ_CHUNK = 1 << 16
 PROGRESS_BYTES = 1 << 20
 """How often `Ledger.verify` reports progress: about once a MiB (a few ms of hashing)."""
+_OWN_KEPT = 64
+"""How many of its latest appends a handle keeps for `Ledger.appended_after` (a few turns')."""
 _OPEN_FLAGS = os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 _sync_data = getattr(os, "fdatasync", os.fsync)
 
@@ -229,6 +232,10 @@ class Ledger:
         self._last_hash = GENESIS_HASH
         self._dirty = False
         self._anchor_checked = False
+        self._own: deque[LedgerRecord] | None = None
+        """This handle's latest records, in order and with nothing between them: what
+        `appended_after` answers from memory. Emptied when another writer appends; kept only
+        once `appended_after` was asked (most handles never are)."""
         with self._mutex:
             fd = self._ensure_fd(create=False)
             if fd is not None:
@@ -299,9 +306,13 @@ class Ledger:
             fd = self._require_fd(create=True)
             lock(fd, path=str(self.path))  # not `held`: a hot path
             try:
+                own_end = self._end
                 self._sync_tail(fd)
                 start = self._size
                 seq, prev = self._last_seq, self._last_hash
+                own = self._own
+                if own and (start != own_end or own[-1].hash != prev):
+                    own.clear()  # another writer's records now follow ours
                 ts = _format_ts(self._clock())
                 lines: list[bytes] = []
                 records: list[LedgerRecord] = []
@@ -316,6 +327,8 @@ class Ledger:
                 self._write_all(fd, b"".join(lines), restore_size=start)
                 self._size = self._end = offset
                 self._last_seq, self._last_hash = seq, prev
+                if own is not None:
+                    own.extend(records)
                 self._dirty = True
                 if self.durability is Durability.FSYNC:
                     # Under the lock no anchor can be ahead of this tail: write without reading.
@@ -350,6 +363,8 @@ class Ledger:
                 except OSError as exc:
                     raise _os_error(exc, self.path) from exc
                 self._size = -1  # the next append re-reads the tail
+                if self._own is not None:
+                    self._own.clear()
                 self._sync_tail(fd)
                 self._dirty = self._last_seq > 0 and self._dirty
         return True
@@ -445,6 +460,34 @@ class Ledger:
                 "changed or replaced",
             )
         yield from first
+
+    def appended_after(self, record: LedgerRecord) -> list[LedgerRecord] | None:
+        """The records after `record`, from memory, when this handle appended every one of
+        them and the file still ends where its last append did; else None (read the file
+        with `records_after`).
+
+        For a reader that catches up after its own process's append every turn (the session's
+        usage, D380): no file is opened, parsed or hashed. It trusts the sign `_snapshot`
+        trusts — the file's size is still this handle's last end — and that `record` is the
+        one its next record chains onto (seq and hash).
+        """
+        with self._mutex:
+            own, fd = self._own, self._fd
+            if own is None:
+                self._own = deque(maxlen=_OWN_KEPT)  # asked once: kept from the next append
+                return None
+            if not own or fd is None or self._pid != pid():
+                return None
+            if _fstat_size(fd, self.path) != self._end:
+                return None
+            last = own[-1]
+            if record.seq == last.seq:
+                return [] if record.hash == last.hash else None
+            index = record.seq + 1 - own[0].seq
+            if not 0 <= index < len(own):
+                return None
+            after = list(own)[index:]
+            return after if after[0].prev == record.hash else None
 
     def read_at(self, offset: int) -> LedgerRecord:
         """The record whose line starts at byte `offset` (its own hash verified).
