@@ -197,3 +197,20 @@ def test_a_sentence_naming_no_cue_is_not_embedded(tmp_path: Path) -> None:
     assert model.encoded == ["please forget my address"]
     read(reader, "sure thing", ReadingContext(pending="preference"))  # it may be the answer
     assert model.encoded[-1] == "sure thing"
+
+
+@pytest.mark.parametrize(("park", "none", "band"), [(0.40, 0.38, "ask"), (0.40, 0.20, "act")])
+def test_an_intent_scored_nearly_as_nothing_is_asked_about_not_acted_on(
+    park: float, none: float, band: str
+) -> None:
+    # "Write the migration step for the users table" scored park 0.33 against none 0.31,
+    # calibrated at the act band: the problem was parked (D376).
+    from hrm.reading.calibration import Threshold
+    from hrm.reading.sentence import _choose
+
+    calibration = Calibration("", "", {"park": Threshold(act=0.30, ask=0.20)})
+    bands = Bands()
+    score = _choose(("none", "park"), np.array([none, park], dtype=np.float32),
+                    "park the pricing page", ReadingContext(), calibration, bands)  # fmt: skip
+    assert score.kind is not None and score.kind.value == "park"
+    assert bands.of(score.confidence).value == band
