@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING
 
 from hrm.reading.rules.answers import read_answers, read_moves
@@ -62,8 +63,10 @@ class RulesReader:
         return _without_overlaps(found)
 
 
+@cache
 def default_preferences() -> PreferenceRules:
-    """The preference table on the default policy's patterns, for a message from the user."""
+    """The preference table on the default policy's patterns, for a message from the user
+    (built once a process: the classifier compiles the policy's patterns)."""
     from hrm.config import PolicySurface
     from hrm.governance.preferences import PreferenceClassifier
     from hrm.reading.rules.preferences import PreferenceRules
