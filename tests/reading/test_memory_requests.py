@@ -146,3 +146,20 @@ def test_a_preference_said_as_a_request_is_the_preference(sentence: str, plain: 
 )
 def test_a_statement_loses_the_words_that_lead_into_it(sentence: str, plain: str) -> None:
     assert without_discourse_lead(sentence) == plain
+
+
+@pytest.mark.parametrize(
+    ("what", "fully"),
+    [
+        ("the billing db host", True),
+        ("the db host", True),
+        ("the billing migration", False),  # one word in common is no name
+        (None, True),  # "forget that": what the turn before kept
+        ("the tabs thing", True),  # nothing kept matches: answered as such, not asked
+    ],
+)
+def test_a_kept_entry_is_named_by_every_word_said(what: str | None, fully: bool) -> None:
+    from hrm.reading.rules.memory import names_fully
+
+    canon = {"fact.the-billing-db-host": "the billing db host is pg-billing-2"}
+    assert names_fully(canon, what) is fully

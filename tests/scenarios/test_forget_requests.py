@@ -87,6 +87,24 @@ def test_a_request_naming_nothing_kept_or_two_things_changes_nothing(home: HRMHo
         assert one.response == "Forgotten: “I prefer long paragraphs in the methods section”."
 
 
+def test_a_request_sharing_only_a_word_with_a_kept_fact_is_asked_about(home: HRMHome) -> None:
+    # "forget the billing migration" shared "billing" with the one fact kept and forgot it
+    # at once (D377): a person's data went on a word in common.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm working on the billing migration to Postgres")
+        h.turn("store this: the billing db host is pg-billing-2")
+        asked = h.turn("forget the billing migration")
+        assert asked.response == (
+            "Do you want me to forget “the billing db host is pg-billing-2”? (yes/no)"
+        )
+        assert list(_kept(h)) == ["fact.the-billing-db-host"]
+        assert h.turn("no").response.startswith("Understood — I still keep")
+        assert list(_kept(h)) == ["fact.the-billing-db-host"]
+        named = h.turn("forget the billing db host")  # every word of it: acted on at once
+        assert named.response == "Forgotten: “the billing db host is pg-billing-2”."
+        assert list(_kept(h)) == []
+
+
 def test_forget_that_i_prefer_states_no_preference(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         h.turn("I prefer tabs over spaces.")

@@ -36,6 +36,7 @@ __all__ = [
     "fact_key",
     "kept_matching",
     "kept_text",
+    "names_fully",
     "read_forget_request",
     "read_memory_intents",
     "read_memory_request",
@@ -374,6 +375,19 @@ def kept_matching(canon: Mapping[str, Any], what: str) -> list[str]:
     return [key for shared, key in scored if shared == best]
 
 
+def names_fully(canon: Mapping[str, Any], what: str | None) -> bool:
+    """Whether `what` names one kept entry by every word it says ("the billing db host" of
+    "the billing db host is pg-billing-2"), not by a word it shares with it ("the billing
+    migration"): only then is a request to forget acted on at once; otherwise it is asked
+    about. "That" (None), nothing matched and several matched are answered as they are."""
+    if what is None:
+        return True
+    keys = kept_matching(canon, what)
+    if len(keys) != 1:
+        return True
+    return _stems(what) <= _stems(kept_text(canon[keys[0]]) or "")
+
+
 def _stems(text: str) -> frozenset[str]:
     """The content words (stemmed) that can tell kept entries apart: every preference says
     "prefer", so "forget that I prefer tabs" must not name "I prefer short paragraphs"."""
@@ -402,6 +416,14 @@ _FORGET_ABOUT = re.compile(
 )
 """"Forget about my cat": a request to forget when something kept says it; else it may set
 work aside ("Forget about the report") or ask to forget what was never kept."""
+_FORGET_THE = re.compile(
+    r"^\W*(?:(?:please|pls|ok(?:ay)?|also|and|actually|oh)\W+)*(?:can you\s+|could you\s+)?"
+    r"forget\s+(?P<what>(?:my|our|the|this)\s+[^.!?;,\n]{1,80}?)\s*[.!]*$",
+    re.IGNORECASE,
+)
+""""Forget the billing db host": a request to forget only when something kept says it — and
+acted on only when one kept entry holds every word of it; "Forget the offsite for now" with
+nothing kept about an offsite sets work aside (focus rules)."""
 _LOOSE_FORGET = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|also|and|actually|oh|so|please|pls)\W+)*"
     r"(?:drop|scrap|ditch|never\s*mind|disregard|ignore|lose|wipe|erase|clear)\s+"
@@ -467,6 +489,16 @@ def _forget_intent(
             return None  # "Forget about the report": set aside (focus rules)
         return Intent(IntentKind.FORGET, (start, end), FORGET_ASK, "rules:memory.about",
                       Slots(what=what))  # fmt: skip
+    for start, end in spans:
+        plain = _FORGET_THE.match(head, start, end)
+        named = kept_matching(context.kept, plain.group("what")) if plain else []
+        if plain is not None and named:
+            what = plain.group("what").strip()
+            sure = len(named) == 1 and names_fully(context.kept, what)
+            if not sure and _names_work(what, context):
+                return None  # "Forget the billing migration": the work in focus, set aside
+            return Intent(IntentKind.FORGET, (start, end), FORGET_ACT if sure else FORGET_ASK,
+                          "rules:memory.named", Slots(what=what))  # fmt: skip
     for start, end in spans:
         loose = _LOOSE_FORGET.match(head, start, end)
         if loose is not None and kept_matching(context.kept, loose.group("what")):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hrm._text import shorten
+from hrm.reading.rules.memory import names_fully
 from hrm.reading.types import COMMANDS, IntentKind
 from hrm.turn.facts import forget_kept, remember_fact
 from hrm.turn.intents import ask_to_forget
@@ -22,7 +23,12 @@ def memory(ctx: TurnContext) -> Outcome | None:
     stack, record = ctx.services.stack, ctx.record
     intent = ctx.forget_intent
     if ctx.forget is not None and intent is not None:
-        if intent.confidence >= ctx.services.bands.act:
+        # Acted on at once only when it names what it forgets by every word it says: "forget
+        # the billing migration" shares one word with "the billing db host is pg-billing-2"
+        # and forgot it; now that is asked about (D377).
+        if intent.confidence >= ctx.services.bands.act and names_fully(
+            stack.canon(), ctx.forget.what
+        ):
             ctx.notes += forget_kept(
                 stack, ctx.forget, just_kept=ctx.just_kept, record=record, event=ctx.event
             )
