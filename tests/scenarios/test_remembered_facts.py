@@ -85,3 +85,18 @@ def test_a_fact_that_contradicts_the_canon_is_kept_for_the_problem_only(home: HR
             "Python, not tabs” for this problem only."
         )
         assert _facts(h) == {}
+
+
+def test_a_new_value_of_a_kept_fact_is_its_next_version_in_a_new_process_too(
+    home: HRMHome,
+) -> None:
+    # The README's example: "Remember that the staging DB is db3" after "… is db2" was kept
+    # "for this problem only" as a contradiction of itself (D378).
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Remember that the staging DB is db2")
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn("Remember that the staging DB is db3")
+        assert result.response == "Noted as canon: “the staging DB is db3”."
+        assert _facts(h) == {"fact.the-staging-db": "the staging DB is db3"}
+        versions = [r.value for r in h.stack.bus.shared.history("fact.the-staging-db")]
+        assert versions == ["the staging DB is db2", "the staging DB is db3"]

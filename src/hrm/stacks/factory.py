@@ -182,15 +182,19 @@ class CognitiveStack:
         )
         return _shared_write_record(decision, key, inferred=inferred)
 
-    def write_fact(self, fact: str, key: str, *, signals: Any = None) -> dict[str, Any]:
+    def write_fact(
+        self, fact: str, key: str, *, signals: Any = None, conflict: Any = None
+    ) -> dict[str, Any]:
         """Write a fact the person asked to be remembered through the write gate (D73).
 
         Like an explicit preference (D7), it is first-hand testimony — about the person's own
         world — given with the explicit wish that it be kept, so its source quality is 0.9,
         not the generic input floor that a Shared Reference write (SEVERE) would refuse.
+        `conflict` overrides the turn's conflict level (a new value of the same fact, D378).
         """
         decision = self._write_said(
-            key, fact, signals=signals, quality=0.9, reason="the person asked to remember it"
+            key, fact, signals=signals, quality=0.9, reason="the person asked to remember it",
+            conflict=conflict,
         )
         return _shared_write_record(decision, key)
 

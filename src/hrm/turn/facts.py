@@ -40,7 +40,8 @@ def remember_fact(
     if stack.canon().get(key) == request.fact:
         asked.resolution = "already canon"
         return [f"Already canon: “{request.fact}”."]
-    decision = stack.write_fact(request.fact, key, signals=signals)
+    update = _update_of(key, signals)
+    decision = stack.write_fact(request.fact, key, signals=signals, conflict=update)
     record.writes.append(decision)
     if decision.get("approved") and decision.get("target") == "shared_reference":
         event("fact_remembered", key=key, fact=request.fact)
@@ -53,6 +54,19 @@ def remember_fact(
             f"This conflicts with{against}, so I kept “{request.fact}” for this problem only."
         ]
     return [f"I did not keep “{request.fact}”: {decision.get('reason')}."]
+
+
+def _update_of(key: str, signals: Any) -> Any:
+    """No conflict when the input contradicts only the fact it names a new value of: "Remember
+    that the staging DB is db3" after "… is db2" updates `fact.the-staging-db` (a new version;
+    `hrm memory shared history` keeps db2), as the person asked (D378). None: the turn's own
+    conflict level, as for any other write."""
+    contradicted = contradicted_canon(signals)
+    if contradicted and set(contradicted) == {key}:
+        from hrm.types import ConflictLevel
+
+        return ConflictLevel.NONE
+    return None
 
 
 def forget_kept(
