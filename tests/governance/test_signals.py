@@ -423,3 +423,24 @@ def test_preferences_that_can_hold_together_do_not_conflict(text: str) -> None:
 def test_a_stated_preference_is_still_contradicted(text: str, kind: str) -> None:
     found = find_contradictions(text, STATED)
     assert found and found[0].kind == kind and found[0].level is ConflictLevel.HIGH
+
+
+PASSIVE_CANON = {
+    "fact.ci-token": "the CI token is rotated monthly",
+    "fact.api": "the API is hosted on AWS",
+    "fact.build": "the build is broken",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "contradicted"),
+    [
+        # What is done to a subject is a thing of its own: two facts, no contradiction (D378).
+        ("the CI token is stored in Vault", []),
+        ("the CI token is rotated weekly", ["fact.ci-token"]),  # the same doing, a new value
+        ("the API is hosted on GCP", ["fact.api"]),
+        ("the build is fixed", ["fact.build"]),  # a state, as before
+    ],
+)
+def test_a_passive_claim_contradicts_only_the_same_doing(text: str, contradicted: list[str]) -> None:
+    assert [c.canon_key for c in find_contradictions(text, PASSIVE_CANON)] == contradicted

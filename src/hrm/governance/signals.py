@@ -51,6 +51,7 @@ from hrm.governance.policy import (
 from hrm.governance.preferences import preference_key
 from hrm.governance.problems import extract_keywords
 from hrm.reading.pasted import spoken
+from hrm.reading.rules.preference_scope import is_past_form
 from hrm.scrubbing import scrub_text
 from hrm.types import BlastRadius, Clock, ConflictLevel, HRMContext, TurnInput, system_clock
 
@@ -289,6 +290,9 @@ class Claim:
     slot a different object replaces it in."""
     hedged: bool = False
     text: str = ""
+    verb: str = ""
+    """The participle of a passive ``is`` claim ("rotated" of "the CI token is rotated
+    monthly"): claims with different verbs are about different things of one subject."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,12 +465,18 @@ def _copula_claims(clause: str, folded: str, hedged: bool, rx: _ClaimPatterns) -
         return []
     subject = frozenset(extract_keywords(" ".join(words)))
     core, qualifier, _, _ = _split_object(folded[match.end() :], rx)
-    obj = frozenset(extract_keywords(core))
+    topic = frozenset(extract_keywords(qualifier))
+    verb, _, rest = core.strip().partition(" ")
+    if is_past_form(verb) and (rest or topic):
+        # "is rotated monthly", "is stored in Vault": what is done to the subject, not a value
+        # of it; its object is what follows the participle (D378).
+        obj = frozenset(extract_keywords(rest)) | topic
+    else:
+        verb, obj = "", frozenset(extract_keywords(core))
     if not subject or not obj:
         return []
     positive = match.group(2) is None and "n't" not in match.group(1).lower()
-    topic = frozenset(extract_keywords(qualifier))
-    return [Claim("is", subject, obj, positive, topic, hedged, clause.strip())]
+    return [Claim("is", subject, obj, positive, topic, hedged, clause.strip(), verb)]
 
 
 @lru_cache(maxsize=2048)
@@ -513,7 +523,7 @@ def _canon_claims(key: str, value: str, kind: str) -> tuple[Claim, ...]:
     parsed = extract_claims(value) if kind == "text" else ()
     if parsed:
         return tuple(
-            Claim(c.relation, c.subject, c.obj, c.positive, c.topic | topic, False, c.text)
+            Claim(c.relation, c.subject, c.obj, c.positive, c.topic | topic, False, c.text, c.verb)
             for c in parsed
         )
     obj = frozenset(extract_keywords(value))
@@ -528,7 +538,7 @@ def _canon_claims(key: str, value: str, kind: str) -> tuple[Claim, ...]:
 
 def _compare(claim: Claim, canon: Claim) -> tuple[str, float] | None:
     """(kind, confidence) when `claim` contradicts `canon`, else None."""
-    if claim.relation != canon.relation:
+    if claim.relation != canon.relation or claim.verb != canon.verb:
         return None
     if claim.subject == canon.subject:
         subject_confidence = 1.0
