@@ -11,12 +11,13 @@ from hrm.reading.types import Bands, Intent, IntentKind, ReadingContext, Span
 
 
 class _Tier:
-    """A later tier that reads every sentence it is given as a request to resolve."""
+    """A later tier that reads every sentence it is given as one intent (a request to resolve)."""
 
     name = "fake"
 
-    def __init__(self, confidence: float = 0.8) -> None:
+    def __init__(self, confidence: float = 0.8, kind: IntentKind = IntentKind.RESOLVE) -> None:
         self.confidence = confidence
+        self.kind = kind
         self.given: list[Sequence[Span]] = []
 
     def read(
@@ -28,22 +29,7 @@ class _Tier:
         earlier: Sequence[Intent] = (),
     ) -> tuple[Intent, ...]:
         self.given.append(spans)
-        return tuple(Intent(IntentKind.RESOLVE, span, self.confidence, self.name) for span in spans)
-
-
-class _Preferences(_Tier):
-    """A later tier that reads every sentence it is given as a preference."""
-
-    def read(
-        self,
-        said: str,
-        spans: Sequence[Span],
-        context: ReadingContext,
-        *,
-        earlier: Sequence[Intent] = (),
-    ) -> tuple[Intent, ...]:
-        self.given.append(spans)
-        return tuple(Intent(IntentKind.PREFERENCE, s, 0.95, self.name) for s in spans)
+        return tuple(Intent(self.kind, span, self.confidence, self.name) for span in spans)
 
 
 class _Broken:
@@ -123,13 +109,13 @@ def test_a_later_tier_does_not_read_what_the_rules_know_the_words_are_instead() 
     # sentence model's likeness to a preference does not make either one (Declined.final).
     for said in ("I'd rather not say", "I prefer not to say",
                  "I always get a segfault when I run this"):  # fmt: skip
-        reading = read(said, ReadingContext(), (RulesReader(), _Preferences()))
+        reading = read(said, ReadingContext(), (RulesReader(), _Tier(0.95, IntentKind.PREFERENCE)))
         assert not reading.has(IntentKind.PREFERENCE), said
         assert reading.declined[0].final
 
 
 def test_a_rule_that_only_found_no_preference_leaves_a_paraphrase_to_a_later_tier() -> None:
     said = "my preference would be short answers with examples"
-    reading = read(said, ReadingContext(), (RulesReader(), _Preferences()))
+    reading = read(said, ReadingContext(), (RulesReader(), _Tier(0.95, IntentKind.PREFERENCE)))
     assert reading.has(IntentKind.PREFERENCE)
     assert not reading.declined[0].final

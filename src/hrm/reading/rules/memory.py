@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hrm._keywords import keywords as extract_keywords
+from hrm.reading.cue_gates import has_cue
 from hrm.reading.rules.preference_scope import sentences
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
@@ -94,8 +95,6 @@ def _led(sentence: str) -> re.Match[str] | None:
     """A request whose lead asks, in any words the fact cues hold (``data/cues.txt``), that
     what follows be kept: "for later: our AWS account is 1234", "I want you to know that my
     son's school ends at 3", "please keep track of this: the rate is 80 EUR/h"."""
-    from hrm.reading.cue_gates import has_cue
-
     match = _LED.match(sentence)
     if match is None:
         return None
