@@ -8,8 +8,8 @@ matches only through them; old homes are migrated with their index filled.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator
+from datetime import datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,19 +22,10 @@ from hrm.continuity.learnings_types import LearningInput, SearchFilters, SearchQ
 from hrm.storage.sqlite import Database
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)  # every learning a moment after the last
-        return self.now
-
-
 @pytest.fixture
-def repo() -> Iterator[LearningsRepository]:
+def repo(ticking_clock: Callable[[], datetime]) -> Iterator[LearningsRepository]:
     db = Database(":memory:")
-    yield LearningsRepository(db, clock=Clock())
+    yield LearningsRepository(db, clock=ticking_clock)
     db.close()
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -40,19 +40,10 @@ class HashedWords:
         return out
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)  # every learning a moment after the last
-        return self.now
-
-
 @pytest.fixture
-def repo() -> Iterator[LearningsRepository]:
+def repo(ticking_clock: Callable[[], datetime]) -> Iterator[LearningsRepository]:
     db = Database(":memory:")
-    yield LearningsRepository(db, embedder=HashedWords(), clock=Clock())
+    yield LearningsRepository(db, embedder=HashedWords(), clock=ticking_clock)
     db.close()
 
 
