@@ -193,6 +193,9 @@ def test_records_before_and_after_the_source_opened_are_counted_once(path: Path)
         session[0] = "b"  # asked about later: its earlier records are searched, later ones kept
         assert usage.read().tokens == 102
         assert len(usage.read().window) == 4  # every call of the minute, any session
+        lean = usage.read(window=False)  # a budget check: the totals without the minute's calls
+        assert (lean.tokens, lean.window) == (102, ())
+        assert len(usage.read().window) == 4
         reader.close()
 
 

@@ -318,7 +318,7 @@ class LLMGateway:
     def usage(self) -> dict[str, Any]:
         """A snapshot for status output: calls, tokens, cost and budget — the whole session's
         (every process's) when the gateway has a usage source, else this gateway's."""
-        shared = self._shared()
+        shared = self._shared(window=False)
         with self._lock:
             snapshot: dict[str, Any] = {
                 "provider": self.provider,
@@ -337,12 +337,13 @@ class LLMGateway:
             )
         return snapshot
 
-    def _shared(self) -> SessionUsage | None:
-        return self.usage_source.read() if self.usage_source is not None else None
+    def _shared(self, *, window: bool = True) -> SessionUsage | None:
+        source = self.usage_source
+        return source.read(window=window) if source is not None else None
 
     def _budget_spent(self) -> int:
         """What counts against ``budget_tokens``: the session's tokens, or this gateway's."""
-        shared = self._shared()
+        shared = self._shared(window=False)
         if shared is not None:
             return shared.tokens
         with self._lock:
@@ -492,7 +493,7 @@ class LLMGateway:
         cost = response.cost_estimate(self.pricing)
         # The session's earlier calls, every process's, are in the ledger; this one is not
         # recorded yet, so it is added here (D280).
-        shared = self._shared() if self.cost_alert_threshold is not None else None
+        shared = self._shared(window=False) if self.cost_alert_threshold is not None else None
         with self._lock:
             self._session_cost += cost
             total = self._session_cost if shared is None else shared.cost + cost

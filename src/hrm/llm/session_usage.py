@@ -84,7 +84,8 @@ class SessionUsage:
     alerted: bool
     """A ``cost_alert`` is already recorded for the session (it is given once)."""
     window: tuple[tuple[float, int], ...]
-    """(epoch seconds, tokens) of each call of the last minute, any session, oldest first."""
+    """(epoch seconds, tokens) of each call of the last minute, any session, oldest first;
+    empty when read with ``window=False``."""
     now: float
     """Epoch seconds when this was read: the window's reference point."""
 
@@ -92,7 +93,7 @@ class SessionUsage:
 class UsageSource(Protocol):
     """Where a gateway reads what its session has spent (`LedgerUsage` in a stack)."""
 
-    def read(self) -> SessionUsage: ...
+    def read(self, *, window: bool = True) -> SessionUsage: ...
 
 
 @dataclass(slots=True)
@@ -148,8 +149,13 @@ class LedgerUsage:
         self._lock = threading.Lock()
         self._cursor: _Cursor | None = None
 
-    def read(self) -> SessionUsage:
-        """The current session's usage, with every record appended so far."""
+    def read(self, *, window: bool = True) -> SessionUsage:
+        """The current session's usage, with every record appended so far.
+
+        ``window=False`` leaves the last minute's calls out: only a rate limit reads them, and
+        copying them cost a budget check time in proportion to the calls of that minute (a
+        busy server's thousands, every turn).
+        """
         session_id = self._session_id()
         now = self._now().timestamp()
         with self._lock:
@@ -173,7 +179,7 @@ class LedgerUsage:
                 tokens=tally.tokens,
                 cost=tally.cost,
                 alerted=tally.alerted,
-                window=tuple(cursor.window),
+                window=tuple(cursor.window) if window else (),
                 now=now,
             )
 
