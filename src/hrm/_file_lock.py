@@ -27,6 +27,7 @@ from pathlib import Path
 
 from hrm._private import make_private_dirs
 from hrm._process import pid
+from hrm._turn_slot import TURN_SLOT
 from hrm.errors import ErrorCode, HRMError
 
 TYPE_CHECKING = False  # the ledgers import this module: no `typing` at run time
@@ -177,10 +178,12 @@ class FileLock:
                 the lock file cannot be created.
         """
         fd = self._descriptor()
-        if self.wait_s is None:
-            lock(fd, shared=self.shared, path=str(self.path))
-        else:
-            self._wait(fd, self.wait_s)
+        if not try_lock(fd, shared=self.shared, path=str(self.path)):
+            with TURN_SLOT.released():  # another process holds it: other stacks' turns go on
+                if self.wait_s is None:
+                    lock(fd, shared=self.shared, path=str(self.path))
+                else:
+                    self._wait(fd, self.wait_s)
         if not self.shared:
             with contextlib.suppress(OSError):  # only for a waiter's message
                 os.pwrite(fd, f"pid {pid()}".encode().ljust(_PID_WIDTH - 1) + b"\n", 0)

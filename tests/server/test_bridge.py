@@ -6,6 +6,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+from hrm._turn_slot import TURN_SLOT
 from hrm.home import HRMHome
 from hrm.server.bridge import StackPool
 from hrm.storage.ledger import verify_ledger
@@ -59,7 +60,10 @@ def test_no_more_turns_run_at_once_than_the_pool_has_threads(tmp_path: Path) -> 
     seen: list[bool] = []
 
     def first(hrm: object) -> None:
-        seen.append(b_started.wait(0.5))  # with a second thread, b would start meanwhile
+        # A wait, as for a model's answer: the turn slot is let go, so with a second thread
+        # b starts meanwhile; with one thread it cannot.
+        with TURN_SLOT.released():
+            seen.append(b_started.wait(0.5))
 
     async def scenario(threads: int) -> None:
         pool = StackPool(home, llm="offline", stack_wait_s=30, threads=threads)
@@ -73,3 +77,28 @@ def test_no_more_turns_run_at_once_than_the_pool_has_threads(tmp_path: Path) -> 
     b_started.clear()
     asyncio.run(scenario(2))
     assert seen == [False, True]
+
+
+def test_turns_of_two_stacks_compute_one_after_the_other(tmp_path: Path) -> None:
+    # Two threads, two stacks: while a's work computes (holds the turn slot), b's waits for it.
+    home = HRMHome(tmp_path / "home")
+    order: list[str] = []
+
+    def computing(name: str) -> object:
+        def work(hrm: object) -> None:
+            order.append(f"{name} starts")
+            threading.Event().wait(0.05)  # not a wait the slot knows of: b must not start
+            order.append(f"{name} ends")
+        return work
+
+    async def scenario() -> None:
+        pool = StackPool(home, llm="offline", stack_wait_s=30, threads=2)
+        try:
+            await asyncio.gather(pool.run("RESIDENT:a", computing("a")),
+                                 pool.run("RESIDENT:b", computing("b")))
+        finally:
+            await pool.aclose()
+
+    asyncio.run(scenario())
+    assert order in (["a starts", "a ends", "b starts", "b ends"],
+                     ["b starts", "b ends", "a starts", "a ends"])

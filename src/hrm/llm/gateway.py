@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hrm._process import new_id
+from hrm._turn_slot import TURN_SLOT
 from hrm.errors import ErrorCode, HRMError
 from hrm.llm._ratelimit import TokenBucket, window_wait_ms
 from hrm.llm._retry import RetryPolicy
@@ -401,7 +402,8 @@ class LLMGateway:
             raise HRMError.rate_limit(wait, provider=self.adapter.provider, scope="local")
         if wait > 0:
             logger.info("rate limit: waiting %s ms before calling %s", wait, self.provider)
-            self._sleep(wait / 1000)
+            with TURN_SLOT.released():  # a pause other stacks' turns need not share
+                self._sleep(wait / 1000)
         if self._requests is not None:
             self._requests.take(1)
         if self._tokens is not None:
@@ -475,7 +477,8 @@ class LLMGateway:
             order.attempts,
             delay,
         )
-        self._sleep(delay / 1000)
+        with TURN_SLOT.released():
+            self._sleep(delay / 1000)
 
     def _charge(self, input_tokens: int, output_tokens: int, estimated: int) -> None:
         with self._lock:
@@ -644,7 +647,8 @@ def _chain(first: StreamChunk | None, rest: Iterator[StreamChunk]) -> Iterator[S
 def _guarded(function: Callable[..., Any], *args: Any) -> Any:
     """Call into an adapter; a foreign exception becomes ``INTERNAL_ERROR`` (never retried)."""
     try:
-        return function(*args)
+        with TURN_SLOT.released():  # the model's time is a wait: other turns run meanwhile
+            return function(*args)
     except HRMError:
         raise
     except Exception as exc:

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from hrm._process import new_id
+from hrm._turn_slot import TURN_SLOT
 from hrm.altitude.types import PlanStepStatus
 from hrm.errors import HRMError
 from hrm.plans.deliverable import CHECK_INSTRUCTION
@@ -141,7 +142,8 @@ class StepExecutor:
                         goal=goal, plan_id=plan_id)
             for step in steps
         ]
-        return [future.result() for future in futures]
+        with TURN_SLOT.released():  # the steps' own threads work; this one only waits
+            return [future.result() for future in futures]
 
     def _ensure_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from hrm._turn_slot import TURN_SLOT
 from hrm.errors import HRMError
 from hrm.runtime.types import AgentOutput, DroppedOutput
 
@@ -142,7 +143,7 @@ class MapRun:
             # its first agent as soon as its thread exists, not after the last one is made
             for _ in range(min(self._limit, len(self.slots))):
                 pool.submit(self._runner)
-            with self._cond:
+            with TURN_SLOT.released(), self._cond:  # the runners work; this thread waits
                 stopped = self._supervise(pool)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

@@ -10,6 +10,11 @@ requests on other stacks keep running in parallel. Across processes (``--workers
 stack's turn lock does the same, with the same wait. Once a turn has started it runs to its
 end even if the client goes away: its thread is shielded from the request's cancellation, and
 the stack stays busy until the turn is recorded (D203).
+
+Turns of different stacks run in parallel where they wait (a model's answer, a lock another
+process holds) and one after another where they compute: the thread holds the process's turn
+slot (`hrm._turn_slot`), since eight turns computing at once on one interpreter lock finished
+later than the same turns in a row (D390).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from hrm._turn_slot import TURN_SLOT
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
@@ -115,7 +121,8 @@ class StackPool:
             # Only this thread can be opening this stack: the stack's slot is held.
             hrm = HRM.open(self.home, agent_class, self.llm, turn_wait_s=self.stack_wait_s)
             self._stacks[agent_class] = hrm
-        return work(hrm)
+        with TURN_SLOT.held():
+            return work(hrm)
 
     async def _evict(self, *, keep: str) -> None:
         """Close the least recently used idle stack (its slot free) in a turn thread."""
