@@ -73,8 +73,10 @@ class TurnSlot:
             return True
         import logging  # only here: `hrm._file_lock` imports this module on a hook's path
 
-        logging.getLogger(__name__).info("a turn waited %.1f s for the turn slot; running beside the one holding it",
-                    self.patience_s)
+        logging.getLogger(__name__).info(
+            "a turn waited %.1f s for the turn slot; running beside the one holding it",
+            self.patience_s,
+        )
         return False
 
 
