@@ -73,6 +73,12 @@ def test_turn_returns_answer_and_full_decision_record(hrm: HRM) -> None:
     assert d["selected"]["rationale"] and 0 <= d["selected"]["priority_score"] <= 1
     assert d["work_orders"] and d["work_orders"][0]["type"] == "llm_call"
     json.dumps(d)  # the record is JSON-ready
+    # The result names the ledger record it was stored as (the server's `hrm.ledger` position).
+    last = hrm.decisions.last()
+    assert result.record is not None and last is not None
+    assert (result.record.kind, result.record.seq, result.record.hash) == ("turn", last.seq,
+                                                                           last.hash)
+    assert result.record.data["turn"] == d["turn"]
 
 
 def test_a_preference_said_again_word_for_word_is_not_written_again(hrm: HRM) -> None:

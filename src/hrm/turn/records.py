@@ -15,7 +15,10 @@ from abc import abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hrm.storage.ledger import LedgerRecord
 
 __all__ = [
     "AltitudeRecord",
@@ -464,6 +467,9 @@ class TurnResult:
     decision: DecisionRecord
     asked: bool = False
     """True when the turn returned a question to the person instead of doing the work."""
+    record: LedgerRecord | None = None
+    """The turn's ``turn`` record as its decision ledger stored it (seq and hash: where `/why`
+    and `hrm ledger` find it); None for a result built elsewhere."""
 
     @property
     def trace_id(self) -> str:

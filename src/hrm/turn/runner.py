@@ -16,6 +16,7 @@ from hrm.turn.state import RECENT_TURNS, clip, recent_exchange, shown
 from hrm.types import HRMContext, TurnInput
 
 if TYPE_CHECKING:
+    from hrm.storage.ledger import LedgerRecord
     from hrm.turn.context import TurnServices
     from hrm.turn.session import Sessions
     from hrm.types import Clock
@@ -97,12 +98,12 @@ class TurnRunner:
         record.work_orders = list(work_orders)
         stack.work_order_sink = None
         self._store_bookkeeping(record)
-        self._record(text, source, outcome, record, hctx, events)
+        stored = self._record(text, source, outcome, record, hctx, events)
         stack.end_turn()
         if interrupted is not None:
             raise interrupted
         return TurnResult(response=outcome.response, action=outcome.action, decision=record,
-                          asked=outcome.asked)  # fmt: skip
+                          asked=outcome.asked, record=stored)  # fmt: skip
 
     def _ended_sessions(self) -> list[str]:
         """The sessions that ended with their learning not yet consolidated: looked for once
@@ -166,8 +167,9 @@ class TurnRunner:
         record: DecisionRecord,
         hctx: HRMContext,
         events: list[tuple[str, dict[str, Any]]],
-    ) -> None:
-        """Append the turn's events and its ``turn`` record (with the state) to HO2m.
+    ) -> LedgerRecord:
+        """Append the turn's events and its ``turn`` record (with the state) to HO2m; returns
+        the ``turn`` record as stored.
 
         The turn record carries what a ``turn_started`` event used to repeat (the input, its
         length, where it came from): one record less a turn, and nothing read it (D315).
@@ -218,6 +220,7 @@ class TurnRunner:
         written = self._append(number, items)
         # Our own append is not a change by another process; one that came after it is.
         sessions.mark(written[-1].seq, self.services.decisions.appended_end)
+        return written[-1]
 
     def _store_bookkeeping(self, record: DecisionRecord) -> None:
         """Commit Focus's deferred bookkeeping if no transaction of the turn carried it.
@@ -237,7 +240,9 @@ class TurnRunner:
                 f"focus bookkeeping (progress stamp, stance turn) not stored: {exc.message}"
             )
 
-    def _append(self, number: int, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    def _append(
+        self, number: int, items: list[tuple[str, dict[str, Any]]]
+    ) -> list[LedgerRecord]:
         """Append the turn's records to HO2m as they were built, or their JSON-safe form.
 
         Events and the decision record are built from JSON-ready parts (`to_record` forms,
