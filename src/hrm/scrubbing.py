@@ -125,6 +125,16 @@ of strings can look each up without two function calls (``SCRUBBED.get(s) or scr
 Only `scrub_text` writes it."""
 
 
+def remember_clean(text: str) -> None:
+    """Note that `text` scrubs to itself — a caller's screen found no secret's hint in it and
+    no private span — so that the next `scrub_text` of it is one lookup (texts up to the
+    memoised length only)."""
+    if len(text) <= _CACHED_MAX_LEN and type(text) is str:
+        if len(SCRUBBED) >= _CACHED_ENTRIES:
+            SCRUBBED.clear()
+        SCRUBBED[text] = text
+
+
 def _scrub(text: str) -> str:
     lower = text.lower()
     if "private" in lower:

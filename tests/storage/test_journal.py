@@ -131,6 +131,22 @@ def test_a_secret_a_store_wrote_is_scrubbed_in_the_ledger_and_the_database(
     assert row_ops(home)[0]["row"]["body"] == stored["body"]
 
 
+def test_a_private_span_a_store_wrote_is_cut_from_the_ledger_and_the_database(
+    home: HRMHome,
+) -> None:
+    # No secret's hint in it, so only the private span makes the journal scrub it; the clean
+    # row written after it is remembered as clean and stored as it is.
+    body = "the door code is <private>4711</private> downstairs"
+    with open_db(home) as db:
+        db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('a', 'ADMIN', ?)", (body,))
+        db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('b', 'ADMIN', 'plain')")
+        db.execute("INSERT INTO notes (id, agent_class, body) VALUES ('c', 'ADMIN', 'plain')")
+        stored = db.one("SELECT body FROM notes WHERE id = 'a'")
+    assert stored is not None and "4711" not in stored["body"]
+    assert "4711" not in memory_ledger_path(home.memory_db).read_text()
+    assert [o["row"]["body"] for o in row_ops(home)][1:] == ["plain", "plain"]
+
+
 def test_a_record_a_crash_left_unapplied_is_applied_by_the_next_transaction(
     home: HRMHome,
 ) -> None:

@@ -623,10 +623,11 @@ _SCRUBBER: list[Callable[[str], str]] = []
 
 
 def _load_scrubber() -> Callable[[str], str]:
-    """The scrubber, screened: a text holding none of its hints is returned as it is, the way
-    the scrubber itself skips a pattern whose hints a text lacks (a pattern with no hints, or
-    a scrubber of another shape, disables the screen)."""
-    from hrm.scrubbing import SCRUBBED, scrub_text
+    """The scrubber, screened: a text holding none of its hints and no private span is returned
+    as it is (and remembered as clean), the way the scrubber itself skips a pattern whose hints
+    a text lacks (a pattern with no hints, or a scrubber of another shape, disables the
+    screen)."""
+    from hrm.scrubbing import SCRUBBED, remember_clean, scrub_text
 
     try:
         from hrm.scrubbing import SECRET_PATTERNS
@@ -644,7 +645,11 @@ def _load_scrubber() -> Callable[[str], str]:
         done = memo(text)
         if done is not None:
             return done
-        if screened and screen(text.lower()) is None:
+        lower = text.lower()
+        if screened and screen(lower) is None and "private" not in lower:
+            # Row values repeat turn after turn (a scope, a strategy, a signature): the next
+            # time, one lookup.
+            remember_clean(text)
             return text
         return scrub_text(text)
 
