@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
-from hrm.memory.episodic import INDEX_BATCH, EpisodicTraceStore
+from hrm.memory.episodic import _EVENTS_ONLY, BOOKKEEPING_TYPES, INDEX_BATCH, EpisodicTraceStore
 from hrm.memory.types import EpisodeEntry
 from hrm.storage.ledger import Ledger
 from hrm.storage.sqlite import Database
@@ -345,6 +346,46 @@ def test_another_connection_reads_what_this_one_has_not_indexed(
         b.close()
 
 
+def test_a_read_leaving_out_types_leaves_their_pending_entries_for_the_batch(
+    store: EpisodicTraceStore, db: Database
+) -> None:
+    seen = store.append(entry("observation", content={"n": 1}))
+    store.query(limit=5)  # a plain read indexes what is pending
+    for i in range(3):
+        store.append(entry("learning_outcome", content={"i": i}))
+    # Nothing pending can be returned: nothing is indexed for this read, and it is right.
+    assert [e.id for e in store.query(limit=5, events_only=True)] == [seen]
+    assert _indexed(db) == 1
+    # Entries it could return are indexed first; so are the others, with them.
+    later = store.append(entry("observation", content={"n": 2}))
+    assert [e.id for e in store.query(limit=5, events_only=True)] == [
+        later, seen
+    ]
+    assert _indexed(db) == 5
+    assert len(store.query(limit=10)) == 5
+
+
+def test_a_pending_entry_that_supersedes_is_indexed_even_for_a_read_leaving_its_type_out(
+    store: EpisodicTraceStore,
+) -> None:
+    old = store.append(entry("observation", content={"v": 1}))
+    store.query(limit=5)
+    new = store.supersede(old, entry("learning_outcome", content={"v": 2}))
+    (shown,) = store.query(limit=5, events_only=True)
+    assert shown.id == old and shown.superseded_by == new
+
+
+def test_a_read_sees_what_another_handle_appended_after_its_own_appends(
+    store: EpisodicTraceStore, db: Database, home: HRMHome, clock: Any
+) -> None:
+    mine = store.append(entry(content={"who": "me"}))
+    store.query(limit=5)
+    other = EpisodicTraceStore(db, home, "ADMIN", clock=clock)  # another process's handle
+    theirs = other.append(entry(content={"who": "them"}))
+    other.ledger.close()  # its memory gone: only the ledger tells
+    assert {e.id for e in store.query(limit=5)} == {mine, theirs}
+
+
 def test_a_rolled_back_batch_is_indexed_again_by_the_next_read(
     store: EpisodicTraceStore, db: Database
 ) -> None:
@@ -452,3 +493,19 @@ def test_every_read_on_either_connection_sees_the_whole_ledger(
         for store in stores:
             assert {e.id for e in store.query(limit=10_000)} == written
             store.close()
+
+
+def test_the_events_index_names_exactly_the_bookkeeping_types(
+    store: EpisodicTraceStore, db: Database
+) -> None:
+    # The partial index, the literal in the query and the constant must agree, or SQLite
+    # scans past every learning outcome for the newest events.
+    row = db.one("SELECT sql FROM sqlite_master WHERE name = 'episodes_events'")
+    assert row is not None
+    named = set(re.findall(r"'([a-z_]+)'", row["sql"]))
+    assert named == set(BOOKKEEPING_TYPES)
+    plan = db.execute(
+        "EXPLAIN QUERY PLAN SELECT e.data_json FROM episodes e WHERE e.agent_class = ?"
+        + _EVENTS_ONLY + " ORDER BY e.ts DESC, e.seq DESC LIMIT 5", ("ADMIN",)
+    )
+    assert "episodes_events" in " ".join(str(r["detail"]) for r in plan)

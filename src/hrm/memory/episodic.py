@@ -39,6 +39,7 @@ from hrm.storage.sqlite import Database
 from hrm.types import Clock, system_clock
 
 __all__ = [
+    "BOOKKEEPING_TYPES",
     "DEFAULT_QUERY_LIMIT",
     "EPISODE_KIND",
     "INDEX_BATCH",
@@ -93,8 +94,20 @@ MIGRATIONS: tuple[str, ...] = (
         last_offset INTEGER NOT NULL
     );
     """,
+    # The events, newest first, without a scan past the bookkeeping (D394); the list must
+    # match `BOOKKEEPING_TYPES` and the literal in `query` for SQLite to use it.
+    """
+    CREATE INDEX IF NOT EXISTS episodes_events ON episodes (agent_class, ts, seq)
+        WHERE entry_type NOT IN ('learning_outcome', 'write_completed');
+    """,
 )
 """Schema of component ``memory.episodic``; append only, never edit a released entry."""
+
+BOOKKEEPING_TYPES = frozenset({"learning_outcome", "write_completed"})
+"""Entry types that record the stack's own bookkeeping — a learning outcome every turn, a
+receipt of every memory write — rather than something that happened (`query(events_only=)`)."""
+_EVENTS_ONLY = " AND e.entry_type NOT IN ('learning_outcome', 'write_completed')"
+"""`BOOKKEEPING_TYPES` as the literal SQL the partial index ``episodes_events`` names."""
 
 _COMPONENT = "memory.episodic"
 
@@ -140,8 +153,16 @@ class EpisodicTraceStore:
         self.ledger = Ledger(home.episodic_ledger(agent_class), durability=durability, clock=clock)
         self._pending: list[LedgerRecord] = []  # appended, not yet indexed (D27)
         self._pending_lock = threading.Lock()
+        self._known_end = 0
+        """The ledger's size up to which every record is indexed or in `_pending` (D394): while
+        the file still ends there, no other process has appended and a read need not look."""
+        self._indexed_through = 0
+        """The highest seq this store indexed from `_pending`: a mark below it means that
+        indexing was rolled back with an enclosing transaction, and a read looks again."""
         db.migrate(_COMPONENT, MIGRATIONS)
+        end = self.ledger.size()
         self.sync_index()
+        self._known_end = end
 
     # ── lifecycle ──────────────────────────────────────────────────────────
 
@@ -205,7 +226,7 @@ class EpisodicTraceStore:
 
     def _append_records(self, items: list[tuple[str, dict[str, Any]]]) -> list[LedgerRecord]:
         try:
-            return self.ledger.append_many(items)
+            records = self.ledger.append_many(items)
         except HRMError as exc:
             if exc.code is ErrorCode.VALIDATION_FAILED:
                 # The ledger validated the batch (nothing was written); name the entry and
@@ -214,6 +235,9 @@ class EpisodicTraceStore:
                     if kind == EPISODE_KIND:
                         check_json(data, what=f"episode '{data['id']}'")
             raise
+        if records and records[0].offset == self._known_end:  # ours follow what was known
+            self._known_end = self.ledger.appended_end
+        return records
 
     def query(
         self,
@@ -224,6 +248,7 @@ class EpisodicTraceStore:
         entry_type: str | None = None,
         *,
         limit: int = DEFAULT_QUERY_LIMIT,
+        events_only: bool = False,
     ) -> list[EpisodeEntry]:
         """The newest entries matching every given filter, newest first.
 
@@ -234,13 +259,15 @@ class EpisodicTraceStore:
             tags: Only entries carrying all of these tags.
             entry_type: Only entries of this type (e.g. ``write_completed``).
             limit: At most this many entries (the newest).
+            events_only: No entries of `BOOKKEEPING_TYPES` (the read then need not index
+                this process's appended bookkeeping first).
 
         Raises:
             HRMError: ``VALIDATION_FAILED`` for a limit < 1 or a naive datetime.
         """
         if limit < 1:
             raise HRMError.validation_failed(f"Query limit must be at least 1, got {limit}")
-        self._catch_up()
+        self._catch_up(BOOKKEEPING_TYPES if events_only else frozenset())
         wanted = sorted(set(tags or ()))
         params: list[Any] = [self.agent_class]
         if wanted:
@@ -266,6 +293,8 @@ class EpisodicTraceStore:
         if entry_type is not None:
             sql += " AND e.entry_type = ?"
             params.append(entry_type)
+        if events_only:
+            sql += _EVENTS_ONLY
         if start is not None:
             sql += f" AND {time_col} >= ?"
             params.append(format_timestamp(start))
@@ -451,22 +480,45 @@ class EpisodicTraceStore:
         if full:
             self.index_pending()
 
-    def _catch_up(self) -> None:
+    def _catch_up(self, unread: frozenset[str] = frozenset()) -> None:
         """Before a read: index this process's pending records, then any other process's.
+
+        A read that returns no entries of the types in `unread` leaves pending entries of only
+        those types for their batch: the attention stage that reads recent episodes every turn
+        skips learning outcomes, and indexing each turn's outcome for it (its own transaction
+        and commit) was a fifth of a RESIDENT turn (D394). Other processes' records are looked
+        for only when the ledger no longer ends where this process last knew it to.
 
         A ledger that cannot be read past the mark (corrupt, unreadable) leaves the index as
         it is: reads serve what was indexed, and `hrm ledger verify` names the damage.
         """
-        self.index_pending()
+        if self._pending_matters(unread):
+            self.index_pending()
+        end = self.ledger.size()
+        if end == self._known_end and self._mark()[0] >= self._indexed_through:
+            return
         try:
             last = self.ledger.last()
             if last is not None and last.seq > self._mark()[0]:
                 self.sync_index()
+            self._known_end = end
         except HRMError as exc:
             logger.warning(
                 "episodic index of %s serves what it has: its ledger cannot be read (%s)",
                 self.agent_class,
                 exc.message,
+            )
+
+    def _pending_matters(self, unread: frozenset[str]) -> bool:
+        """Whether a read not returning types `unread` could see a pending record: one of
+        another type, or one that supersedes an entry (which changes that entry)."""
+        with self._pending_lock:
+            if not unread:
+                return bool(self._pending)
+            return any(
+                r.kind != EPISODE_KIND or r.data.get("supersedes")
+                or r.data.get("entry_type") not in unread
+                for r in self._pending
             )
 
     def _index(self, records: Sequence[LedgerRecord]) -> None:
@@ -483,6 +535,7 @@ class EpisodicTraceStore:
                     break
             if mark != self._mark():
                 self._set_mark(mark)
+            self._indexed_through = max(self._indexed_through, ordered[-1].seq)
 
     def _apply_records(self, records: Iterable[LedgerRecord]) -> tuple[int, int]:
         """Index `records`; return (seq, offset) of the last one, (0, 0) when there were none."""

@@ -376,9 +376,9 @@ class _StageRunner:
                         0.75 if status is ProblemStatus.ACTIVE else 0.65,
                     )
                 )
-        for episode in self.stack.bus.episodic.query(limit=limit * 3):
-            if episode.entry_type in ("write_completed", "learning_outcome"):
-                continue
+        # The newest episodes that say what happened: receipts of writes and learning outcomes
+        # (one a turn) are bookkeeping, left out by the query rather than after it (D394).
+        for episode in self.stack.bus.episodic.query(limit=limit, events_only=True):
             summary = json.dumps(episode.content, ensure_ascii=False)[:200]
             items.append(
                 ContextItem("episode", episode.id, f"{episode.entry_type}: {summary}", 0.4)
