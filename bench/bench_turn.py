@@ -86,6 +86,11 @@ class Capture:
     as cold as the turn left them; the replay runs statements back to back, warm)."""
 
 
+AGENT_CLASS = "ADMIN"
+"""The stack the turns run on (``--agent-class``): ADMIN by default, as ``hrm turn`` opens;
+``RESIDENT:<name>`` is what `hrm serve` opens for each key, whose attention differs."""
+
+
 def _open_warm(home: Path) -> Any:
     from dataclasses import replace
 
@@ -96,7 +101,7 @@ def _open_warm(home: Path) -> Any:
     # One session of n turns spends ~600 tokens a turn: raise the session's token ceiling so
     # every measured turn is a real model call, not a refusal by the budget.
     config = replace(load_config(HRMHome.resolve(home)).config, stack_token_budget=10**9)
-    hrm = HRM.open(home, "ADMIN", "offline", config=config)
+    hrm = HRM.open(home, AGENT_CLASS, "offline", config=config)
     for text in WARM_UP * 3:  # create the problem and the patterns
         hrm.turn(text)
     return hrm
@@ -351,7 +356,11 @@ def main() -> int:
     parser.add_argument("--block", type=int, default=50,
                         help="turns per block of the interleaved measurement")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start figure")
+    parser.add_argument("--agent-class", default="ADMIN",
+                        help="the stack to run the turns on (RESIDENT:<name>: a served stack)")
     args = parser.parse_args()
+    global AGENT_CLASS
+    AGENT_CLASS = args.agent_class
     n = args.turns or (300 if args.quick else 2000)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -382,6 +391,7 @@ def main() -> int:
     cold = None if args.no_cold else cold_start(3 if args.quick else 7)
     result = {
         "turns": n,
+        "agent_class": AGENT_CLASS,
         "interleaved_block": args.block,
         "turn_p50_ms": round(t50, 3), "turn_p95_ms": round(t95, 3),
         "baseline_p50_ms": round(b50, 3), "baseline_p95_ms": round(b95, 3),
