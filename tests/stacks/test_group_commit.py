@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import threading
+import time
+from typing import Any
+
+import pytest
 
 from hrm.stacks._group_commit import GroupCommitter
 
@@ -55,3 +59,29 @@ def test_one_failing_commit_does_not_stop_the_others() -> None:
     committer = GroupCommitter([broken, commits], interval_ms=0)
     committer.request()
     assert commits.threads  # the second ledger was still committed
+
+
+def test_a_round_that_fails_does_not_stop_the_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hrm.storage import manifest
+
+    calls = {"n": 0}
+    real = manifest.batched
+
+    def flaky() -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("the manifest's directory vanished")
+        return real()
+
+    monkeypatch.setattr(manifest, "batched", flaky)
+    first, second = _Commits(), _Commits()
+    a = GroupCommitter([first], interval_ms=7)  # an interval of its own: a fresh thread
+    a.request()
+    deadline = time.monotonic() + 10
+    while calls["n"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    b = GroupCommitter([second], interval_ms=7)
+    b.request()
+    assert second.done.wait(10)  # the next round ran on the same thread
+    a.close()
+    b.close()

@@ -118,6 +118,9 @@ class _CommitThread:
             with self._lock:
                 due = list(self._waiting.values())
                 self._waiting.clear()
-            with batched():  # each home's manifest once for every stack committed
-                for committer in due:
-                    committer.flush()
+            try:
+                with batched():  # each home's manifest once for every stack committed
+                    for committer in due:
+                        committer.flush()
+            except Exception:  # this thread serves every stack: it must outlive a bad round
+                logger.exception("group commit round failed")
