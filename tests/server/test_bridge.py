@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from hrm._turn_slot import TURN_SLOT
 from hrm.home import HRMHome
+from hrm.pipeline import HRM
 from hrm.server.bridge import StackPool
 from hrm.storage.ledger import verify_ledger
+from hrm.testing import ScriptedAdapter, ScriptedReply
 
 
 def test_past_the_cap_the_least_recently_used_stack_is_closed_and_reopens(tmp_path: Path) -> None:
@@ -102,3 +107,41 @@ def test_turns_of_two_stacks_compute_one_after_the_other(tmp_path: Path) -> None
     asyncio.run(scenario())
     assert order in (["a starts", "a ends", "b starts", "b ends"],
                      ["b starts", "b ends", "a starts", "a ends"])
+
+
+def test_a_turn_waiting_for_its_model_lets_another_stacks_turn_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first model call blocks until the test lets it answer; another stack's whole turn
+    # runs meanwhile, so the waiting turn let the turn slot go. (With the slot kept, b would
+    # wait for it: the patience is raised so that this shows as a timeout, not as b running
+    # beside a after a second.)
+    monkeypatch.setattr(TURN_SLOT, "patience_s", 60.0)
+    home = HRMHome(tmp_path / "home")
+    answer = threading.Event()
+    model = ScriptedAdapter(
+        [ScriptedReply(content="a's answer", wait_for=answer), "b's answer"], repeat=True
+    )
+    order: list[str] = []
+
+    def turn(name: str) -> Callable[[HRM], object]:
+        def work(hrm: HRM) -> object:
+            result = hrm.turn(f"Explain idea {name}")
+            order.append(name)
+            return result
+        return work
+
+    async def scenario() -> None:
+        pool = StackPool(home, llm=model, stack_wait_s=30, threads=2)
+        try:
+            first = asyncio.ensure_future(pool.run("RESIDENT:a", turn("a")))
+            assert await asyncio.to_thread(model.wait_for_calls, 1)  # a waits on its model
+            await asyncio.wait_for(pool.run("RESIDENT:b", turn("b")), timeout=30)
+            answer.set()
+            await first
+        finally:
+            answer.set()
+            await pool.aclose()
+
+    asyncio.run(scenario())
+    assert order == ["b", "a"]
