@@ -198,6 +198,8 @@ class HeadIndex:
         """Heads a word must start with, by their first two letters."""
         self._by_word: dict[str, frozenset[str]] = {}
         """Each word seen → `_names_of` it (texts are new each turn, their words seldom are)."""
+        self._headed = bool(exact or prefixes)
+        """Some list has word heads (else `candidates` need not split the text into words)."""
         self._always = frozenset(name for name, literals in gated if not literals)
         self._gated = tuple(
             (name, literals[0], literals[1:]) for name, literals in gated if literals
@@ -216,6 +218,8 @@ class HeadIndex:
         for name, first, rest in self._gated:
             if first in lower and (not rest or all(literal in lower for literal in rest)):
                 found.add(name)
+        if not self._headed:  # every list is gated by literals: no word to look up
+            return found
         memo = self._by_word
         for word in _words(lower):
             names = memo.get(word)

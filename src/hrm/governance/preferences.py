@@ -165,7 +165,9 @@ class PreferenceClassifier:
                     key="policy.PREFERENCE_PATTERNS",
                     pattern=pattern,
                 ) from exc
-        self._index = HeadIndex({str(index): [p] for index, p in enumerate(self._patterns)})
+        self._named = tuple((str(index), p) for index, p in enumerate(self._patterns))
+        """The patterns in the policy's order, each under its name in `_index`."""
+        self._index = HeadIndex(dict((name, [p]) for name, p in self._named))
 
     def classify(self, statement: str, source: str = "user") -> PreferenceClassification:
         """Classify a statement for preference handling.
@@ -239,8 +241,10 @@ class PreferenceClassifier:
         Every turn asks; a pattern whose words cannot occur (`HeadIndex`) is not run.
         """
         maybe = self._index.candidates(statement)
-        for index, pattern in enumerate(self._patterns):
-            if str(index) in maybe and pattern.search(statement):
+        if not maybe:
+            return None
+        for name, pattern in self._named:
+            if name in maybe and pattern.search(statement):
                 return pattern.pattern
         return None
 
