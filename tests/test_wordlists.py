@@ -125,3 +125,19 @@ def test_markers_report_what_their_patterns_find(text: str) -> None:
         assert markers._hits(text) == expected
     expected_count = sum(len(p.findall(text)) for p in signals._CITATION._patterns)
     assert signals._CITATION._count(text) == expected_count
+
+
+@settings(max_examples=300, deadline=None)
+@given(cased)
+@example("I really like it")
+@example("Why does CI fail? i never saw that")
+def test_an_index_of_literal_gated_lists_alone_still_finds_every_match(text: str) -> None:
+    # The policy's preference patterns all open with "I": no word heads, only literals (the
+    # index then skips splitting the text into words).
+    patterns = PreferenceClassifier(POLICY)._patterns
+    index = HeadIndex({str(i): [p] for i, p in enumerate(patterns)})
+    assert not index._headed
+    maybe = index.candidates(text)
+    for i, pattern in enumerate(patterns):
+        if pattern.search(text):
+            assert str(i) in maybe, (pattern.pattern, text)
