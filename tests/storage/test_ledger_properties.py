@@ -229,6 +229,8 @@ def test_appended_after_answers_what_the_file_holds_or_nothing(
                 records = list(mine.records())
                 for record in records:
                     known = mine.appended_after(record)
+                    # the size a caller just read stands in for the handle's own fstat
+                    assert mine.appended_after(record, size=mine.size()) == known
                     assert (known is not None) == (bool(run) and record.seq >= run[0] - 1)
                     if known is not None:
                         assert known == list(mine.records_after(record))

@@ -66,7 +66,7 @@ class UsageLedger(Protocol):
     def last(self) -> Any: ...
     def records(self) -> Iterator[Any]: ...
     def records_after(self, record: Any) -> Iterator[Any]: ...
-    def appended_after(self, record: Any) -> Sequence[Any] | None: ...
+    def appended_after(self, record: Any, *, size: int | None = None) -> Sequence[Any] | None: ...
     def holding_back(self, needles: Sequence[bytes], *, reach: int) -> Iterator[Any]: ...
 
 
@@ -199,7 +199,7 @@ class LedgerUsage:
         if size == cursor.size:
             return cursor
         cursor.size = size
-        for record in self._since(cursor.last):
+        for record in self._since(cursor.last, size):
             cursor.last = record
             if record.kind not in (_WORK_ORDER, _COST_ALERT):
                 continue
@@ -209,7 +209,7 @@ class LedgerUsage:
                 cursor.window.append((_epoch(record.ts), _tokens(record.data)))
         return cursor
 
-    def _since(self, last: Any) -> Iterable[Any]:
+    def _since(self, last: Any, size: int) -> Iterable[Any]:
         """The records after `last`: from the ledger handle's memory when this process
         appended all of them (its own model call, every turn), else read from the file.
 
@@ -218,7 +218,7 @@ class LedgerUsage:
         """
         if last is None:
             return self._ledger.records()
-        own = self._ledger.appended_after(last)
+        own = self._ledger.appended_after(last, size=size)
         return own if own is not None else self._ledger.records_after(last)
 
     def _search(self, cursor: _Cursor, session_id: str, tally: _Tally) -> None:

@@ -461,7 +461,9 @@ class Ledger:
             )
         yield from first
 
-    def appended_after(self, record: LedgerRecord) -> list[LedgerRecord] | None:
+    def appended_after(
+        self, record: LedgerRecord, *, size: int | None = None
+    ) -> list[LedgerRecord] | None:
         """The records after `record`, from memory, when this handle appended every one of
         them and the file still ends where its last append did; else None (read the file
         with `records_after`).
@@ -469,7 +471,8 @@ class Ledger:
         For a reader that catches up after its own process's append every turn (the session's
         usage, D380): no file is opened, parsed or hashed. It trusts the sign `_snapshot`
         trusts — the file's size is still this handle's last end — and that `record` is the
-        one its next record chains onto (seq and hash).
+        one its next record chains onto (seq and hash). `size`: the file's size as the caller
+        just read it (`size`), saving a second `fstat`.
         """
         with self._mutex:
             own, fd = self._own, self._fd
@@ -478,7 +481,7 @@ class Ledger:
                 return None
             if not own or fd is None or self._pid != pid():
                 return None
-            if _fstat_size(fd, self.path) != self._end:
+            if (_fstat_size(fd, self.path) if size is None else size) != self._end:
                 return None
             last = own[-1]
             if record.seq == last.seq:
