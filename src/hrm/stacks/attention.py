@@ -354,8 +354,8 @@ class _StageRunner:
         asked = content_words(text)
         if not asked.isdisjoint(_registry_names(target)):
             return list(rows.items)
-        return [item for item, words in zip(rows.items, rows.words, strict=True)
-                if _names_row(asked, words)]
+        return [item for item, ids, named in zip(rows.items, rows.ids, rows.named, strict=True)
+                if _names_row(asked, ids, named)]
 
     def _horizontal_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         """Recent episodes and open loops of THIS stack (HO2m)."""
@@ -605,17 +605,27 @@ class _RegistryRows:
     "version" must not make every question about a version bear on every row), without the
     words every row has ("hot" and "frameworks" of each "HOT/frameworks/…" path)."""
 
+    @functools.cached_property
+    def ids(self) -> tuple[frozenset[str], ...]:
+        """Each row's words holding a digit ("fmwk-009"): naming one names the row."""
+        return tuple(frozenset(w for w in words if any(c.isdigit() for c in w))
+                     for words in self.words)
 
-def _names_row(asked: frozenset[str], words: frozenset[str]) -> bool:
+    @functools.cached_property
+    def named(self) -> tuple[frozenset[str], ...]:
+        """Each row's other words, half of which name it."""
+        return tuple(words - ids for words, ids in zip(self.words, self.ids, strict=True))
+
+
+def _names_row(asked: frozenset[str], ids: frozenset[str], named: frozenset[str]) -> bool:
     """Does the input name this row: by an id ("FMWK-009"), or by half its other words?
 
     "How does the tier boundary work?" names "Tier Boundary", not "Work Order Protocol":
-    one word of three, and a common one, is no reference to a row.
+    one word of three, and a common one, is no reference to a row. A row's `ids` and `named`
+    words are worked out once per registry file (`_RegistryRows`), not every turn.
     """
-    ids = {w for w in words if any(c.isdigit() for c in w)}
     if not asked.isdisjoint(ids):
         return True
-    named = words - ids
     return bool(named) and 2 * len(asked & named) >= len(named)
 
 
