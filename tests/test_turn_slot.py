@@ -13,13 +13,19 @@ def _in_thread(slot: TurnSlot, body: list[str], name: str, started: threading.Ev
         body.append(f"{name} in")
 
 
+def _other(slot: TurnSlot, seen: list[str]) -> tuple[threading.Thread, threading.Event]:
+    """A second thread "b" that enters the slot and notes it in `seen`, started."""
+    started = threading.Event()
+    other = threading.Thread(target=_in_thread, args=(slot, seen, "b", started))
+    other.start()
+    return other, started
+
+
 def test_a_second_thread_waits_while_the_first_holds_the_slot() -> None:
     slot = TurnSlot(patience_s=30)
     seen: list[str] = []
-    started = threading.Event()
     with slot.held():
-        other = threading.Thread(target=_in_thread, args=(slot, seen, "b", started))
-        other.start()
+        other, started = _other(slot, seen)
         assert not started.wait(0.1)  # b queues on the slot
         seen.append("a out")
     other.join(10)
@@ -29,10 +35,8 @@ def test_a_second_thread_waits_while_the_first_holds_the_slot() -> None:
 def test_released_lets_another_thread_in_and_takes_the_slot_back() -> None:
     slot = TurnSlot(patience_s=30)
     seen: list[str] = []
-    started = threading.Event()
     with slot.held():
-        other = threading.Thread(target=_in_thread, args=(slot, seen, "b", started))
-        other.start()
+        other, started = _other(slot, seen)
         with slot.released():  # a model call: b runs meanwhile
             assert started.wait(10)
             other.join(10)
@@ -42,12 +46,10 @@ def test_released_lets_another_thread_in_and_takes_the_slot_back() -> None:
 
 def test_nested_blocks_hold_once_and_release_fully() -> None:
     slot = TurnSlot(patience_s=30)
-    started = threading.Event()
     seen: list[str] = []
     with slot.held(), slot.held():
         with slot.released():  # even from inside a nested block, the slot is free
-            other = threading.Thread(target=_in_thread, args=(slot, seen, "b", started))
-            other.start()
+            other, _ = _other(slot, seen)
             other.join(10)
         assert seen == ["b in"]
     with slot.held():  # and free again after the outer block
