@@ -162,9 +162,11 @@ def test_cached_focus_reads_match_a_fresh_handle_after_any_writes(
 
 
 def test_a_turn_reads_focus_state_once_it_is_warm(tmp_path: Path) -> None:
-    """Steady turns spend no query on what Focus itself just wrote."""
+    """Steady turns spend no query on what Focus itself just wrote (a minute apart, so each
+    turn's progress stamp is written, not left standing as a younger one would be)."""
     db = Database(tmp_path / "memory.db")
-    focus = FocusHRM.open(db, "ADMIN")
+    clock = Clock()
+    focus = FocusHRM.open(db, "ADMIN", clock=clock)
     registry = focus.problem_registry
     problem = registry.add(registry.build("billing launch"))
     registry.set_active(problem.id)
@@ -172,6 +174,7 @@ def test_a_turn_reads_focus_state_once_it_is_warm(tmp_path: Path) -> None:
     statements: list[str] = []
     db._conn.set_trace_callback(statements.append)
     for _ in range(3):
+        clock.now += timedelta(minutes=1)
         with db.transaction():
             registry.record_progress(problem.id)
             focus.commitments.tick()

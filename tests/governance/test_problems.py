@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hrm.errors import ErrorCode, HRMError
 from hrm.governance.problems import (
+    PROGRESS_RESOLUTION,
     SIMILARITY_THRESHOLD,
     ProblemRegistry,
     ProblemStatus,
@@ -94,6 +95,32 @@ def test_record_progress_moves_last_progress(registry: ProblemRegistry, clock: F
     clock.advance(minutes=5)
     registry.record_progress(problem.id)
     assert registry.get(problem.id).last_progress_at == clock.now  # type: ignore[union-attr]
+
+
+def test_a_progress_stamp_younger_than_its_resolution_stands(
+    registry: ProblemRegistry, db: Database, clock: FakeClock
+) -> None:
+    """Turns in a burst skip the stamp's write; the first turn past the resolution writes."""
+    problem = registry.create("Fix the login bug", status=ProblemStatus.ACTIVE)
+    created = problem.last_progress_at
+    statements: list[str] = []
+    db._conn.set_trace_callback(statements.append)
+    clock.advance(seconds=PROGRESS_RESOLUTION.total_seconds() - 1)
+    assert registry.record_progress(problem.id).last_progress_at == created
+    assert not [s for s in statements if s.startswith("UPDATE problems")]
+    clock.advance(seconds=1)
+    assert registry.record_progress(problem.id).last_progress_at == clock.now
+    assert registry.get(problem.id).last_progress_at == clock.now  # type: ignore[union-attr]
+    assert [s for s in statements if s.startswith("UPDATE problems")]
+
+
+def test_a_clock_set_back_stamps_progress_anew(
+    registry: ProblemRegistry, clock: FakeClock
+) -> None:
+    """A stamp from the future (the clock was set back) is not left standing."""
+    problem = registry.create("Fix the login bug", status=ProblemStatus.ACTIVE)
+    clock.advance(seconds=-1)
+    assert registry.record_progress(problem.id).last_progress_at == clock.now
 
 
 def test_queue_and_list_by_status(registry: ProblemRegistry) -> None:

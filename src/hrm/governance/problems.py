@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_KEYWORDS",
+    "PROGRESS_RESOLUTION",
     "SIMILARITY_THRESHOLD",
     "Problem",
     "ProblemMatch",
@@ -58,6 +59,14 @@ SIMILARITY_THRESHOLD = 0.3
 
 MAX_KEYWORDS = 24
 """Keywords kept per problem (the first distinct content words of title, then description)."""
+
+PROGRESS_RESOLUTION = timedelta(seconds=10)
+"""How fine a problem's progress stamp is: a stamp younger than this is not rewritten.
+
+The stamp feeds staleness (0 now, 1 at 30 minutes) and retirement (days), so ten seconds is
+under 0.6 % of the finest use. A person's turns are further apart and stamp every time; turns
+arriving in a burst (a server, a script) skip a write, its index page and its journal entry
+each (D396)."""
 
 _COMPONENT = "governance.problems"
 _MIGRATIONS = [
@@ -362,7 +371,8 @@ class ProblemRegistry:
         return [replace(problem, status=ProblemStatus.RESOLVED) for problem in stale]
 
     def record_progress(self, problem_id: str) -> Problem:
-        """Stamp progress now (resets the staleness the arbiter weighs against it).
+        """Stamp progress now (resets the staleness the arbiter weighs against it), to within
+        `PROGRESS_RESOLUTION`: a stamp younger than that stands.
 
         Bookkeeping every turn does: the stamp is `Database.defer`red to the turn's next
         transaction (at once inside one); reads through this registry see it meanwhile.
@@ -373,6 +383,8 @@ class ProblemRegistry:
         problem = problem or self.get(problem_id)
         if problem is None:
             problem = self._require(problem_id)  # raises NOT_FOUND
+        if timedelta(0) <= now - problem.last_progress_at < PROGRESS_RESOLUTION:
+            return problem
         progressed = replace(problem, last_progress_at=now)
         leaves: dict[Hashable, object] = {
             ("governance.problems", self.agent_class): self._everything_with(progressed),
