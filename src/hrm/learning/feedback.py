@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from hrm.errors import HRMError
 from hrm.learning.patterns import Pattern, PatternStore, PatternSummary, signature_key
 from hrm.scrubbing import scrub
@@ -435,11 +437,18 @@ def _turn(*sources: JSONDict) -> int | None:
 
 
 def _dump(value: Any) -> str:
-    return _ENCODER.encode(value)
+    """A column's JSON text: orjson, keys sorted (a third of the standard encoder's time on a
+    turn's three columns); what orjson cannot write (an integer past 64 bits) takes the
+    standard encoder. Read back with `json.loads` either way."""
+    try:
+        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return _ENCODER.encode(value)
 
 
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
-"""One encoder for every row (`json.dumps` with options builds a new one each call)."""
+"""The fallback encoder (`json.dumps` with options builds a new one each call)."""
 
 
 def _decode(row: sqlite3.Row) -> OutcomeRecord:
