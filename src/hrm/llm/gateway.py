@@ -274,7 +274,7 @@ class LLMGateway:
         try:
             estimated = self._admit(messages, system, call)
             chunks, first = self._first_chunk(order, estimated, messages, system, call)
-            for chunk in _chain(first, chunks):
+            for chunk in _chain(first, chunks, wait=_waits(self.adapter)):
                 accumulated = chunk.accumulated
                 if chunk.done:
                     final = chunk
@@ -443,7 +443,9 @@ class LLMGateway:
             order.attempts += 1
             self._acquire(estimated)
             try:
-                response: LLMResponse = _guarded(self.adapter.chat, messages, system, call)
+                response: LLMResponse = _guarded(
+                    self.adapter.chat, messages, system, call, wait=_waits(self.adapter)
+                )
             except HRMError as exc:
                 self._back_off(order, exc)
             else:
@@ -461,8 +463,9 @@ class LLMGateway:
             order.attempts += 1
             self._acquire(estimated)
             try:
-                chunks = iter(_guarded(self.adapter.stream, messages, system, call))
-                return chunks, _guarded(next, chunks, None)
+                wait = _waits(self.adapter)
+                chunks = iter(_guarded(self.adapter.stream, messages, system, call, wait=wait))
+                return chunks, _guarded(next, chunks, None, wait=wait)
             except HRMError as exc:
                 self._back_off(order, exc)
 
@@ -633,20 +636,34 @@ def _stream_finish(final: StreamChunk | None, outcome: str) -> str:
     return "stop" if outcome == "ok" else outcome
 
 
-def _chain(first: StreamChunk | None, rest: Iterator[StreamChunk]) -> Iterator[StreamChunk]:
+def _chain(
+    first: StreamChunk | None, rest: Iterator[StreamChunk], *, wait: bool
+) -> Iterator[StreamChunk]:
     if first is None:
         return
     yield first
     while True:
-        chunk = _guarded(next, rest, None)
+        chunk = _guarded(next, rest, None, wait=wait)
         if chunk is None:
             return
         yield chunk
 
 
-def _guarded(function: Callable[..., Any], *args: Any) -> Any:
-    """Call into an adapter; a foreign exception becomes ``INTERNAL_ERROR`` (never retried)."""
+def _waits(adapter: ILLMAdapter) -> bool:
+    """Is a call into `adapter` a wait other turns can use (network, C code that lets the
+    interpreter lock go), not Python computing throughout (`python_bound`, the offline model)?"""
+    return getattr(adapter, "python_bound", False) is not True
+
+
+def _guarded(function: Callable[..., Any], *args: Any, wait: bool = True) -> Any:
+    """Call into an adapter; a foreign exception becomes ``INTERNAL_ERROR`` (never retried).
+
+    A call that `wait`s lets the turn slot go (other turns run meanwhile); a Python-bound one
+    keeps it: letting it go would only hand the interpreter lock to another turn and back.
+    """
     try:
+        if not wait:
+            return function(*args)
         with TURN_SLOT.released():  # the model's time is a wait: other turns run meanwhile
             return function(*args)
     except HRMError:

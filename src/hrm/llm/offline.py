@@ -105,6 +105,10 @@ class OfflineAdapter:
         config: Optional LLM settings; only ``max_tokens`` is used (to cut long answers).
     """
 
+    python_bound = True
+    """Its answers are Python computing, never a wait: a served turn keeps the turn slot
+    through them (`hrm._turn_slot`)."""
+
     def __init__(self, config: LLMConfig | None = None) -> None:
         self._max_tokens: int | None = getattr(config, "max_tokens", None)
 

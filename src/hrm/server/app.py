@@ -15,7 +15,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,6 +28,7 @@ from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.auth import SessionSigner
 from hrm.server.bridge import StackPool
 from hrm.server.chat import ReplyCache
+from hrm.server.json_response import JSONResponse
 from hrm.server.keys import KeyStore
 from hrm.server.settings import ServeSettings
 from hrm.server.state import ServerState

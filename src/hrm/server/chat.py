@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hrm.errors import ErrorCode, HRMError
-from hrm.pipeline import HRM
+from hrm.pipeline import HRM, decision_of
 from hrm.server.chat_request import ChatRequest
 from hrm.server.extension import (
     HrmExtension,
@@ -95,10 +95,12 @@ def governed_turn(
         if earlier is not None and _still_last(hrm, earlier):
             return replace(earlier, extension=replace(earlier.extension, replayed=True))
     result = hrm.turn(request.text, on_text=on_text)
-    decision: dict[str, Any] = result.to_dict()["decision"]
-    number = int(decision.get("turn") or 0)
     # The record the turn just appended, as the runner got it back; read from the ledger's
-    # end only for a result without it (a tenth of a request's time, D392).
+    # end only for a result without it (a tenth of a request's time, D392). Its decision is
+    # the one the decisions API serves, already JSON: `to_dict` would copy the record anew.
+    stored = decision_of(result.record.data) if result.record is not None else None
+    decision: dict[str, Any] = stored or result.to_dict()["decision"]
+    number = int(decision.get("turn") or 0)
     record = result.record or find_turn_record(hrm.decisions, number)
     if record is None:
         raise HRMError.internal(

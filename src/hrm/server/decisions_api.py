@@ -24,13 +24,14 @@ import asyncio
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from hrm.server import stack_data
 from hrm.server.api_errors import APIError
 from hrm.server.auth import require_visible
 from hrm.server.chat_request import read_json_body
+from hrm.server.json_response import JSONResponse
 from hrm.server.keys import Principal
 from hrm.server.state import ServerState, authenticate, state_of
 from hrm.stacks.visibility import record_denial

@@ -9,7 +9,7 @@ API's (``/v1/hrm/turns/{n}``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,22 @@ class HrmExtension:
     """True when a resent conversation was answered from this earlier turn (D205)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The summary as JSON data, for a response body.
+
+        The parts that came from the decision record (problems, commitments, the reading) are
+        shared, not copied: `dataclasses.asdict` deep-copied them, a tenth of a served
+        request's time, for a value only ever serialised.
+        """
+        plain: dict[str, Any] = _plain(self)
+        return plain
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def arbitration_band(score: float | None, policy: PolicySurface) -> str | None:

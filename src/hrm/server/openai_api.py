@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from hrm.errors import HRMError
 from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.chat import TurnOutcome, governed_turn
 from hrm.server.chat_request import ChatRequest, parse_chat_request, read_json_body
+from hrm.server.json_response import JSONResponse
 from hrm.server.openai_format import DONE, StreamHead, chunk, completion, model_list, sse
 from hrm.server.state import ServerState, authenticate, state_of
 

@@ -14,13 +14,14 @@ import uuid
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from hrm.config import LLMConfig, load_config
 from hrm.home import HRMHome
 from hrm.llm.factory import LLMAdapterFactory
 from hrm.llm.types import Message
+from hrm.server.json_response import JSONResponse
 from hrm.server.openai_api import read_chat_request
 from hrm.server.openai_format import completion
 from hrm.server.settings import ServeSettings
