@@ -485,7 +485,11 @@ class HookOrchestrator:
     def _open_learnings(self) -> Any:
         from hrm.continuity.learnings import LearningsRepository
 
-        return LearningsRepository.open(self.home, embeddings=self.settings.embeddings)
+        # Recalls go to the recall log: a hook never writes, nor waits for, memory.db to
+        # stamp what it recalled (D397).
+        return LearningsRepository.open(
+            self.home, embeddings=self.settings.embeddings, recalls="log"
+        )
 
     def _open_handoff_store(self) -> Any:
         from hrm.continuity.handoff_store import HandoffStore

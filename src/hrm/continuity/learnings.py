@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     import logging
     import sqlite3
     from datetime import datetime
+    from pathlib import Path
     from typing import Any, TypeAlias
 
     from hrm.continuity._vectors import VectorIndex
@@ -75,6 +76,7 @@ __all__ = [
     "CORRECTION_JACCARD",
     "MIN_VECTOR_SIMILARITY",
     "NEAR_DUPLICATE_JACCARD",
+    "RECALL_LOG",
     "LearningsRepository",
     "decay_score",
 ]
@@ -102,6 +104,9 @@ AGE_HALF_LIFE_DAYS = 30.0
 
 ACCESS_SATURATION = 20
 """Accesses at which the access factor of decay reaches one."""
+
+RECALL_LOG = "recalls.log"
+"""The home's recall log (`hrm.continuity._recall_log`), beside ``memory.db``."""
 
 _MAX_LIMIT = 100
 _MIN_WINDOW = 20
@@ -183,6 +188,10 @@ class LearningsRepository:
         self._owns_db = False
         self._home: HRMHome | None = None
         """The home, when `open` opened it: what a forget sweeps besides the database."""
+        self._recalls_path: Path | None = None
+        """The home's recall log, applied by this repository's writes (`fold_recalls`)."""
+        self._log_recalls = False
+        """Whether searches append to the recall log instead of stamping the database."""
 
     supports_fts = True
     """Declared capability: full-text search is always on."""
@@ -194,7 +203,12 @@ class LearningsRepository:
 
     @classmethod
     def open(
-        cls, home: HRMHome, *, clock: Clock = system_clock, embeddings: str = "auto"
+        cls,
+        home: HRMHome,
+        *,
+        clock: Clock = system_clock,
+        embeddings: str = "auto",
+        recalls: str = "now",
     ) -> LearningsRepository:
         """Open the learnings of `home` (its ``memory.db``); close it with `close`.
 
@@ -203,10 +217,17 @@ class LearningsRepository:
             clock: Source of "now".
             embeddings: ``auto`` (hybrid when the extra is installed), ``on`` (hybrid or
                 ImportError naming the extra), ``off`` (never load it; the fast hook path).
+            recalls: ``now`` stamps what a search returns in the database; ``log`` appends
+                it to the home's recall log for the next write to apply (`_recall_log`):
+                searches then never write, nor wait for, ``memory.db`` (the hooks).
         """
         if embeddings not in ("auto", "on", "off"):
             raise HRMError.validation_failed(
                 f"embeddings must be 'auto', 'on' or 'off', got {embeddings!r}", value=embeddings
+            )
+        if recalls not in ("now", "log"):
+            raise HRMError.validation_failed(
+                f"recalls must be 'now' or 'log', got {recalls!r}", value=recalls
             )
         embedder: EmbeddingModel | None = None
         if embeddings != "off":
@@ -221,6 +242,8 @@ class LearningsRepository:
         repo = cls(Database(home.memory_db), clock=clock, embedder=embedder)
         repo._owns_db = True
         repo._home = home
+        repo._recalls_path = home.root / RECALL_LOG
+        repo._log_recalls = recalls == "log"
         return repo
 
     def close(self) -> None:
@@ -247,6 +270,7 @@ class LearningsRepository:
         # Deferred: the hook only recalls and must not pay for the write path.
         from hrm.continuity._learnings_writes import store_learning
 
+        self.fold_recalls()
         return store_learning(self, learning)
 
     # ── read ───────────────────────────────────────────────────────────────
@@ -522,19 +546,65 @@ class LearningsRepository:
         return {int(r["seq"]): _fts.extract_highlights(r["marked"]) for r in rows}
 
     def _touch(self, results: list[SearchResult], seqs: list[int], now: datetime) -> None:
-        """Record the access (by row number: half the cost of going through the id index)."""
+        """Record the access: in the recall log when searches must not write (the hooks), else
+        in the database by row number (half the cost of going through the id index)."""
         if not results:
             return
         stamp = format_ts(now)
+        if self._log_recalls and self._recalls_path is not None:
+            self._log_recall(stamp, [result.learning.id for result in results])
+        else:
+            self._stamp_accessed(stamp, seqs)
+        for result in results:
+            result.learning.accessed_at = now
+            result.learning.access_count += 1
+
+    def _log_recall(self, stamp: str, ids: list[str]) -> None:
+        from hrm.continuity._recall_log import FOLD_BYTES, append_recall
+
+        assert self._recalls_path is not None
+        try:
+            size = append_recall(self._recalls_path, stamp, ids)
+        except OSError as exc:  # bookkeeping: the search's answer stands without it
+            _logger().warning("could not log a recall in %s: %s", self._recalls_path, exc)
+            return
+        if size > FOLD_BYTES:
+            self.fold_recalls()
+
+    def fold_recalls(self) -> int:
+        """Apply the home's recall log (what hooks recalled) to the database; returns how
+        many learnings it stamped. Called by this repository's writes; safe to call any time."""
+        from hrm.continuity._recall_log import take_recalls
+
+        if self._recalls_path is None:
+            return 0
+        try:
+            recalls = take_recalls(self._recalls_path)
+        except OSError as exc:
+            _logger().warning("could not read the recall log %s: %s", self._recalls_path, exc)
+            return 0
+        if recalls.skipped_lines:
+            _logger().warning(
+                "recall log %s: %d lines did not parse and were skipped",
+                self._recalls_path, recalls.skipped_lines,
+            )
+        rows = recalls.rows()
+        if rows:
+            with self._db.transaction():
+                self._db.executemany(
+                    "UPDATE learnings SET accessed_at = max(accessed_at, ?),"
+                    " access_count = access_count + ? WHERE id = ?",
+                    rows,
+                )
+        return len(rows)
+
+    def _stamp_accessed(self, stamp: str, seqs: list[int]) -> None:
         with self._db.transaction():
             self._db.execute(
                 "UPDATE learnings SET accessed_at = ?, access_count = access_count + 1"
                 f" WHERE seq IN ({', '.join('?' for _ in seqs)})",
                 (stamp, *seqs),
             )
-        for result in results:
-            result.learning.accessed_at = now
-            result.learning.access_count += 1
 
     # ── hybrid ─────────────────────────────────────────────────────────────
 
@@ -766,6 +836,7 @@ class LearningsRepository:
                 when a weight or ``min_score`` is outside 0-1 or the weights sum above 1.
         """
         _validate_strategy(strategy)
+        self.fold_recalls()  # decay weighs how often each learning was recalled
         now = self._clock()
         stamp = format_ts(now)
         rows = self._db.execute(
@@ -869,6 +940,7 @@ class LearningsRepository:
         """
         from hrm.continuity._learnings_writes import import_learnings
 
+        self.fold_recalls()
         return import_learnings(self, items, progress)
 
     # ── artifacts (003 Integration 5) ──────────────────────────────────────
