@@ -16,9 +16,12 @@ import sys
 import tomllib
 from pathlib import Path
 
-# name, optional [extras], then one lower bound or one pin; a trailing comment is not allowed.
+# name, optional [extras], then one lower bound or one pin, optionally an environment marker
+# (`; sys_platform != 'win32'`: the pin stands, and constrains nothing where it is not installed);
+# a trailing comment is not allowed.
 REQUIREMENT = re.compile(
-    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?P<op>>=|==)\s*(?P<version>[^\s,;]+)$"
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?P<op>>=|==)\s*(?P<version>[^\s,;]+)"
+    r"\s*(?:;\s*(?P<marker>\S.*))?$"
 )
 
 
