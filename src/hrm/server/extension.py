@@ -9,7 +9,8 @@ API's (``/v1/hrm/turns/{n}``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +127,11 @@ class HrmExtension:
 
 
 def _plain(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, list):
+    # The summary's own records are dataclass instances; everything else in it is JSON data.
+    names = getattr(type(value), "__dataclass_fields__", None)
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    if type(value) is list:
         return [_plain(item) for item in value]
     return value
 
@@ -220,11 +223,16 @@ def find_turn_record(ledger: Ledger, turn: int) -> LedgerRecord | None:
 
 def position_of(record: LedgerRecord, home_root: Path, ledger_path: Path) -> LedgerPosition:
     """A record's position, its ledger named relative to the home."""
+    return LedgerPosition(ledger=_shown(home_root, ledger_path), seq=record.seq, hash=record.hash)
+
+
+@lru_cache(maxsize=256)
+def _shown(home_root: Path, ledger_path: Path) -> str:
+    """A ledger's path as the ``hrm`` object names it (asked once per stack, not per turn)."""
     try:
-        shown = str(ledger_path.relative_to(home_root))
+        return str(ledger_path.relative_to(home_root))
     except ValueError:
-        shown = str(ledger_path)
-    return LedgerPosition(ledger=shown, seq=record.seq, hash=record.hash)
+        return str(ledger_path)
 
 
 def _part(decision: dict[str, Any], name: str) -> dict[str, Any]:
