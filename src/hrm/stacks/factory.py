@@ -421,17 +421,8 @@ def create_stack(
         HRMError: ``VALIDATION_FAILED`` for a bad agent class or an invalid attention template
             (a stack never starts with an invalid template).
     """
-    from hrm.altitude.evaluator import AltitudeEvaluator
-    from hrm.altitude.governor import AltitudeGovernor
-    from hrm.altitude.planner import AltitudePlanner
-    from hrm.focus.focus import FocusHRM
     from hrm.governance.kernel import GovernanceKernel
-    from hrm.learning.feedback import FeedbackLoop
-    from hrm.learning.patterns import PatternStore
-    from hrm.llm import LLMAdapterFactory, LLMGateway
-    from hrm.llm.session_usage import LedgerUsage
     from hrm.memory.bus import MemoryBus
-    from hrm.memory.types import EpisodeEntry
     from hrm.reasoning.router import DEFAULT_AGENTS
     from hrm.stacks.attention import AttentionPipeline
     from hrm.stacks.executor import StackExecutor
@@ -440,7 +431,6 @@ def create_stack(
     h = home or HRMHome.resolve()
     _guard(h, agent_class)
     durability = config.ledger_durability
-    session_id = new_session_id()
     attention = AttentionPipeline.bind(h, agent_class, config)  # fails closed before anything opens
     db = open_stack_db(h, agent_class)  # the stack's own file: no other stack's rows (D320)
     decision_ledger = Ledger(h.decision_ledger(agent_class), durability=durability, clock=clock)
@@ -458,59 +448,17 @@ def create_stack(
     kernel = GovernanceKernel.create(
         config.policy, clock=clock, relatedness=_relatedness(config.topic_embeddings)
     )
-    focus = FocusHRM.open(
-        db,
-        agent_class,
-        kernel=kernel,
-        agent_registry=set(known_agents),
-        max_agents=config.max_agents_per_bundle,
-        max_commitment_turns=config.max_commitment_turns,
-        clock=clock,
-    )
-    patterns = PatternStore(db, agent_class, clock=clock)
-
-    def log_learning(payload: dict[str, Any]) -> str:
-        entry = EpisodeEntry(
-            entry_type="learning_outcome", content=payload, tags=["learning"], problem_id=None
-        )
-        return str(bus.log_episode(entry))
-
-    feedback = FeedbackLoop(patterns, log_learning, config, clock=clock)
-    stack_holder: list[CognitiveStack] = []
-
-    def record(kind: str, data: dict[str, Any]) -> Any:
-        return stack_holder[0].record_work_order(kind, data)
-
-    adapter = llm if llm is not None else LLMAdapterFactory.create(config.llm)
+    focus = _focus(db, agent_class, config, kernel, known_agents, clock)
+    patterns, feedback = _learning(db, agent_class, bus, config, clock)
     used = tokens_spent(db, agent_class, execution_ledger)
-    # HO3 allocates the ceiling at stack creation (004 §3); the turn loop narrows it to what
-    # the current session has left (D23), so a long-lived stack is never spent for good.
-    # Budget, cost alert and rate limits count the session's work orders in HO1m, every
-    # process's, not this gateway's alone (D280).
-    gateway = LLMGateway.from_config(
-        adapter,
-        config.llm,
-        budget_tokens=config.stack_token_budget,
-        record=record,
-        usage=LedgerUsage(execution_ledger, lambda: stack_holder[0].session_id, now=clock),
-        agent_class=agent_class,
-    )
-    real_model = adapter.provider != "offline"
-    altitude = AltitudeGovernor(config, clock=clock)
-    planner = AltitudePlanner(llm=gateway if real_model and adapter.provider != "local" else None)
-    evaluator = AltitudeEvaluator()
-    router = _router(config, feedback, h, known_agents)
-    from hrm.reasoning.assist import wire_model_assistance
-
-    # Bounded model help for signals, altitude and routing, on a capable model only (D265).
-    wire_model_assistance(
-        config, gateway, altitude=altitude, signals=kernel.signal_engine, router=router
-    )
+    stack_holder: list[CognitiveStack] = []
+    gateway = _gateway(llm, config, agent_class, execution_ledger, stack_holder, clock)
+    altitude, planner, router = _thinking(config, gateway, kernel, feedback, h, known_agents, clock)
     stack = CognitiveStack(
         agent_class=agent_class,
         home=h,
         config=config,
-        session_id=session_id,
+        session_id=new_session_id(),
         db=db,
         decision_ledger=decision_ledger,
         execution_ledger=execution_ledger,
@@ -518,7 +466,7 @@ def create_stack(
         focus=focus,
         altitude=altitude,
         planner=planner,
-        evaluator=evaluator,
+        evaluator=_evaluator(),
         router=router,
         patterns=patterns,
         feedback=feedback,
@@ -536,6 +484,106 @@ def create_stack(
     if announce:
         stack.record_created()
     return stack
+
+
+def _focus(
+    db: Database, agent_class: str, config: HRMConfig, kernel: Any, known_agents: list[str],
+    clock: Clock,
+) -> Any:
+    """Focus over the stack's database: problems, commitments, stance and the gates."""
+    from hrm.focus.focus import FocusHRM
+
+    return FocusHRM.open(
+        db,
+        agent_class,
+        kernel=kernel,
+        agent_registry=set(known_agents),
+        max_agents=config.max_agents_per_bundle,
+        max_commitment_turns=config.max_commitment_turns,
+        clock=clock,
+    )
+
+
+def _learning(
+    db: Database, agent_class: str, bus: Any, config: HRMConfig, clock: Clock
+) -> tuple[Any, Any]:
+    """The stack's learned patterns and the feedback loop that logs each outcome as an
+    episode of its bus."""
+    from hrm.learning.feedback import FeedbackLoop
+    from hrm.learning.patterns import PatternStore
+    from hrm.memory.types import EpisodeEntry
+
+    patterns = PatternStore(db, agent_class, clock=clock)
+
+    def log_learning(payload: dict[str, Any]) -> str:
+        entry = EpisodeEntry(
+            entry_type="learning_outcome", content=payload, tags=["learning"], problem_id=None
+        )
+        return str(bus.log_episode(entry))
+
+    return patterns, FeedbackLoop(patterns, log_learning, config, clock=clock)
+
+
+def _gateway(
+    llm: Any,
+    config: HRMConfig,
+    agent_class: str,
+    execution_ledger: Ledger,
+    stack_holder: list[CognitiveStack],
+    clock: Clock,
+) -> Any:
+    """The stack's model gateway over `llm` (or the configured provider), recording each call
+    as a work order of the stack `stack_holder` will hold."""
+    from hrm.llm import LLMAdapterFactory, LLMGateway
+    from hrm.llm.session_usage import LedgerUsage
+
+    def record(kind: str, data: dict[str, Any]) -> Any:
+        return stack_holder[0].record_work_order(kind, data)
+
+    adapter = llm if llm is not None else LLMAdapterFactory.create(config.llm)
+    # HO3 allocates the ceiling at stack creation (004 §3); the turn loop narrows it to what
+    # the current session has left (D23), so a long-lived stack is never spent for good.
+    # Budget, cost alert and rate limits count the session's work orders in HO1m, every
+    # process's, not this gateway's alone (D280).
+    return LLMGateway.from_config(
+        adapter,
+        config.llm,
+        budget_tokens=config.stack_token_budget,
+        record=record,
+        usage=LedgerUsage(execution_ledger, lambda: stack_holder[0].session_id, now=clock),
+        agent_class=agent_class,
+    )
+
+
+def _thinking(
+    config: HRMConfig,
+    gateway: Any,
+    kernel: Any,
+    feedback: Any,
+    home: HRMHome,
+    known_agents: list[str],
+    clock: Clock,
+) -> tuple[Any, Any, Any]:
+    """Altitude's governor and planner and the reasoning router, with bounded model help for
+    signals, altitude and routing on a capable model only (D265)."""
+    from hrm.altitude.governor import AltitudeGovernor
+    from hrm.altitude.planner import AltitudePlanner
+    from hrm.reasoning.assist import wire_model_assistance
+
+    provider = gateway.adapter.provider
+    altitude = AltitudeGovernor(config, clock=clock)
+    planner = AltitudePlanner(llm=gateway if provider not in ("offline", "local") else None)
+    router = _router(config, feedback, home, known_agents)
+    wire_model_assistance(
+        config, gateway, altitude=altitude, signals=kernel.signal_engine, router=router
+    )
+    return altitude, planner, router
+
+
+def _evaluator() -> Any:
+    from hrm.altitude.evaluator import AltitudeEvaluator
+
+    return AltitudeEvaluator()
 
 
 def _router(config: HRMConfig, feedback: Any, home: HRMHome, known_agents: list[str]) -> Any:
