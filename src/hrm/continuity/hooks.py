@@ -552,40 +552,15 @@ class HookOrchestrator:
         The handoff lookup and the memory search share the memory-search budget on a worker
         (the search query needs the handoff's task); the ledger is read meanwhile.
         """
-        from hrm.continuity._hook_artifacts import (
-            _handoff_description,
-            _ledger_summary,
-            _project_query,
-            _render_handoff_section,
-            _render_header,
-            _render_ledger_section,
-        )
-        from hrm.continuity._session_learnings import captured_for
+        from hrm.continuity._hook_artifacts import _ledger_summary, _render_header
 
         started = time.monotonic()
         deadline = started + self.settings.memory_search_budget_ms / 1000
         project = context.project_path
         found: dict[str, Any] = {}
-        limit = self.settings.session_start_max_learnings
-
-        def gather() -> None:
-            latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
-            found["handoff"] = latest
-            if limit <= 0 or not self.home.memory_db.exists():
-                return
-            # The person's standing preferences hold in every project, whatever the search
-            # finds: "Always run the tests before committing" matches no project's name.
-            found["preferences"] = self._guard("standing preferences", lambda: _standing(
-                self.learnings().recent(3 * _PREFERENCES_AT_START, types=["USER_PREFERENCE"])
-            ), [])
-            description = _handoff_description(latest[1]) if latest else ""
-            query = _project_query(project, description)
-            found["learnings"] = self._search(query, min(limit, 100), deadline, decayed=True)
-            nothing: list[Any] = []
-            found["captured"] = self._guard("captured learnings", lambda: captured_for(
-                self.learnings(), project, limit), nothing)
-
-        job = _Budgeted("session-start", gather)
+        job = _Budgeted(
+            "session-start", lambda: self._gather_session_start(project, deadline, found)
+        )
         ledger = self._guard("continuity ledger", lambda: _ledger_summary(project), None)
         self._collect("handoff and memory search", job, deadline)
         latest = found.get("handoff")
@@ -594,24 +569,10 @@ class HookOrchestrator:
         learnings = [x for x in found.get("learnings") or [] if x.id not in shown]
         shown |= {x.id for x in learnings}
         captured = [x for x in found.get("captured") or [] if x.id not in shown]
-        # Everything below is stored text about to become the assistant's context: each line
-        # passes the injection screening first (D141).
         firewall: list[dict[str, Any]] = []
-        verdicts = self._guard("screening verdicts", self.verdicts, None)
-        originals = _originals(latest, preferences + learnings + captured)
-        sections = [
-            _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall,
-                      None, originals),
-            _screened(_render_ledger_section(*ledger) if ledger else "", "ledger", firewall),
-            _screened(_render_learnings_section("Your standing preferences", preferences),
-                      "preference", firewall, verdicts, originals),
-            _screened(_render_learnings_section("Learnings relevant to this project", learnings),
-                      "learning", firewall, verdicts, originals),
-            _screened(_render_learnings_section(
-                "Learned by itself in recent sessions of this project (inferred, unconfirmed)",
-                captured), "learning", firewall, verdicts, originals),
-        ]
-        self._save_verdicts()
+        sections = self._session_start_sections(
+            latest, ledger, (preferences, learnings, captured), firewall
+        )
         trust_notes = self._trust_notes([])
         sections.insert(0, "\n".join(trust_notes))
         text = _compose_context(
@@ -635,6 +596,63 @@ class HookOrchestrator:
             additional_context=text if has_content else None,
             metadata=metadata,
         )
+
+    def _gather_session_start(
+        self, project: Path, deadline: float, found: dict[str, Any]
+    ) -> None:
+        """SessionStart's worker: the latest handoff, then the standing preferences, the
+        learnings its task and the project call up, and what capture learned there, each
+        put in `found` as soon as it is known (the budget may end the wait before the rest)."""
+        from hrm.continuity._hook_artifacts import _handoff_description, _project_query
+        from hrm.continuity._session_learnings import captured_for
+
+        limit = self.settings.session_start_max_learnings
+        latest = self._guard("latest handoff", lambda: self._latest_handoff(project), None)
+        found["handoff"] = latest
+        if limit <= 0 or not self.home.memory_db.exists():
+            return
+        # The person's standing preferences hold in every project, whatever the search
+        # finds: "Always run the tests before committing" matches no project's name.
+        found["preferences"] = self._guard("standing preferences", lambda: _standing(
+            self.learnings().recent(3 * _PREFERENCES_AT_START, types=["USER_PREFERENCE"])
+        ), [])
+        description = _handoff_description(latest[1]) if latest else ""
+        query = _project_query(project, description)
+        found["learnings"] = self._search(query, min(limit, 100), deadline, decayed=True)
+        nothing: list[Any] = []
+        found["captured"] = self._guard("captured learnings", lambda: captured_for(
+            self.learnings(), project, limit), nothing)
+
+    def _session_start_sections(
+        self,
+        latest: tuple[Path, Any, str] | None,
+        ledger: Any,
+        kept: tuple[list[Any], list[Any], list[Any]],
+        firewall: list[dict[str, Any]],
+    ) -> list[str]:
+        """SessionStart's sections: the handoff, the continuity ledger, and the standing
+        preferences, relevant learnings and captured ones (`kept`). Everything here is stored
+        text about to become the assistant's context: each line passes the injection
+        screening first (D141), and what it held back is noted in `firewall`."""
+        from hrm.continuity._hook_artifacts import _render_handoff_section, _render_ledger_section
+
+        preferences, learnings, captured = kept
+        verdicts = self._guard("screening verdicts", self.verdicts, None)
+        originals = _originals(latest, preferences + learnings + captured)
+        sections = [
+            _screened(_render_handoff_section(*latest) if latest else "", "handoff", firewall,
+                      None, originals),
+            _screened(_render_ledger_section(*ledger) if ledger else "", "ledger", firewall),
+            _screened(_render_learnings_section("Your standing preferences", preferences),
+                      "preference", firewall, verdicts, originals),
+            _screened(_render_learnings_section("Learnings relevant to this project", learnings),
+                      "learning", firewall, verdicts, originals),
+            _screened(_render_learnings_section(
+                "Learned by itself in recent sessions of this project (inferred, unconfirmed)",
+                captured), "learning", firewall, verdicts, originals),
+        ]
+        self._save_verdicts()
+        return sections
 
     def _latest_handoff(self, project: Path) -> tuple[Path, Any, str] | None:
         """(path, handoff, where it came from) of the project's newest handoff (D242)."""
