@@ -162,6 +162,29 @@ def user_rule_path() -> Path:
     return Path(root) / "skills" / RULES_FILENAME
 
 
+
+def _labels(
+    path: Path, name: str, raw: dict[str, Any], warnings: list[str]
+) -> tuple[RuleType, Enforcement, Priority]:
+    """A rule's type, enforcement and priority; an unknown value takes the default, warned."""
+    rule_type, ok = _enum(RuleType, raw.get("type"), {}, RuleType.DOMAIN)
+    if not ok:
+        warnings.append(f"{path}: rule '{name}': unknown type {raw.get('type')!r}, using 'domain'")
+    enforcement, ok = _enum(
+        Enforcement, raw.get("enforcement"), _ENFORCEMENT_SYNONYMS, Enforcement.SUGGEST
+    )
+    if not ok:
+        warnings.append(
+            f"{path}: rule '{name}': unknown enforcement "
+            f"{raw.get('enforcement')!r}, using 'suggest'"
+        )
+    priority, ok = _enum(Priority, raw.get("priority"), _PRIORITY_SYNONYMS, Priority.MEDIUM)
+    if not ok:
+        warnings.append(
+            f"{path}: rule '{name}': unknown priority {raw.get('priority')!r}, using 'medium'"
+        )
+    return rule_type, enforcement, priority
+
 def _enum(kind: type[Any], raw: Any, synonyms: dict[str, Any], default: Any) -> tuple[Any, bool]:
     text = str(raw).strip().lower() if raw is not None else ""
     for member in kind:
@@ -341,24 +364,7 @@ class SkillActivator:
                 except ValueError as exc:
                     fail(str(exc))
                     return None
-        rule_type, ok = _enum(RuleType, raw.get("type"), {}, RuleType.DOMAIN)
-        if not ok:
-            warnings.append(
-                f"{path}: rule '{name}': unknown type {raw.get('type')!r}, using 'domain'"
-            )
-        enforcement, ok = _enum(
-            Enforcement, raw.get("enforcement"), _ENFORCEMENT_SYNONYMS, Enforcement.SUGGEST
-        )
-        if not ok:
-            warnings.append(
-                f"{path}: rule '{name}': unknown enforcement "
-                f"{raw.get('enforcement')!r}, using 'suggest'"
-            )
-        priority, ok = _enum(Priority, raw.get("priority"), _PRIORITY_SYNONYMS, Priority.MEDIUM)
-        if not ok:
-            warnings.append(
-                f"{path}: rule '{name}': unknown priority {raw.get('priority')!r}, using 'medium'"
-            )
+        rule_type, enforcement, priority = _labels(path, name, raw, warnings)
         keywords = tuple(k for k in lists["keywords"] or [] if k.strip())
         known = {"type", "enforcement", "priority", "description", "triggers", "promptTriggers"}
         return SkillRule(
