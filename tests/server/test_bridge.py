@@ -145,3 +145,29 @@ def test_a_turn_waiting_for_its_model_lets_another_stacks_turn_run(
 
     asyncio.run(scenario())
     assert order == ["b", "a"]
+
+
+def test_the_offline_models_call_keeps_the_turn_slot(tmp_path: Path) -> None:
+    """The offline model computes in Python: letting the slot go around its call would only
+    hand the interpreter lock to another turn and back. A model whose call is a wait (the
+    scripted one above, any network provider) lets it go."""
+    from hrm.llm.offline import OfflineAdapter
+
+    held: list[bool] = []
+
+    class Watched(OfflineAdapter):
+        def chat(self, *args: object, **kwargs: object) -> object:
+            held.append(bool(getattr(TURN_SLOT._local, "owns", False)))
+            return super().chat(*args, **kwargs)  # type: ignore[arg-type]
+
+    home = HRMHome(tmp_path / "home")
+
+    async def scenario() -> None:
+        pool = StackPool(home, llm=Watched(), stack_wait_s=30, threads=1)
+        try:
+            await pool.run("RESIDENT:a", lambda hrm: hrm.turn("Explain how binary search works"))
+        finally:
+            await pool.aclose()
+
+    asyncio.run(scenario())
+    assert held and all(held)
