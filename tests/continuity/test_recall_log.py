@@ -224,3 +224,40 @@ def test_a_taken_log_counts_every_recall_and_keeps_the_latest_stamp(
     assert sorted(taken.rows()) == sorted(
         (expected_latest[i], n, i) for i, n in expected_counts.items()
     )
+
+
+def test_threads_taking_the_log_at_once_apply_each_line_once(tmp_path: Path) -> None:
+    log = tmp_path / RECALL_LOG
+    stamp = format_ts(T0)
+    for i in range(200):
+        append_recall(log, stamp, [f"lrn-{i % 7}"])
+    taken: list[dict[str, int]] = []
+    start = threading.Barrier(4)
+
+    def take() -> None:
+        start.wait()
+        taken.append(take_recalls(log).counts)
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(sum(counts.values()) for counts in taken) == 200
+
+
+def test_a_fold_that_cannot_write_leaves_the_write_that_called_it_alone(
+    home: HRMHome, stored: dict[str, str], hook_repo: LearningsRepository,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _recall(hook_repo, "nginx vhost")
+    with LearningsRepository.open(home, embeddings="off") as writer:
+        def refuse(*_args: object, **_kwargs: object) -> None:
+            raise HRMError.validation_failed("the disk is full")
+
+        monkeypatch.setattr(writer._db, "executemany", refuse)
+        assert writer.fold_recalls() == 0
+        monkeypatch.undo()
+        writer.store_learning(
+            LearningInput(content="caddy renews certificates by itself", type="WORKING_SOLUTION")  # type: ignore[arg-type]
+        )

@@ -17,6 +17,7 @@ line that does not parse (a torn write, an edit) is skipped and counted, never a
 
 from __future__ import annotations
 
+import _thread  # not `threading`: the prompt hook imports this module
 import json
 import os
 import re
@@ -81,7 +82,7 @@ def take_recalls(path: Path) -> Recalls:
     Renaming first means a hook appending meanwhile either reaches the taken file before it is
     read or starts a new log; no line is applied twice.
     """
-    taking = path.with_name(f"{path.name}.{os.getpid()}.taking")
+    taking = path.with_name(f"{path.name}.{os.getpid()}.{_thread.get_ident()}.taking")
     try:
         os.rename(path, taking)
     except FileNotFoundError:

@@ -589,13 +589,18 @@ class LearningsRepository:
                 self._recalls_path, recalls.skipped_lines,
             )
         rows = recalls.rows()
-        if rows:
+        if not rows:
+            return 0
+        try:
             with self._db.transaction():
                 self._db.executemany(
                     "UPDATE learnings SET accessed_at = max(accessed_at, ?),"
                     " access_count = access_count + ? WHERE id = ?",
                     rows,
                 )
+        except HRMError as exc:  # the write that called this must not fail for bookkeeping
+            _logger().warning("recall log %s not applied: %s", self._recalls_path, exc.message)
+            return 0
         return len(rows)
 
     def _stamp_accessed(self, stamp: str, seqs: list[int]) -> None:
