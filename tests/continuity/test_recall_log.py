@@ -261,3 +261,15 @@ def test_a_fold_that_cannot_write_leaves_the_write_that_called_it_alone(
         writer.store_learning(
             LearningInput(content="caddy renews certificates by itself", type="WORKING_SOLUTION")  # type: ignore[arg-type]
         )
+
+
+def test_opening_the_learnings_outside_a_hook_applies_the_log(
+    home: HRMHome, stored: dict[str, str], hook_repo: LearningsRepository
+) -> None:
+    """`hrm memory show` after a few prompts counts the recalls the hooks made."""
+    _recall(hook_repo, "postgres vacuum")
+    _recall(hook_repo, "postgres vacuum")
+    with LearningsRepository.open(home, embeddings="off") as reader:
+        assert reader.get(stored["postgres"]).access_count == 2
+    with LearningsRepository.open(home, embeddings="off", recalls="log") as hook:
+        assert hook.get(stored["postgres"]).access_count == 2  # a hook's open applies nothing

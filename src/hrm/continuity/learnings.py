@@ -217,9 +217,10 @@ class LearningsRepository:
             clock: Source of "now".
             embeddings: ``auto`` (hybrid when the extra is installed), ``on`` (hybrid or
                 ImportError naming the extra), ``off`` (never load it; the fast hook path).
-            recalls: ``now`` stamps what a search returns in the database; ``log`` appends
-                it to the home's recall log for the next write to apply (`_recall_log`):
-                searches then never write, nor wait for, ``memory.db`` (the hooks).
+            recalls: ``now`` stamps what a search returns in the database, and applies the
+                recall log at open; ``log`` appends it to the home's recall log for the next
+                `open` or write to apply (`_recall_log`): searches then never write, nor wait
+                for, ``memory.db`` (the hooks).
         """
         if embeddings not in ("auto", "on", "off"):
             raise HRMError.validation_failed(
@@ -244,6 +245,8 @@ class LearningsRepository:
         repo._home = home
         repo._recalls_path = home.root / RECALL_LOG
         repo._log_recalls = recalls == "log"
+        if not repo._log_recalls:
+            repo.fold_recalls()  # what `hrm memory show` prints counts the hooks' recalls too
         return repo
 
     def close(self) -> None:
