@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -219,3 +221,45 @@ def test_nothing_inside_a_private_span_survives(
     out = strip_private(text)
     assert secret not in out
     assert out.startswith(before) and PRIVATE_MARKER in out
+
+
+JSON_MEMBERS = [
+    ('{"PW": []}', '{"PW": []}'),
+    ('{"password": {"old": null}}', '{"password": {"old": null}}'),
+    ('{"pin": 123456789}', '{"pin": 123456789}'),
+    ('{"token": true, "secret": -5}', '{"token": true, "secret": -5}'),
+    ('{"PW": "hunter2xyz"}', '{"PW": "[REDACTED:assigned_secret]"}'),
+    ('[{"password": "correct horse"}, 3]', '[{"password": "[REDACTED:assigned_secret]"}, 3]'),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), JSON_MEMBERS, ids=range(len(JSON_MEMBERS)))
+def test_a_json_document_stays_json_with_its_secret_strings_redacted(
+    text: str, expected: str
+) -> None:
+    """The memory journal scrubs JSON text columns as text: a credential-named member whose
+    value is no string (a number, a list) was "redacted" with its closing brace, and the row
+    no longer parsed."""
+    assert scrub_text(text) == expected
+    json.loads(scrub_text(text))
+
+
+def test_a_bare_value_outside_json_is_still_redacted() -> None:
+    assert scrub_text("password = 123456789") == "password = [REDACTED:assigned_secret]"
+    assert scrub_text('"password": hunter2xyz') == '"password": [REDACTED:assigned_secret]'
+
+
+_CREDENTIAL_KEYS = st.sampled_from(["PW", "password", "pin", "token", "secret", "api_key"])
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(_CREDENTIAL_KEYS | st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_scrubbing_json_text_always_leaves_json(value: object) -> None:
+    for text in (json.dumps(value), json.dumps(value, separators=(",", ":"))):
+        json.loads(scrub_text(text))

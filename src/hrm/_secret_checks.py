@@ -143,6 +143,20 @@ def _token_like(value: str) -> bool:
     return any(not c.isalnum() and c not in "-'" for c in value.strip(".,!?"))
 
 
+_JSON_NOT_STRING = re.compile(r"[\[{\-0-9]|(?:true|false|null|Infinity|NaN)\b")
+"""The start of a JSON value that is not a string: an array, an object, a number, a literal
+(with Python's ``Infinity`` and ``NaN``, which `json` writes and reads)."""
+
+
+def _json_member(match: re.Match[str]) -> bool:
+    """Is the match a JSON object member (``"key": value``)? Its value, unquoted, is then a
+    number, a literal or a nested value — no credential's text — and a redaction put in its
+    place would break the JSON around it (``{"pin": 1234}`` would lose its closing brace). A
+    quoted value is redacted inside its quotes, the JSON kept."""
+    text, start, end = match.string, match.start("key"), match.end("key")
+    return start > 0 and text[start - 1] == '"' and end < len(text) and text[end] == '"'
+
+
 def _unquote(value: str) -> tuple[str, bool]:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
         return value[1:-1], True
@@ -171,6 +185,8 @@ def assigned_secret(match: re.Match[str]) -> bool:
     if strength is None:
         return False
     value, quoted = _unquote(match.group("secret"))
+    if not quoted and _json_member(match) and _JSON_NOT_STRING.match(value):
+        return False
     if not _plausible_value(value, quoted=quoted):
         return False
     if strength == "weak":

@@ -143,10 +143,12 @@ _SECRET_WORDS = (
 )
 """Anchors of the rows that read a name and a value: every secret-like name holds one."""
 _VALUE = (
-    r"(?P<secret>\"[^\"\r\n]{1,512}\"|'[^'\r\n]{1,512}'|`[^`\r\n]{1,512}`"
+    r"(?P<secret>\"(?:[^\"\\\r\n]|\\.){1,512}\"|'[^'\r\n]{1,512}'|`[^`\r\n]{1,512}`"
     r"|[^\s\"'`,;=]{1,512}={0,3})"
 )
-"""An assigned value: quoted (spaces allowed, the quotes kept) or bare up to a separator."""
+"""An assigned value: quoted (spaces allowed, the quotes kept; in double quotes a backslash
+escapes the next character, as in JSON, so ``"ab\\"cd"`` is one value, not ``"ab\\"``
+followed by a stray quote) or bare up to a separator."""
 _KEY = r"(?P<key>(?:--?)?\$?[A-Za-z_][\w.\-]{0,127}+)"
 """A setting's name, possessive so a long one is read once."""
 

@@ -209,6 +209,13 @@ class _Candidate:
     how: str
 
 
+class _Undecided:
+    """What `_asked_for` returns when the person asked for nothing in so many words."""
+
+
+_UNDECIDED = _Undecided()
+
+
 def preempt_score(
     policy: PolicySurface,
     *,
@@ -306,33 +313,10 @@ class PreemptScoreArbiter:
             "candidate_match": found.how if found else None,
             "explicit_request": bool(found and found.explicit_switch),
         }
-        if active is None:
-            if candidate is None:
-                return ArbitrationDecision(
-                    active_problem_id=None,
-                    disposition=ArbitrationDisposition.STAY,
-                    preempt_score=0.0,
-                    reason="No active problem and no topic in the input",
-                    **base,
-                )
-            return ArbitrationDecision(
-                active_problem_id=candidate.id,
-                disposition=ArbitrationDisposition.SWITCH,
-                preempt_score=1.0,
-                reason="No active problem",
-                **base,
-            )
-        if candidate is None or candidate.id == active.id:
-            return ArbitrationDecision(
-                active_problem_id=active.id,
-                disposition=ArbitrationDisposition.STAY,
-                preempt_score=0.0,
-                reason=(
-                    f"Input relates to active problem ({found.how})" if found
-                    else "No topic in the input: staying on the active problem"
-                ),
-                **base,
-            )
+        settled = _uncontested(active, candidate, found, base)
+        if settled is not None:
+            return settled
+        assert active is not None and candidate is not None  # settled otherwise
         if self._is_emergency(turn_input, focus_state):
             return ArbitrationDecision(
                 active_problem_id=candidate.id,
@@ -342,18 +326,28 @@ class PreemptScoreArbiter:
                 emergency=True,
                 **base,
             )
+        return self._scored(candidate, active, found, signals, focus_state, cues, base)
+
+    def _scored(
+        self,
+        candidate: Problem,
+        active: Problem,
+        found: _Candidate | None,
+        signals: DerivedSignals,
+        focus_state: FocusState,
+        cues: Cues,
+        base: dict[str, Any],
+    ) -> ArbitrationDecision:
+        """Another problem than the active one: the preempt score and its band decide."""
         components = self._components(candidate, active, signals, focus_state)
         score = preempt_score(self.policy, **components)
         p = self.policy
         if found is not None and found.explicit_switch:
             disposition = ArbitrationDisposition.SWITCH
-            asked = (
-                "focus on" if found.how.startswith("focus request")
-                else "go back to" if found.how.startswith("resume request")
-                else "turn to" if found.how.startswith("set aside")
-                else "switch to"
+            reason = (
+                f"Explicit request to {_asked(found.how)} '{candidate.title}' "
+                f"(score {score:.3f})"
             )
-            reason = f"Explicit request to {asked} '{candidate.title}' (score {score:.3f})"
         elif score >= p.AUTO_PREEMPT_THRESHOLD:
             disposition = ArbitrationDisposition.SWITCH
             reason = f"Auto-preempt: score {score:.3f} >= {p.AUTO_PREEMPT_THRESHOLD}"
@@ -479,8 +473,51 @@ class PreemptScoreArbiter:
         heard = turn_input if said is text else replace(turn_input, text=said)
         if cues is None:  # a text arbitration derived itself (what follows a set-aside)
             cues = cues_of(said)
+        asked = self._asked_for(said, text, turn_input, problem_registry, active, commitment, cues)
+        if not isinstance(asked, _Undecided):
+            return asked
+        keywords = extract_keywords(text)
+        words = keywords if said is text else extract_keywords(said)
+        # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
+        # next move, so no rule that continues the conversation applies (D59).
+        continuing = not moving_on and not cues.opens_new_topic
+        if (
+            active is not None
+            and continuing
+            and self._continues(said, words)
+            and (not words or cues.follow_up)  # "Also, I need to renew my passport"
+        ):
+            return self._continuation(said, turn_input, problem_registry, active, keywords,
+                                      words, commitment)  # fmt: skip
+        if not keywords:
+            return None
+        best = self._most_similar(text, problem_registry, active)
+        if best is not None:
+            return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
+        if active is None and continuing:
+            resumed = self._resumed(heard, problem_registry, keywords, cues)
+            if resumed is not None:
+                return resumed
+        if active is None or not continuing:
+            return self._fresh(turn_input, problem_registry)
+        return self._placed(said, heard, turn_input, problem_registry, active, keywords,
+                            commitment, cues)  # fmt: skip
+
+    def _asked_for(
+        self,
+        said: str,
+        text: str,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        active: Problem | None,
+        commitment: CommitmentView | None,
+        cues: Cues,
+    ) -> _Candidate | _Undecided | None:
+        """What the person asked for in so many words: to resume, to close, to set the work
+        aside, to switch to or focus on a problem, or a problem they named; `_UNDECIDED` when
+        they asked none of it."""
         if cues.resume:
-            resumed = _resume_target(turn_input.context, problem_registry, active)
+            resumed = _resume_target(turn_input.context, registry, active)
             if resumed is not None:
                 return resumed
         if cues.closing:
@@ -493,85 +530,85 @@ class PreemptScoreArbiter:
             if cues.aside is not None and said is text else None
         )
         if aside is not None and extract_keywords(aside.rest):
-            return self._turning_from(aside, turn_input, problem_registry, active, commitment)
-        explicit = self._explicit_reference(said, problem_registry, switch=True)
+            return self._turning_from(aside, turn_input, registry, active, commitment)
+        explicit = self._explicit_reference(said, registry, switch=True)
         if explicit is not None:
             return explicit
         request = FocusRequest(cues.focus_turns, cues.focus_topic) if cues.focus else None
         if request is not None:
-            return self._focus_target(request, turn_input, problem_registry, active)
-        explicit = self._explicit_reference(said, problem_registry, switch=False)
+            return self._focus_target(request, turn_input, registry, active)
+        explicit = self._explicit_reference(said, registry, switch=False)
         if explicit is not None:
             return explicit
-        keywords = extract_keywords(text)
-        words = keywords if said is text else extract_keywords(said)
-        # "Unrelated: …", "Quick question, …": the person says it is not the conversation's
-        # next move, so no rule that continues the conversation applies (D59).
-        continuing = not moving_on and not cues.opens_new_topic
-        if (
-            active is not None
-            and continuing
-            and self._continues(said, words)
-            and (not words or cues.follow_up)  # "Also, I need to renew my passport"
-        ):
-            # A paste with no words of the person's ("here's the log:") is material for
-            # the conversation it comes into.
-            last = (
-                _last_problem(turn_input.context, problem_registry, active, keywords, commitment)
-                if words else None
-            )
-            if last is not None and last.id != active.id:
-                # After an aside, "For the Terraform migration, should we do it service by
-                # service?" names the problem it goes back to: the mention wins over "it".
-                mentioned = self._explicit_reference(
-                    said, problem_registry, switch=False, loose=True
-                )
-                if mentioned is not None:
-                    return replace(mentioned, how="follow-up naming it")
-            return _Candidate(last or active, False, False, "continuation")
-        if not keywords:
-            return None
-        best = self._most_similar(text, problem_registry, active)
-        if best is not None:
-            return _Candidate(best.problem, False, False, f"similar {best.score:.2f}")
-        if active is None and continuing:
-            resumed = self._resumed(heard, problem_registry, keywords, cues)
-            if resumed is not None:
-                return resumed
-        if active is None or not continuing:
-            return self._fresh(turn_input, problem_registry)
+        return _UNDECIDED
+
+    def _continuation(
+        self,
+        said: str,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        active: Problem,
+        keywords: tuple[str, ...],
+        words: tuple[str, ...],
+        commitment: CommitmentView | None,
+    ) -> _Candidate:
+        """The input continues the conversation: the problem its last exchanges were about."""
+        # A paste with no words of the person's ("here's the log:") is material for the
+        # conversation it comes into.
+        last = (
+            _last_problem(turn_input.context, registry, active, keywords, commitment)
+            if words else None
+        )
+        if last is not None and last.id != active.id:
+            # After an aside, "For the Terraform migration, should we do it service by
+            # service?" names the problem it goes back to: the mention wins over "it".
+            mentioned = self._explicit_reference(said, registry, switch=False, loose=True)
+            if mentioned is not None:
+                return replace(mentioned, how="follow-up naming it")
+        return _Candidate(last or active, False, False, "continuation")
+
+    def _placed(
+        self,
+        said: str,
+        heard: TurnInput,
+        turn_input: TurnInput,
+        registry: ProblemRegistry,
+        active: Problem,
+        keywords: tuple[str, ...],
+        commitment: CommitmentView | None,
+        cues: Cues,
+    ) -> _Candidate:
+        """An input with words of its own, like no stored problem, while one is active: the
+        last exchange's problem, the commitment's, a title it shares, a remark on the work, a
+        follow-up, or a new problem."""
         if _continues_last(keywords, turn_input.context):
-            last = _last_problem(
-                turn_input.context, problem_registry, active, keywords, commitment
-            )
+            last = _last_problem(turn_input.context, registry, active, keywords, commitment)
             if last is not None:
                 return _Candidate(last, False, False, "continues the last exchange")
         if _within_commitment(keywords, commitment, active):
             return _Candidate(active, False, False, "within the active commitment")
-        sharing = _sharing_title(keywords, problem_registry)
+        sharing = _sharing_title(keywords, registry)
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
         follows = cues.follow_up
         if not follows:
             remark = self._remark_on(
-                heard, turn_input, problem_registry, active, keywords, commitment, cues
+                heard, turn_input, registry, active, keywords, commitment, cues
             )
             if remark is not None:
                 return remark
         if follows and not self._pressing(heard):
             # A follow-up may say which of two threads it continues ("For the migration, how
             # do we handle the enum columns?" after an aside): one word only one title has.
-            mentioned = self._explicit_reference(said, problem_registry, switch=False, loose=True)
+            mentioned = self._explicit_reference(said, registry, switch=False, loose=True)
             if mentioned is not None:
                 return replace(mentioned, how="follow-up naming it")
-            last = _last_problem(
-                turn_input.context, problem_registry, active, keywords, commitment
-            )
+            last = _last_problem(turn_input.context, registry, active, keywords, commitment)
             unrelated = self._unrelated(heard, last or active, cues)
             if unrelated is not None:
-                return replace(self._fresh(turn_input, problem_registry), how=unrelated)
+                return replace(self._fresh(turn_input, registry), how=unrelated)
             return _Candidate(last or active, False, False, "follow-up in the conversation")
-        return self._fresh(turn_input, problem_registry)
+        return self._fresh(turn_input, registry)
 
     def _turning_from(
         self,
@@ -955,6 +992,55 @@ def _sharing_title(keywords: tuple[str, ...], registry: ProblemRegistry) -> Prob
             best.append(problem)
     return best[0] if len(best) == 1 else None
 
+
+
+def _uncontested(
+    active: Problem | None,
+    candidate: Problem | None,
+    found: _Candidate | None,
+    base: dict[str, Any],
+) -> ArbitrationDecision | None:
+    """The decision when nothing contests the active problem (no active problem, no topic in
+    the input, or the input's topic is the active problem); None when something does."""
+    if active is None:
+        if candidate is None:
+            return ArbitrationDecision(
+                active_problem_id=None,
+                disposition=ArbitrationDisposition.STAY,
+                preempt_score=0.0,
+                reason="No active problem and no topic in the input",
+                **base,
+            )
+        return ArbitrationDecision(
+            active_problem_id=candidate.id,
+            disposition=ArbitrationDisposition.SWITCH,
+            preempt_score=1.0,
+            reason="No active problem",
+            **base,
+        )
+    if candidate is None or candidate.id == active.id:
+        return ArbitrationDecision(
+            active_problem_id=active.id,
+            disposition=ArbitrationDisposition.STAY,
+            preempt_score=0.0,
+            reason=(
+                f"Input relates to active problem ({found.how})" if found
+                else "No topic in the input: staying on the active problem"
+            ),
+            **base,
+        )
+    return None
+
+
+def _asked(how: str) -> str:
+    """What an explicit request asked, in the reason's words."""
+    if how.startswith("focus request"):
+        return "focus on"
+    if how.startswith("resume request"):
+        return "go back to"
+    if how.startswith("set aside"):
+        return "turn to"
+    return "switch to"
 
 def _leased(commitment: CommitmentView | None, active: Problem) -> bool:
     """Does a commitment on the active problem run, so that a passing topic stays with it?
