@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 
-from hrm._turn_slot import TurnSlot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hrm._turn_slot import FairLock, TurnSlot
 
 
 def _in_thread(slot: TurnSlot, body: list[str], name: str, started: threading.Event) -> None:
@@ -87,3 +91,63 @@ def test_a_holder_that_never_lets_go_delays_others_only_by_the_patience() -> Non
     assert ran == ["ran"]
     with slot.held():  # the stuck holder's release left the slot free
         pass
+
+
+def _queued(lock: FairLock, count: int) -> None:
+    """Wait (without sleeping blindly) until `count` threads are queued on `lock`."""
+    deadline = time.monotonic() + 10
+    while len(lock._waiters) < count:
+        assert time.monotonic() < deadline, "the waiters did not queue"
+        time.sleep(0.001)
+
+
+def test_the_slot_goes_to_its_waiters_in_the_order_they_came() -> None:
+    lock = FairLock()
+    order: list[int] = []
+    assert lock.acquire()
+    threads = []
+    for n in range(6):
+        def take(n: int = n) -> None:
+            assert lock.acquire(timeout=10)
+            order.append(n)
+            lock.release()
+
+        thread = threading.Thread(target=take)
+        thread.start()
+        threads.append(thread)
+        _queued(lock, n + 1)  # each queues before the next starts
+    lock.release()
+    for thread in threads:
+        thread.join(10)
+    assert order == list(range(6))
+    assert lock.acquire(timeout=0)  # free again once every waiter has been through
+    lock.release()
+
+
+def test_a_waiter_that_runs_out_of_patience_leaves_the_queue() -> None:
+    lock = FairLock()
+    assert lock.acquire()
+    assert not lock.acquire(timeout=0.01)
+    assert len(lock._waiters) == 0
+    lock.release()
+    assert lock.acquire(timeout=0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(["take", "give", "try"]), max_size=30))
+def test_one_thread_at_a_time_whatever_the_sequence(steps: list[str]) -> None:
+    """A model of the lock in one thread: held or not, and a zero-wait try fails while held."""
+    lock = FairLock()
+    held = False
+    for step in steps:
+        if step == "take" and not held:
+            assert lock.acquire()
+            held = True
+        elif step == "give" and held:
+            lock.release()
+            held = False
+        elif step == "try":
+            got = lock.acquire(timeout=0)
+            assert got is not held
+            if got:
+                lock.release()
