@@ -1,4 +1,4 @@
-"""Recalls the prompt hook made, kept for the next process that writes learnings.
+"""Recalls the hooks made, kept for the next process that may write the learnings.
 
 A recall stamps each learning it returns (``accessed_at``, ``access_count``: what decay weighs).
 Stamping them in ``memory.db`` made every prompt a write transaction: ``BEGIN IMMEDIATE``, which
@@ -7,8 +7,8 @@ a commit and, the hook's connection being the last one open, a checkpoint with i
 close — 1.4 ms of a 36 ms hook at 10k learnings (D397). A process that opens the learnings with
 ``recalls="log"`` (the hooks) appends one line per recall to this file instead: one
 ``O_APPEND`` write of a line well under a page, which Linux does not interleave with another's.
-`LearningsRepository` applies the lines in its next write, and the hook itself once the file
-passes `FOLD_BYTES`.
+`LearningsRepository` applies the lines when a process other than a hook opens the learnings
+or writes them, and the hook itself once the file passes `FOLD_BYTES`.
 
 The stamps are bookkeeping, not journaled (D182): a line lost — to a crash, or written by a
 hook into a file another process had just taken — leaves a count one short, nothing more. A

@@ -316,7 +316,7 @@ class PreemptScoreArbiter:
         settled = _uncontested(active, candidate, found, base)
         if settled is not None:
             return settled
-        assert active is not None and candidate is not None  # settled otherwise
+        assert active is not None and candidate is not None  # `_uncontested` settles the rest
         if self._is_emergency(turn_input, focus_state):
             return ArbitrationDecision(
                 active_problem_id=candidate.id,
