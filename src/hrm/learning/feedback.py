@@ -221,25 +221,9 @@ class FeedbackLoop:
                     None if pattern is None
                     else self._apply(pattern, evidence_id, success=success, outcome=outcome)
                 )
-                db.execute(
-                    "INSERT INTO learning_outcomes (id, scope, session_id, turn_number,"
-                    " signature_key, strategy, success, signal, routing, outcome, recorded_at,"
-                    " effect, pattern_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        evidence_id,
-                        self.store.scope,
-                        session,
-                        _turn(signal, routing, outcome),
-                        signature_key(signature),
-                        strategy,
-                        int(success),
-                        _dump(signal),
-                        _dump(routing),
-                        _dump(outcome),
-                        now.isoformat(),
-                        "recorded" if effect is None else effect[0],
-                        None if effect is None else effect[1],
-                    ),
+                self._insert_outcome(
+                    evidence_id, session, (signal, routing, outcome), signature, strategy,
+                    now=now, effect=effect,
                 )
                 if pattern is None and success and strategy:
                     effect = self._maybe_create(signature, strategy)
@@ -255,12 +239,51 @@ class FeedbackLoop:
             self.store.refresh()
             raise
         self._last_session = session or self._last_session
+        self._publish(events)
+        return evidence_id
+
+    def _insert_outcome(
+        self,
+        evidence_id: str,
+        session: str | None,
+        parts: tuple[JSONDict, JSONDict, JSONDict],
+        signature: JSONDict,
+        strategy: str | None,
+        *,
+        now: datetime,
+        effect: tuple[str, str, JSONDict] | None,
+    ) -> None:
+        """The outcome's row: the (signal, routing, outcome) `parts` as JSON, with the pattern
+        change it made (``recorded`` when none)."""
+        signal, routing, outcome = parts
+        self.store.db.execute(
+            "INSERT INTO learning_outcomes (id, scope, session_id, turn_number,"
+            " signature_key, strategy, success, signal, routing, outcome, recorded_at,"
+            " effect, pattern_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                evidence_id,
+                self.store.scope,
+                session,
+                _turn(signal, routing, outcome),
+                signature_key(signature),
+                strategy,
+                int(outcome.get("success") is True),
+                _dump(signal),
+                _dump(routing),
+                _dump(outcome),
+                now.isoformat(),
+                "recorded" if effect is None else effect[0],
+                None if effect is None else effect[1],
+            ),
+        )
+
+    def _publish(self, events: list[LearningEvent]) -> None:
+        """Keep the outcome's pattern events for the turn record, log and emit them."""
         self.last_events = events
         for event in events:
             logger.info("%s %s", event.event_type, event.payload.get("pattern_id"))
             if self._emit is not None:
                 self._emit(event)
-        return evidence_id
 
     def get_patterns_for_signal(self, signal: JSONDict) -> list[PatternMatch]:
         """Patterns matching a signal, best first (Reasoning's query, 001 §8.2)."""
