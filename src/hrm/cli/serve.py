@@ -57,7 +57,10 @@ def serve(
     ] = 8000,
     home: HomeOption = None,
     workers: Annotated[
-        int, typer.Option("--workers", help="Processes serving the home.", min=1, max=64)
+        int, typer.Option(
+            "--workers", min=1, max=64,
+            help="Processes that run turns, a key's always in the same one (1: the server's).",
+        )
     ] = 1,
     no_auth: Annotated[
         bool,

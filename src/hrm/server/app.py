@@ -32,6 +32,7 @@ from hrm.server.json_response import JSONResponse
 from hrm.server.keys import KeyStore
 from hrm.server.settings import ServeSettings
 from hrm.server.state import ServerState
+from hrm.server.turn_workers import TurnWorkers, WorkerSpec
 
 __all__ = ["ACCESS_LOGGER", "app_from_env", "create_app"]
 
@@ -59,15 +60,19 @@ def create_app(settings: ServeSettings, *, llm: Any = None) -> Starlette:
         if settings.provider is not None:
             base["provider"] = settings.provider
         model = LLMConfig(**base)
+    workers = _turn_workers(settings, home, model, llm is not None)
     state = ServerState(
         settings=settings, home=home, config=config, keys=KeyStore(home),
         pool=StackPool(home, llm=model, stack_wait_s=settings.stack_wait_s,
-                       threads=settings.turn_threads, max_open=settings.max_open_stacks),
+                       threads=settings.turn_threads, max_open=settings.max_open_stacks,
+                       workers=workers),
         replies=ReplyCache(settings.regenerate_window_s), signer=SessionSigner(home),
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if workers is not None:
+            workers.start()
         yield
         await state.pool.aclose()  # in-flight turns end and are recorded first
 
@@ -84,6 +89,24 @@ def create_app(settings: ServeSettings, *, llm: Any = None) -> Starlette:
     app.state.hrm = state
     app.add_middleware(AccessLog)
     return app
+
+
+def _turn_workers(
+    settings: ServeSettings, home: HRMHome, model: Any, given_adapter: bool
+) -> TurnWorkers | None:
+    """The worker processes turns run in with ``--workers N`` (N ≥ 2), else None.
+
+    A model adapter handed to `create_app` (tests, embedding) lives in this process only, so
+    its turns stay here whatever the setting.
+    """
+    if settings.workers < 2 or given_adapter:
+        return None
+    spec = WorkerSpec(
+        home=home.root, llm=model, stack_wait_s=settings.stack_wait_s,
+        threads=settings.turn_threads, max_open=settings.max_open_stacks,
+        regenerate_window_s=settings.regenerate_window_s,
+    )
+    return TurnWorkers(spec, settings.workers)
 
 
 def app_from_env() -> Starlette:

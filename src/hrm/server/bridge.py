@@ -6,10 +6,14 @@ stack's `HRM` object is opened in that thread on first use and kept for the serv
 
 One stack, one turn at a time: a request on a busy stack waits in an asyncio queue for at most
 the stack wait, then is refused as busy (409) — it never occupies a thread while it waits, so
-requests on other stacks keep running in parallel. Across processes (``--workers`` > 1) the
-stack's turn lock does the same, with the same wait. Once a turn has started it runs to its
-end even if the client goes away: its thread is shielded from the request's cancellation, and
-the stack stays busy until the turn is recorded (D203).
+requests on other stacks keep running in parallel. Once a turn has started it runs to its end
+even if the client goes away: its thread is shielded from the request's cancellation, and the
+stack stays busy until the turn is recorded (D203).
+
+With ``--workers N`` (N ≥ 2) turns run in N worker processes instead, each stack's always in
+the same one (`hrm.server.turn_workers`, D401); the queue and the 409 stay here. Other work on a
+stack (the decisions API's resolve and rollback) still runs in this process: the stack's turn
+lock orders it with the worker's turns, as it orders any two processes sharing a home.
 
 Turns of different stacks run in parallel where they wait (a model's answer, a lock another
 process holds) and one after another where they compute: the thread holds the process's turn
@@ -32,6 +36,9 @@ from hrm._turn_slot import TURN_SLOT
 from hrm.errors import ErrorCode, HRMError
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
+from hrm.server.chat import ReplyCache, TurnOutcome, governed_turn
+from hrm.server.chat_request import ChatRequest
+from hrm.server.turn_workers import TurnWorkers
 
 __all__ = ["DEFAULT_MAX_OPEN", "StackPool"]
 
@@ -55,6 +62,7 @@ class StackPool:
         max_open: Stacks kept open at once. Each holds a database connection and a handful
             of file descriptors; past this many, the least recently used idle one is closed
             (it reopens from its ledgers on its next request, D203).
+        workers: Worker processes that run turns (None: turns run in this process's threads).
     """
 
     def __init__(
@@ -65,8 +73,10 @@ class StackPool:
         stack_wait_s: float,
         threads: int,
         max_open: int = DEFAULT_MAX_OPEN,
+        workers: TurnWorkers | None = None,
     ) -> None:
         self.home = home
+        self.workers = workers
         self.llm = llm
         self.stack_wait_s = stack_wait_s
         self.max_open = max_open
@@ -77,6 +87,36 @@ class StackPool:
         self._slots: dict[str, asyncio.Lock] = {}
         self._closed = False
 
+    async def turn(
+        self,
+        agent_class: str,
+        chat: ChatRequest,
+        *,
+        replies: ReplyCache,
+        on_text: Callable[[str], None] | None = None,
+    ) -> TurnOutcome:
+        """Run `chat` as a governed turn of the stack, after the stack's last work.
+
+        `on_text` gets each streamed piece, on another thread.
+
+        Raises:
+            HRMError: ``DB_LOCKED`` when the stack stayed busy past the wait (409), and
+                whatever the turn raises.
+        """
+        if self.workers is None:
+            return await self.run(
+                agent_class,
+                lambda hrm: governed_turn(hrm, chat, replies=replies, on_text=on_text),
+            )
+        slot = await self._queue(agent_class)
+        try:
+            future = asyncio.ensure_future(self.workers.turn(agent_class, chat, on_text))
+        except BaseException:
+            slot.release()
+            raise
+        future.add_done_callback(functools.partial(_finish, slot=slot))
+        return await asyncio.shield(future)
+
     async def run(self, agent_class: str, work: Callable[[HRM], T]) -> T:
         """Run ``work(hrm)`` on the stack's `HRM` in a turn thread, after the stack's last work.
 
@@ -84,19 +124,7 @@ class StackPool:
             HRMError: ``DB_LOCKED`` when the stack stayed busy past the wait (409), and
                 whatever `work` raises.
         """
-        if self._closed:
-            raise HRMError(ErrorCode.DB_UNAVAILABLE, "The server is shutting down; try again")
-        slot = self._slots.setdefault(agent_class, asyncio.Lock())
-        try:
-            async with asyncio.timeout(self.stack_wait_s):
-                await slot.acquire()
-        except TimeoutError:
-            raise HRMError(
-                ErrorCode.DB_LOCKED,
-                f"Stack {agent_class} is busy: another turn has held it for over "
-                f"{self.stack_wait_s:g} s; try again when it ends",
-                recoverable=True, context={"agent_class": agent_class},
-            ) from None
+        slot = await self._queue(agent_class)
         self._used[agent_class] = None
         self._used.move_to_end(agent_class)
         if len(self._used) > self.max_open:
@@ -114,6 +142,23 @@ class StackPool:
         # disconnects must not let the next turn in while its own is still running.
         future.add_done_callback(functools.partial(_finish, slot=slot))
         return await asyncio.shield(future)
+
+    async def _queue(self, agent_class: str) -> asyncio.Lock:
+        """The stack's slot, held: after its last work, or `DB_LOCKED` past the wait."""
+        if self._closed:
+            raise HRMError(ErrorCode.DB_UNAVAILABLE, "The server is shutting down; try again")
+        slot = self._slots.setdefault(agent_class, asyncio.Lock())
+        try:
+            async with asyncio.timeout(self.stack_wait_s):
+                await slot.acquire()
+        except TimeoutError:
+            raise HRMError(
+                ErrorCode.DB_LOCKED,
+                f"Stack {agent_class} is busy: another turn has held it for over "
+                f"{self.stack_wait_s:g} s; try again when it ends",
+                recoverable=True, context={"agent_class": agent_class},
+            ) from None
+        return slot
 
     def _call(self, agent_class: str, work: Callable[[HRM], T]) -> T:
         hrm = self._stacks.get(agent_class)
@@ -153,6 +198,9 @@ class StackPool:
         """Let every running turn finish, then close every stack (durable, locks released)."""
         self._closed = True
         await asyncio.to_thread(self._executor.shutdown, wait=True)
+        if self.workers is not None:
+            # every turn already sent finishes in its worker before the worker exits
+            await self.workers.aclose()
         for agent_class, hrm in list(self._stacks.items()):
             _close(agent_class, hrm)  # one failing to close must not keep the others open
         self._stacks.clear()

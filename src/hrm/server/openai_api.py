@@ -19,7 +19,7 @@ from starlette.responses import Response, StreamingResponse
 
 from hrm.errors import HRMError
 from hrm.server.api_errors import APIError, from_hrm_error
-from hrm.server.chat import TurnOutcome, governed_turn
+from hrm.server.chat import TurnOutcome
 from hrm.server.chat_request import ChatRequest, parse_chat_request, read_json_body
 from hrm.server.json_response import JSONResponse
 from hrm.server.openai_format import DONE, StreamHead, chunk, completion, model_list, sse
@@ -58,9 +58,7 @@ async def chat_completions(request: Request) -> Response:
     chat = await read_chat_request(request, state)
     if chat.stream:
         return await _streamed(state, principal.agent_class, chat)
-    outcome = await state.pool.run(
-        principal.agent_class, lambda hrm: governed_turn(hrm, chat, replies=state.replies)
-    )
+    outcome = await state.pool.turn(principal.agent_class, chat, replies=state.replies)
     if outcome.failure is not None:
         return failure_response(outcome)
     return JSONResponse(completion(
@@ -96,13 +94,11 @@ async def _streamed(state: ServerState, agent_class: str, chat: ChatRequest) -> 
     def on_text(piece: str) -> None:
         loop.call_soon_threadsafe(pieces.put_nowait, piece)
 
-    def work(hrm: Any) -> TurnOutcome:
-        try:
-            return governed_turn(hrm, chat, replies=state.replies, on_text=on_text)
-        finally:
-            loop.call_soon_threadsafe(pieces.put_nowait, None)  # the turn has ended
-
-    turn = asyncio.ensure_future(state.pool.run(agent_class, work))
+    turn = asyncio.ensure_future(
+        state.pool.turn(agent_class, chat, replies=state.replies, on_text=on_text)
+    )
+    # After the pieces: each was queued on the loop before the turn's end was.
+    turn.add_done_callback(lambda _turn: pieces.put_nowait(None))
     turn.add_done_callback(_retrieve)
     first_piece = asyncio.ensure_future(pieces.get())
     await asyncio.wait({turn, first_piece}, return_when=asyncio.FIRST_COMPLETED)

@@ -1,7 +1,8 @@
 """Starting `hrm serve`: bind, say what is served and how it is protected, run uvicorn.
 
 The socket is bound here, before uvicorn starts, so ``--port 0`` can be announced with the
-port it got and every worker process shares the one listening socket. Uvicorn's own graceful
+port it got. One process serves HTTP; with ``--workers N`` it hands turns to N worker
+processes of its own (`hrm.server.turn_workers`, D401). Uvicorn's own graceful
 shutdown does the rest: on SIGTERM it stops accepting, lets every request in flight finish
 (streams included), then the app's lifespan waits for turns whose clients went away (D210).
 """
@@ -73,7 +74,9 @@ def announce(settings: ServeSettings, port: int, active_keys: int) -> str:
         auth = f"keys ({active_keys} active)"
     else:
         auth = "keys (none yet: `hrm serve keys create --user NAME`; every request gets 401)"
-    workers = f", {settings.workers} workers" if settings.workers > 1 else ""
+    workers = (
+        f", turns in {settings.workers} worker processes" if settings.workers > 1 else ""
+    )
     bench = ", BENCH MODE (ungoverned /v1/bench/passthrough mounted)" if settings.bench else ""
     return (
         f"hrm serve: http://{host}:{port}/ (API at /v1) · home {settings.home} · auth: "
@@ -97,7 +100,7 @@ def serve(settings: ServeSettings) -> None:
     settings = _with_port(settings, sock.getsockname()[1])
     os.environ[ENV_SETTINGS] = settings.to_env()
     config = uvicorn.Config(
-        "hrm.server.app:app_from_env", factory=True, workers=settings.workers,
+        "hrm.server.app:app_from_env", factory=True,
         log_level="warning", access_log=False, lifespan="on",
         timeout_graceful_shutdown=None, server_header=False,
     )
@@ -109,12 +112,7 @@ def serve(settings: ServeSettings) -> None:
     stops: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda sig, _frame: stops.append(sig))
     try:
-        if settings.workers > 1:
-            from uvicorn.supervisors import Multiprocess
-
-            Multiprocess(config, sockets=[sock]).run()
-        else:
-            _server_class()(config).run(sockets=[sock])
+        _server_class()(config).run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()

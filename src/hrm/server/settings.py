@@ -1,7 +1,7 @@
 """How one `hrm serve` runs: address, home, limits, and whether keys are required.
 
-The settings travel to worker processes (``--workers`` > 1) through one environment variable
-holding their JSON, since uvicorn starts each worker by importing the app factory afresh.
+The settings reach the app through one environment variable holding their JSON, since uvicorn
+builds the app by importing its factory.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
-    """Processes serving the same home; a stack's turns stay one at a time (its turn lock)."""
+    """Processes that run turns, each stack's always in the same one (1: this process)."""
     no_auth: bool = False
     """Serve without keys, as the ADMIN stack: allowed only on a loopback host."""
     body_limit: int = DEFAULT_BODY_LIMIT

@@ -26,7 +26,6 @@ from hrm.errors import HRMError
 from hrm.server import stack_data
 from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.auth import SESSION_COOKIE, SESSION_TTL_S, WebSession
-from hrm.server.chat import governed_turn
 from hrm.server.chat_request import ChatRequest, read_body
 from hrm.server.decisions_api import rollback_in
 from hrm.server.extension import arbitration_band
@@ -220,10 +219,7 @@ async def chat(request: Request) -> Response:
     chat_request = ChatRequest(
         model="hrm", text=text, conversation_hash=f"web-{secrets.token_hex(16)}", messages=1
     )
-    outcome = await state.pool.run(
-        principal.agent_class,
-        lambda hrm: governed_turn(hrm, chat_request, replies=state.replies),
-    )
+    outcome = await state.pool.turn(principal.agent_class, chat_request, replies=state.replies)
     return _redirect(f"/#turn-{outcome.extension.turn}")
 
 
