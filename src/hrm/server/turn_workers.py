@@ -188,6 +188,11 @@ def _read_answers(worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
             message = worker.conn.recv()
         except (EOFError, OSError):
             break
+        except Exception:  # an answer that does not unpickle: no turn of it can be trusted
+            logger.exception("turn worker %d sent what cannot be read; restarting it",
+                             worker.index)
+            worker.process.kill()
+            break
         kind, job_id = message[0], message[1]
         if kind == "text":
             with worker.lock:
@@ -243,9 +248,15 @@ def _serve_turns(conn: Connection, spec: WorkerSpec) -> None:
     send_lock = threading.Lock()
 
     def send(message: tuple[Any, ...]) -> None:
-        # the server gone, the turn is recorded all the same: nothing to answer
-        with send_lock, contextlib.suppress(OSError, ValueError):
-            conn.send(message)
+        with send_lock:
+            try:
+                conn.send(message)
+            except OSError:
+                return  # the server is gone; the turn is recorded all the same
+            except Exception as exc:  # the answer would not pickle: say so, never stay silent
+                failed = HRMError.internal(f"the turn's answer could not be sent back: {exc}")
+                with contextlib.suppress(OSError):
+                    conn.send(("error", message[1], failed))
 
     with ThreadPoolExecutor(spec.threads, thread_name_prefix="hrm-turn") as executor:
         while True:
@@ -283,8 +294,8 @@ class _WorkerStacks:
             send(("text", job, piece))
 
         try:
-            hrm = self._stack(agent_class)
             try:
+                hrm = self._stack(agent_class)
                 with TURN_SLOT.held():
                     outcome = governed_turn(
                         hrm, chat, replies=self.replies, on_text=on_text if streamed else None
