@@ -16,6 +16,9 @@ and latency p50/p95. Goals (issue 30): governance adds ≤ 3 ms p50 per request 
 pass-through (1 client), and governed throughput with 8 clients on distinct stacks is ≥ 0.5×
 the pass-through's. Also the time from starting ``hrm serve`` to its first answer.
 
+Each ``--workers`` value (default 1 and 2) gets a server and a fresh home of its own, one after
+the other: turns in the server process, and turns in worker processes (D401).
+
 Every request goes to 127.0.0.1 only; every loop is bounded by a request count.
 Writes bench/out/serve.json.
 """
@@ -36,6 +39,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -139,6 +143,60 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def measure(home: Path, keys: list[str], extra: Sequence[str], *, sentence_model: str,
+            total: int, rounds: int) -> dict[str, object]:
+    """Start one server with `extra` options over `home`, run every cell, stop it."""
+    process, base, startup_s = start_server(home, sentence_model, extra)
+    try:
+        counter = [0]
+        for kind in KINDS:  # warm every path and the first stacks
+            run_cell(base, keys, kind, 8, 4, counter)
+        # Open every stack the cells use: a stack's first turn opens it (tens of ms), and
+        # left to the 32-client cells that one-off cost filled their 95th percentile.
+        run_cell(base, keys, "governed_distinct", max(CONCURRENCY), 1, counter)
+        figures = {}
+        for clients in CONCURRENCY:
+            per_client = max(1, total // clients // rounds)
+            cells: dict[str, tuple[list[float], float]] = {k: ([], 0.0) for k in KINDS}
+            for _ in range(rounds):
+                for kind in KINDS:
+                    latencies, elapsed = run_cell(base, keys, kind, clients, per_client,
+                                                  counter)
+                    old = cells[kind]
+                    cells[kind] = (old[0] + latencies, old[1] + elapsed)
+            for kind, (latencies, elapsed) in cells.items():
+                figures[f"{kind}@{clients}"] = {
+                    "requests": len(latencies),
+                    "rps": round(len(latencies) / elapsed, 1),
+                    "p50_ms": round(statistics.median(latencies) * 1000, 2),
+                    "p95_ms": round(percentile(latencies, 0.95) * 1000, 2),
+                }
+    finally:
+        process.terminate()
+        process.wait(timeout=600)
+    added = figures["governed_distinct@1"]["p50_ms"] - figures["passthrough@1"]["p50_ms"]
+    ratio = figures["governed_distinct@8"]["rps"] / figures["passthrough@8"]["rps"]
+    return {
+        "startup_s": round(startup_s, 2),
+        "cells": figures,
+        "governance_added_p50_ms": round(added, 2),
+        "throughput_ratio_8_distinct": round(ratio, 2),
+    }
+
+
+def report(workers: int, result: dict[str, Any]) -> None:
+    print(f"--workers {workers}: start to first answer {result['startup_s']:.2f} s (goal < 2 s)")
+    print(f"{'cell':28} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, cell in result["cells"].items():
+        print(f"{name:28} {cell['requests']:>8} {cell['rps']:>8} {cell['p50_ms']:>8} "
+              f"{cell['p95_ms']:>8}")
+    added, ratio = result["governance_added_p50_ms"], result["throughput_ratio_8_distinct"]
+    print(f"governance adds {added:.2f} ms p50 over the pass-through at 1 client (goal ≤ 3 ms): "
+          f"{'met' if added <= 3 else 'NOT met'}")
+    print(f"governed / pass-through throughput, 8 clients on distinct stacks: {ratio:.2f}× "
+          f"(goal ≥ 0.5×): {'met' if ratio >= 0.5 else 'NOT met'}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
@@ -147,66 +205,26 @@ def main() -> int:
         "--sentence-model", choices=("auto", "off"), default="auto",
         help="reading's exemplar tier (off: rules only), to see what it adds to a turn",
     )
-    parser.add_argument("--workers", type=int, default=1, help="hrm serve --workers")
+    parser.add_argument("--workers", default="1,2",
+                        help="hrm serve --workers values to measure, one server each (1,2)")
     parser.add_argument("--turn-threads", type=int, default=8, help="hrm serve --turn-threads")
     args = parser.parse_args()
     total = 192 if args.quick else 768  # requests per kind and concurrency, over all rounds
     OUT.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
-        home = Path(tmp) / "home"
-        initialize(HRMHome(home))
-        store = KeyStore(HRMHome(home))
-        keys = [store.create(f"user-{n}").token for n in range(max(CONCURRENCY))]
-        extra = ["--workers", str(args.workers), "--turn-threads", str(args.turn_threads)]
-        process, base, startup_s = start_server(home, args.sentence_model, extra)
-        try:
-            counter = [0]
-            for kind in KINDS:  # warm every path and the first stacks
-                run_cell(base, keys, kind, 8, 4, counter)
-            # Open every stack the cells use: a stack's first turn opens it (tens of ms), and
-            # left to the 32-client cells that one-off cost filled their 95th percentile.
-            run_cell(base, keys, "governed_distinct", max(CONCURRENCY), 1, counter)
-            figures = {}
-            for clients in CONCURRENCY:
-                per_client = max(1, total // clients // args.rounds)
-                cells: dict[str, tuple[list[float], float]] = {k: ([], 0.0) for k in KINDS}
-                for _ in range(args.rounds):
-                    for kind in KINDS:
-                        latencies, elapsed = run_cell(base, keys, kind, clients, per_client,
-                                                      counter)
-                        old = cells[kind]
-                        cells[kind] = (old[0] + latencies, old[1] + elapsed)
-                for kind, (latencies, elapsed) in cells.items():
-                    figures[f"{kind}@{clients}"] = {
-                        "requests": len(latencies),
-                        "rps": round(len(latencies) / elapsed, 1),
-                        "p50_ms": round(statistics.median(latencies) * 1000, 2),
-                        "p95_ms": round(percentile(latencies, 0.95) * 1000, 2),
-                    }
-        finally:
-            process.terminate()
-            process.wait(timeout=600)
-    added = figures["governed_distinct@1"]["p50_ms"] - figures["passthrough@1"]["p50_ms"]
-    ratio = figures["governed_distinct@8"]["rps"] / figures["passthrough@8"]["rps"]
-    summary = {
-        "startup_s": round(startup_s, 2),
-        "cells": figures,
-        "governance_added_p50_ms": round(added, 2),
-        "goal_added_p50_ms": 3.0,
-        "throughput_ratio_8_distinct": round(ratio, 2),
-        "goal_throughput_ratio": 0.5,
-        "load_average": os.getloadavg(),
-    }
+    runs: dict[str, Any] = {}
+    for workers in (int(w) for w in args.workers.split(",")):
+        with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
+            home = Path(tmp) / "home"
+            initialize(HRMHome(home))
+            store = KeyStore(HRMHome(home))
+            keys = [store.create(f"user-{n}").token for n in range(max(CONCURRENCY))]
+            extra = ["--workers", str(workers), "--turn-threads", str(args.turn_threads)]
+            runs[str(workers)] = measure(home, keys, extra, sentence_model=args.sentence_model,
+                                         total=total, rounds=args.rounds)
+        report(workers, runs[str(workers)])
+    summary = {"workers": runs, "goal_added_p50_ms": 3.0, "goal_throughput_ratio": 0.5,
+               "load_average": os.getloadavg()}
     (OUT / "serve.json").write_text(json.dumps(summary, indent=2))
-    print(f"start to first answer: {startup_s:.2f} s (goal < 2 s)")
-    print(f"{'cell':28} {'requests':>8} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
-    for name, cell in figures.items():
-        print(f"{name:28} {cell['requests']:>8} {cell['rps']:>8} {cell['p50_ms']:>8} "
-              f"{cell['p95_ms']:>8}")
-    print(f"governance adds {added:.2f} ms p50 over the pass-through at 1 client (goal ≤ 3 ms): "
-          f"{'met' if added <= 3 else 'NOT met'}")
-    print(f"governed / pass-through throughput, 8 clients on distinct stacks: {ratio:.2f}× "
-          f"(goal ≥ 0.5×): {'met' if ratio >= 0.5 else 'NOT met'}")
     print(f"load average during the run: {summary['load_average']}")
     return 0
 
