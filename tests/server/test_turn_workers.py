@@ -7,6 +7,7 @@ the test releases it, so "a turn is in flight" is an event, never a guess about 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -203,3 +204,20 @@ def test_a_rollback_in_the_server_and_turns_in_a_worker_see_each_other(home: Pat
     for ledger in ("workorder", "governance"):
         path = home / f"HO2/ledger/RESIDENT_alice/{ledger}.jsonl"
         assert not path.exists() or verify_ledger(path).ok
+
+
+def test_a_message_from_the_web_view_is_a_turn_in_a_worker(home: Path) -> None:
+    bob = create_key(home, "bob")
+    with ServerProcess(home, "--workers", "2") as server, httpx.Client(
+        base_url=server.base_url, follow_redirects=False, timeout=WAIT_S
+    ) as browser:
+        assert browser.post("/login", data={"key": bob}).status_code == 303
+        found = re.search(r'name="csrf" value="([0-9a-f]+)"', browser.get("/").text)
+        assert found is not None
+        sent = browser.post("/chat", data={"message": "Explain a bloom filter",
+                                           "csrf": found.group(1)})
+        page = browser.get("/").text
+        assert server.stop() == 0
+    assert sent.status_code == 303 and sent.headers["location"] == "/#turn-1"
+    assert 'href="/turns/1"' in page and "bloom filter" in page
+    assert [r["data"]["turn"] for r in turn_records(home, "RESIDENT:bob")] == [1]
