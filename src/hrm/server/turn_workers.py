@@ -1,13 +1,13 @@
 """Turns in worker processes, each stack always in the same one (``hrm serve --workers N``).
 
 One Python process computes on one core: a server whose turns all ran in its own interpreter
-answered eight clients on distinct stacks at 0.41–0.50× the rate of an ungoverned endpoint in
-the same server, with a whole core idle. Uvicorn's own worker processes each opened every
-stack, so two requests of one key landed in two processes that took turns through the stack's
-file lock and re-read each other's commits. Here the server process keeps HTTP (keys, parsing,
-the stack's queue and its 409, streaming) and hands each turn to the worker its stack was
-given on its first turn — the one with the fewest stacks then: a stack opens in one worker
-only and its turns never cross processes (D401).
+answered eight clients on distinct stacks no faster than one client (330–348 against 356–386
+requests a second on two cores), with the other core left to the clients. Uvicorn's own worker
+processes each opened every stack, so two requests of one key landed in two processes that took
+turns through the stack's file lock and re-read each other's commits. Here the server process
+keeps HTTP (keys, parsing, the stack's queue and its 409, streaming) and hands each turn to the
+worker its stack was given on its first turn — the one with the fewest stacks then: a stack
+opens in one worker only and its turns never cross processes (D401).
 
 The pipe to a worker carries pickled tuples: ``(job, agent_class, ChatRequest, streamed)``
 down; ``("text", job, piece)`` for each streamed piece and ``("done", job, TurnOutcome)`` or
@@ -15,8 +15,8 @@ down; ``("text", job, piece)`` for each streamed piece and ``("done", job, TurnO
 (`hrm._turn_slot`), as the server process does without workers; a stack's turns reach it one
 at a time because the server process holds the stack's queue until the turn's answer is back.
 
-Faults: a worker that dies fails the turns it had with 503 (recorded or not, its ledgers are
-whole: they are append-only and verified on open) and is started again for the next turn. On
+Faults: a worker that dies fails the turns it had with 503 — whether each was recorded shows
+in the stack's ledger, which is append-only — and is started again for the next turn. On
 shutdown the server waits for every turn in flight, then tells each worker to close its stacks
 and waits for it to exit. A worker whose server is gone (SIGKILL) sees its pipe close, finishes
 the turns it had, closes its stacks and exits.
