@@ -1,7 +1,7 @@
 """The ASGI application of `hrm serve`: its routes, error handling, access log and lifespan.
 
-`create_app` builds one process's app; `app_from_env` is the factory uvicorn imports in each
-worker process. Routes only parse, call the library (in a turn thread) and render.
+`create_app` builds the server process's app; `app_from_env` is the factory uvicorn imports.
+Routes only parse, call the library (in a turn thread or a turn worker) and render.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def _turn_workers(
 
 
 def app_from_env() -> Starlette:
-    """The factory a worker process runs: settings from the environment the parent set."""
+    """The factory uvicorn runs: settings from the environment `hrm serve` set."""
     from hrm.server.runner import configure_logging
 
     configure_logging()
