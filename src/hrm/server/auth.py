@@ -7,7 +7,7 @@ governance ledger (the one write a refused request makes: the audit of the refus
 
 The web view signs the browser in with a key once and then carries a cookie holding only the
 key's id, an expiry and a nonce, signed with HMAC-SHA256 under a secret kept in the home
-(0600), so every worker process accepts it and a revoked key ends its sessions at the next
+(0600), so every server on the home accepts it and a revoked key ends its sessions at the next
 request. Forms carry a CSRF token derived from the session's nonce (D209).
 """
 
@@ -104,7 +104,7 @@ class SessionSigner:
     """Signs and checks the web view's session cookies and CSRF tokens.
 
     The secret is created once per home (``server/session.key``, 0600) and shared by every
-    worker process of every server on that home.
+    server on that home.
     """
 
     def __init__(self, home: HRMHome) -> None:

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 ENV_SETTINGS = "HRM_SERVE_SETTINGS"
-"""The settings as JSON, for the worker processes uvicorn starts."""
+"""The settings as JSON, for the app factory uvicorn imports (`hrm.server.app.app_from_env`)."""
 ENV_BENCH = "HRM_SERVE_BENCH"
 """Set to 1 to mount the ungoverned pass-through endpoint that `bench/bench_serve.py` compares
 against. Never set in normal serving: the pass-through skips every gate and ledger."""
