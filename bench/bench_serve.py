@@ -26,6 +26,7 @@ Writes bench/out/serve.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -86,6 +87,10 @@ def start_server(
     return process, base, time.perf_counter() - started
 
 
+READY_S = 120.0
+"""How long a cell's clients wait for each other to connect (a bound, never reached when well)."""
+
+
 def client_run(base: str, key: str, path: str, texts: list[str],
                ready: threading.Barrier) -> tuple[list[float], float]:
     """Send `texts` one after another on one kept-alive connection; the latencies and the
@@ -101,8 +106,12 @@ def client_run(base: str, key: str, path: str, texts: list[str],
     transport = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"},
                       timeout=600, transport=transport) as http:
-        http.get("/v1/models")  # connects: the request below reuses the connection
-        ready.wait()
+        try:
+            http.get("/v1/models")  # connects: the requests below reuse the connection
+        except BaseException:
+            ready.abort()  # the other clients and the cell stop waiting for this one
+            raise
+        ready.wait(timeout=READY_S)
         for text in texts:
             begun = time.perf_counter()
             response = http.post(path, json={
@@ -132,7 +141,9 @@ def run_cell(base: str, keys: list[str], kind: str, clients: int, per_client: in
     with ThreadPoolExecutor(max_workers=clients) as pool:
         running = [pool.submit(client_run, base, key, path, texts, ready)
                    for key, texts in jobs]
-        ready.wait()
+        # a client that failed to connect broke the barrier: its result below says why
+        with contextlib.suppress(threading.BrokenBarrierError):
+            ready.wait(timeout=READY_S)
         results = [r.result() for r in running]
     elapsed = max(end for _, end in results) - begun[0]
     return [x for r, _ in results for x in r], elapsed
