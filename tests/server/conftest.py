@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,3 +37,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 def upstream() -> Iterator[Upstream]:
     """A scripted OpenAI-compatible model on loopback."""
     yield from Upstream().serve()
+
+
+@pytest.fixture
+def pool() -> Iterator[ThreadPoolExecutor]:
+    """Threads for requests a test sends while it does something else."""
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        yield executor

@@ -269,3 +269,16 @@ def upstream_config(home: Path, upstream: Upstream) -> None:
         f"  base_url: {upstream.base_url}\n"
         "  model: scripted-model\n  max_retries: 0\n  timeout_ms: 120000\n"
     )
+
+
+def start_on_upstream(home: Path, upstream: Upstream, *args: str) -> ServerProcess:
+    """``hrm serve`` over `home` (with `args`), its model the scripted `upstream`."""
+    upstream_config(home, upstream)
+    return ServerProcess(home, *args, env=clean_env(home, OPENAI_API_KEY="sk-test-upstream"))
+
+
+def post_chat(server: ServerProcess, key: str, text: str, **extra: object) -> httpx.Response:
+    """One chat completion of `text` with `key` (`extra`: more body fields)."""
+    with server.client(key) as http:
+        return http.post("/v1/chat/completions", json={
+            "model": "hrm", "messages": [{"role": "user", "content": text}], **extra})

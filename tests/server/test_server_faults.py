@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,8 +21,9 @@ from tests.server.support import (
     clean_env,
     create_key,
     ledger_sizes,
+    post_chat,
+    start_on_upstream,
     turn_records,
-    upstream_config,
 )
 
 from hrm.storage.ledger import verify_ledger
@@ -31,38 +31,23 @@ from hrm.storage.ledger import verify_ledger
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
+    """A home not yet created (the tests' own `hrm serve` and keys create it); it stands in
+    for the suite's initialised `HRMHome`."""
     return tmp_path / "home"
-
-
-def start(home: Path, upstream: Upstream, *args: str) -> ServerProcess:
-    upstream_config(home, upstream)
-    return ServerProcess(home, *args, env=clean_env(home, OPENAI_API_KEY="sk-test-upstream"))
-
-
-def post(server: ServerProcess, key: str, text: str, **extra: object) -> httpx.Response:
-    with server.client(key) as http:
-        return http.post("/v1/chat/completions", json={
-            "model": "hrm", "messages": [{"role": "user", "content": text}], **extra})
 
 
 def held_turn(
     pool: ThreadPoolExecutor, server: ServerProcess, upstream: Upstream, key: str
 ) -> Future[httpx.Response]:
     """A request whose turn is in flight, held at the upstream until `upstream.release`."""
-    held = pool.submit(post, server, key, "HOLD explain a trie")
+    held = pool.submit(post_chat, server, key, "HOLD explain a trie")
     assert upstream.entered.wait(WAIT_S)
     return held
 
 
-@pytest.fixture
-def pool() -> Iterator[ThreadPoolExecutor]:
-    with ThreadPoolExecutor(max_workers=4) as executor:
-        yield executor
-
-
 def test_the_turns_model_call_goes_to_the_configured_upstream(home: Path, upstream: Upstream) -> None:
     key = create_key(home, "alice")
-    with start(home, upstream) as server, openai.OpenAI(
+    with start_on_upstream(home, upstream) as server, openai.OpenAI(
         base_url=f"{server.base_url}/v1", api_key=key
     ) as sdk:
         answer = sdk.chat.completions.create(
@@ -83,14 +68,14 @@ def test_a_failing_provider_is_an_error_status_and_the_turn_is_recorded(
     home: Path, upstream: Upstream, status: int | None, expected: int, code: str
 ) -> None:
     key = create_key(home, "alice")
-    with start(home, upstream) as server:
+    with start_on_upstream(home, upstream) as server:
         if status is None:
             upstream.server.shutdown()  # type: ignore[union-attr]
             upstream.server.server_close()  # type: ignore[union-attr]
         else:
             upstream.status = status
-        response = post(server, key, "Explain how binary search works")
-        streamed = post(server, key, "Explain how a heap works", stream=True)
+        response = post_chat(server, key, "Explain how binary search works")
+        streamed = post_chat(server, key, "Explain how a heap works", stream=True)
         assert server.stop() == 0
     assert response.status_code == expected, response.text
     body = response.json()
@@ -106,12 +91,12 @@ def test_one_stack_queues_and_refuses_past_its_wait_while_others_run(
     home: Path, upstream: Upstream, pool: ThreadPoolExecutor
 ) -> None:
     alice, bob = create_key(home, "alice"), create_key(home, "bob")
-    with start(home, upstream, "--stack-wait", "0.5") as server:
+    with start_on_upstream(home, upstream, "--stack-wait", "0.5") as server:
         held = held_turn(pool, server, upstream, alice)
         # Alice's stack is in a turn: her next request waits its 0.5 s, then 409.
-        busy = post(server, alice, "Explain how a stack works")
+        busy = post_chat(server, alice, "Explain how a stack works")
         # Bob's stack is free: his turn runs while Alice's is still held.
-        other = post(server, bob, "Explain how a queue works")
+        other = post_chat(server, bob, "Explain how a queue works")
         # The event loop is not blocked by the held turn's thread either.
         with server.client(bob) as http:
             listed = http.get("/v1/models")
@@ -130,10 +115,10 @@ def test_requests_on_one_stack_queue_and_both_run_in_order(
     home: Path, upstream: Upstream, pool: ThreadPoolExecutor
 ) -> None:
     alice = create_key(home, "alice")
-    with start(home, upstream) as server:
+    with start_on_upstream(home, upstream) as server:
         held = held_turn(pool, server, upstream, alice)
         start_line = len(server.lines)
-        queued = pool.submit(post, server, alice, "Explain how a stack works")
+        queued = pool.submit(post_chat, server, alice, "Explain how a stack works")
         upstream.release.set()
         assert held.result(WAIT_S).status_code == 200
         assert queued.result(WAIT_S).status_code == 200
@@ -146,7 +131,7 @@ def test_a_client_gone_mid_stream_leaves_a_recorded_consistent_turn(
     home: Path, upstream: Upstream
 ) -> None:
     alice = create_key(home, "alice")
-    with start(home, upstream) as server:
+    with start_on_upstream(home, upstream) as server:
         with server.client(alice) as http, http.stream("POST", "/v1/chat/completions", json={
             "model": "hrm", "stream": True,
             "messages": [{"role": "user", "content": "HOLD explain a trie"}],
@@ -158,7 +143,7 @@ def test_a_client_gone_mid_stream_leaves_a_recorded_consistent_turn(
         # The client has gone; the model call is still held. Release it: the turn ends.
         upstream.release.set()
         # A next request on the stack waits for that turn to be recorded, then runs.
-        after = post(server, alice, "Explain how a stack works")
+        after = post_chat(server, alice, "Explain how a stack works")
         assert after.status_code == 200
         assert server.stop() == 0
     records = turn_records(home, "RESIDENT:alice")
@@ -171,7 +156,7 @@ def test_sigterm_lets_the_turn_in_flight_finish_and_be_recorded(
     home: Path, upstream: Upstream, pool: ThreadPoolExecutor
 ) -> None:
     alice = create_key(home, "alice")
-    with start(home, upstream) as server:
+    with start_on_upstream(home, upstream) as server:
         held = held_turn(pool, server, upstream, alice)
         server.process.send_signal(signal.SIGTERM)
         # Shutting down: the server no longer accepts, but the held turn is still running.
@@ -188,13 +173,13 @@ def test_sigterm_lets_the_turn_in_flight_finish_and_be_recorded(
 def test_sigkill_after_an_answer_loses_no_answered_turn(home: Path) -> None:
     alice = create_key(home, "alice")
     with ServerProcess(home) as server:
-        answers = [post(server, alice, text) for text in
+        answers = [post_chat(server, alice, text) for text in
                    ("Explain how binary search works", "Remember that my locker code is 4512")]
         assert server.stop(signal.SIGKILL) == -signal.SIGKILL
     assert [a.status_code for a in answers] == [200, 200]
     # A new server over the same home finds both turns and goes on from them.
     with ServerProcess(home) as again:
-        third = post(again, alice, "What is my locker code?")
+        third = post_chat(again, alice, "What is my locker code?")
         assert again.stop() == 0
     records = turn_records(home, "RESIDENT:alice")
     positions = [(a.json()["hrm"]["ledger"]["seq"], a.json()["hrm"]["ledger"]["hash"])
@@ -208,9 +193,10 @@ def test_two_workers_serialise_one_stacks_turns_across_processes(
     home: Path, upstream: Upstream, pool: ThreadPoolExecutor
 ) -> None:
     alice = create_key(home, "alice")
-    with start(home, upstream, "--workers", "2") as server:
+    with start_on_upstream(home, upstream, "--workers", "2") as server:
         held = held_turn(pool, server, upstream, alice)
-        queued = [pool.submit(post, server, alice, f"Explain topic number {n}") for n in range(3)]
+        queued = [pool.submit(post_chat, server, alice, f"Explain topic number {n}")
+                  for n in range(3)]
         upstream.release.set()
         results = [held.result(WAIT_S), *(f.result(WAIT_S) for f in queued)]
         assert server.stop() == 0
@@ -281,7 +267,7 @@ def test_threads_never_share_a_turn(home: Path) -> None:
         # A client waits for its answer before it asks again, as a chat does: stacks run at
         # once, and no request waits on its own stack's lock (a 409 past the wait on a slow
         # machine would be the machine's speed, not a shared turn).
-        return {post(server, key, f"Explain idea {n} of {name}").status_code for n in range(3)}
+        return {post_chat(server, key, f"Explain idea {n} of {name}").status_code for n in range(3)}
 
     with ServerProcess(home) as server, ThreadPoolExecutor(max_workers=len(keys)) as executor:
         futures = [executor.submit(one_client, name, key) for name, key in keys.items()]
@@ -297,11 +283,11 @@ def test_threads_never_share_a_turn(home: Path) -> None:
 def test_a_damaged_ledger_is_a_500_that_names_it_and_how_to_repair(home: Path) -> None:
     alice = create_key(home, "alice")
     with ServerProcess(home) as server:
-        assert post(server, alice, "Explain how binary search works").status_code == 200
+        assert post_chat(server, alice, "Explain how binary search works").status_code == 200
         ledger = home / "HO2/ledger/RESIDENT_alice/workorder.jsonl"
         lines = ledger.read_text().splitlines(keepends=True)
         ledger.write_text("".join(lines[:-2]))  # records cut from the end, below the anchor
-        broken = post(server, alice, "Explain how a heap works")
+        broken = post_chat(server, alice, "Explain how a heap works")
         assert server.stop() == 0
     assert broken.status_code == 500
     error = broken.json()["error"]
@@ -314,8 +300,8 @@ def test_a_provider_failing_mid_stream_ends_the_stream_with_its_error(
 ) -> None:
     alice = create_key(home, "alice")
     upstream.fail_after_first_word = True
-    with start(home, upstream) as server:
-        response = post(server, alice, "Explain how a trie works", stream=True)
+    with start_on_upstream(home, upstream) as server:
+        response = post_chat(server, alice, "Explain how a trie works", stream=True)
         assert server.stop() == 0
     assert response.status_code == 200  # the first word had been sent: the stream had begun
     events = [e[len("data: "):] for e in response.text.split("\n\n") if e]

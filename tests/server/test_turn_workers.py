@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,10 +20,10 @@ from tests.server.support import (
     WAIT_S,
     ServerProcess,
     Upstream,
-    clean_env,
     create_key,
+    post_chat,
+    start_on_upstream,
     turn_records,
-    upstream_config,
 )
 
 from hrm.server.turn_workers import TurnWorkers, WorkerSpec
@@ -33,25 +32,14 @@ from hrm.storage.ledger import verify_ledger
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
+    """A home not yet created (the tests' own `hrm serve` and keys create it); it stands in
+    for the suite's initialised `HRMHome`."""
     return tmp_path / "home"
 
 
-@pytest.fixture
-def pool() -> Iterator[ThreadPoolExecutor]:
-    with ThreadPoolExecutor(max_workers=4) as executor:
-        yield executor
-
-
 def start(home: Path, upstream: Upstream, *args: str) -> ServerProcess:
-    upstream_config(home, upstream)
-    return ServerProcess(home, "--workers", "2", *args,
-                         env=clean_env(home, OPENAI_API_KEY="sk-test-upstream"))
+    return start_on_upstream(home, upstream, "--workers", "2", *args)
 
-
-def post(server: ServerProcess, key: str, text: str) -> httpx.Response:
-    with server.client(key) as http:
-        return http.post("/v1/chat/completions", json={
-            "model": "hrm", "messages": [{"role": "user", "content": text}]})
 
 
 def workers_of(server: ServerProcess, count: int = 2) -> list[int]:
@@ -114,7 +102,7 @@ def test_keys_answer_through_two_workers_streamed_and_not(
     with start(home, upstream) as server:
         assert "turns in 2 worker processes" in server.lines[0]
         assert len(workers_of(server)) == 2
-        answers = [post(server, key, f"Explain topic {n}")
+        answers = [post_chat(server, key, f"Explain topic {n}")
                    for n in range(3) for key in (alice, bob)]
         client = openai.OpenAI(base_url=f"{server.base_url}/v1", api_key=bob)
         stream = client.chat.completions.create(
@@ -139,7 +127,7 @@ def test_sigterm_finishes_the_workers_turn_in_flight_then_stops_them(
     alice = create_key(home, "alice")
     with start(home, upstream) as server:
         workers = workers_of(server)
-        held = pool.submit(post, server, alice, "HOLD explain a trie")
+        held = pool.submit(post_chat, server, alice, "HOLD explain a trie")
         assert upstream.entered.wait(WAIT_S)
         server.process.send_signal(signal.SIGTERM)
         server.wait_for(r"stopping \(signal 15\): finishing 1 request")
@@ -157,13 +145,13 @@ def test_a_worker_killed_mid_turn_answers_503_and_the_next_turn_runs(
 ) -> None:
     alice = create_key(home, "alice")
     with start(home, upstream) as server:
-        held = pool.submit(post, server, alice, "HOLD explain a trie")
+        held = pool.submit(post_chat, server, alice, "HOLD explain a trie")
         assert upstream.entered.wait(WAIT_S)
         for pid in workers_of(server):  # alice's worker is one of them
             os.kill(pid, signal.SIGKILL)
         lost = held.result(WAIT_S)
         upstream.release.set()
-        after = post(server, alice, "Explain how a stack works")
+        after = post_chat(server, alice, "Explain how a stack works")
         assert server.stop() == 0
     assert lost.status_code == 503
     assert "Turn worker" in lost.json()["error"]["message"]
@@ -177,7 +165,7 @@ def test_workers_exit_when_their_server_is_killed(home: Path, upstream: Upstream
     alice = create_key(home, "alice")
     with start(home, upstream) as server:
         workers = workers_of(server)
-        answer = post(server, alice, "Explain how a queue works")
+        answer = post_chat(server, alice, "Explain how a queue works")
         assert server.stop(signal.SIGKILL) == -signal.SIGKILL
     assert answer.status_code == 200
     assert all(gone(pid) for pid in workers)
@@ -189,11 +177,11 @@ def test_a_rollback_in_the_server_and_turns_in_a_worker_see_each_other(home: Pat
     with ServerProcess(home, "--workers", "2") as server, server.client(alice) as http:
         for code in ("4512", "7788"):
             said = f"Remember that my locker code is {code}"
-            assert post(server, alice, said).status_code == 200
+            assert post_chat(server, alice, said).status_code == 200
         # the rollback runs in the server process, on the stack its worker has open
         rolled = http.post("/v1/hrm/canon/fact.my-locker-code/rollback", json={"version": 1})
         assert rolled.status_code == 200, rolled.text
-        assert post(server, alice, "Remember that my locker code is 9931").status_code == 200
+        assert post_chat(server, alice, "Remember that my locker code is 9931").status_code == 200
         entry = http.get("/v1/hrm/canon/fact.my-locker-code").json()
         assert server.stop() == 0
     values = [str(v["value"]) for v in entry["versions"]]
