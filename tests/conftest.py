@@ -48,6 +48,9 @@ def clean_environ(
     monkeypatch.setenv("HRM_HOME", str(tmp_path_factory.mktemp("hrm-home")))
     # The local model may be installed; tests use the deterministic offline one unless they ask.
     monkeypatch.setenv("HRM_PROVIDER", "offline")
+    # A `hrm turn` subprocess would leave a resident process behind (D403); the tests of it
+    # turn it on in a runtime directory of their own.
+    monkeypatch.setenv("HRM_RESIDENT", "0")
     yield
 
 

@@ -343,6 +343,17 @@ def _load_groups() -> list[Any]:
     return _GROUPS
 
 
+def prepare() -> None:
+    """Load the secret families and compile their anchor regexes now, not on first use.
+
+    For a process that forks workers (the resident process, D403): what it builds before the
+    fork, no child builds again.
+    """
+    for group in _GROUPS or _load_groups():
+        if isinstance(group, _Anchored):
+            group.regex  # noqa: B018  (compiled on first access)
+
+
 def scrub(value: Any) -> Any:
     """Scrub credentials out of any JSON-like value: strings, and dict/list/tuple containers.
 

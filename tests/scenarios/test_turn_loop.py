@@ -440,7 +440,7 @@ def test_undecodable_bytes_on_the_command_line_get_an_answer_not_a_traceback(
     home: HRMHome,
 ) -> None:
     hrm_bin = str(Path(sys.executable).with_name("hrm"))
-    env = {"HRM_HOME": str(home.root), "PATH": "/usr/bin:/bin"}
+    env = {"HRM_HOME": str(home.root), "PATH": "/usr/bin:/bin", "HRM_RESIDENT": "0"}
     stdin = bytes(range(1, 32)) + b"abc" + bytes(range(127, 256))
     done = subprocess.run([hrm_bin, "turn", "-", "--json", "--provider", "offline"],
                           input=stdin, capture_output=True, env=env, timeout=120, check=False)

@@ -17,6 +17,16 @@ def main() -> None:
         from hrm.continuity.hook_entry import run_hook
 
         raise SystemExit(run_hook(argv[1:], exit_process=True))
+    start_resident = False
+    if argv[:1] == ["turn"]:
+        # A one-shot turn is mostly imports; a resident process that has them runs it in a
+        # forked child on this terminal, and this process only waits (D403).
+        from hrm.resident import client
+
+        outcome = client.attempt(argv)
+        if isinstance(outcome, int):
+            raise SystemExit(outcome)
+        start_resident = outcome == client.ABSENT
     # Importing the command line allocates some hundred thousand objects, none of them garbage,
     # and the cyclic collector walked them over and over: ~40 ms of a one-shot `hrm turn`'s
     # ~360 ms (measured). Collection is off while importing; what the imports built is then
@@ -26,7 +36,11 @@ def main() -> None:
 
     gc.freeze()
     gc.enable()
-    run()
+    try:
+        run()
+    finally:
+        if start_resident:
+            client.start()
 
 
 if __name__ == "__main__":

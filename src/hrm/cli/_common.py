@@ -31,7 +31,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import typer
 from rich.console import Console
@@ -133,9 +133,29 @@ _CODE_EXIT = {
 # Markup off: what is printed is mostly the person's own text (titles, answers, commands,
 # paths), and rich would take "[urgent]" in a title for a style and drop it, or fail on "[/x]".
 # The few lines that style something say markup=True and escape what they interpolate.
-console = Console(highlight=False, soft_wrap=False, markup=False)
+class _ConsoleOptions(TypedDict, total=False):
+    stderr: bool
+    highlight: bool
+    soft_wrap: bool
+    markup: bool
+
+
+_CONSOLE_OPTIONS = _ConsoleOptions(highlight=False, soft_wrap=False, markup=False)
 # Notes and warnings on stderr are never wrapped: a path cut in two cannot be grepped.
-err_console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+_ERR_CONSOLE_OPTIONS = _ConsoleOptions(stderr=True, highlight=False, markup=False, soft_wrap=True)
+console = Console(**_CONSOLE_OPTIONS)
+err_console = Console(**_ERR_CONSOLE_OPTIONS)
+
+
+def reset_consoles() -> None:
+    """Look at the terminal and the environment again, as a new process would.
+
+    A console settles its colours and width when it is made. A process forked from the
+    resident one (`hrm.resident`) made these before it took its client's standard streams and
+    environment, so it makes them again — in place, because every command module holds them.
+    """
+    console.__init__(**_CONSOLE_OPTIONS)  # type: ignore[misc]
+    err_console.__init__(**_ERR_CONSOLE_OPTIONS)  # type: ignore[misc]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 HomeOption = Annotated[

@@ -45,6 +45,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("hrm.cli.problems", "app", "problems", "List a stack's problems and resolve them."),
     ("hrm.cli.meta", "app", "meta", "Cross-stack analysis by the meta agent."),
     ("hrm.cli.serve", "app", "serve", "Serve governed stacks over an OpenAI-compatible API."),
+    ("hrm.cli.resident", "app", "resident", "See or stop the warm process behind `hrm turn`."),
 ]
 
 

@@ -1,0 +1,143 @@
+"""`hrm turn`'s side of the resident process: hand the command over, wait, pass signals on.
+
+`attempt` either runs the command in the resident process and returns its exit status, or
+returns why it did not — and then nothing of the command has run, so the caller runs it
+in-process. Only before the resident process says which child took the command may the client
+fall back; after that the command is running and the client's job is to wait for it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from hrm.resident import _wire, paths
+
+ABSENT = "absent"
+"""No resident process listens: start one after this command (`start`)."""
+
+DECLINED = "declined"
+"""One listens but would not take this command (off, another installation, its code changed)."""
+
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_CONNECT_SECONDS = 1.0
+_EXIT_BY_SIGNAL = 128
+
+
+def _request(argv: list[str]) -> dict[str, Any]:
+    mask = os.umask(0)
+    os.umask(mask)
+    streams = [
+        [getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict"]
+        for stream in (sys.stdin, sys.stdout, sys.stderr)
+    ]
+    return {
+        "protocol": _wire.PROTOCOL,
+        "installation": paths.installation(),
+        "argv0": sys.argv[0] if sys.argv else "hrm",
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "umask": mask,
+        "streams": streams,
+    }
+
+
+def _connect(path: str) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(_CONNECT_SECONDS)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def attempt(argv: list[str]) -> int | str:
+    """Run `hrm <argv>` in the resident process: its exit status, or `ABSENT` / `DECLINED`."""
+    if not paths.enabled():
+        return DECLINED
+    place = paths.place()
+    if place is None:  # not made yet (the starter makes it), or not private: never used
+        return DECLINED if os.path.lexists(paths.runtime_directory()) else ABSENT
+    sock = _connect(place.socket)
+    if sock is None:
+        return ABSENT
+    with sock:
+        try:
+            request = _request(argv)
+        except OSError:  # the working directory was removed under us: in-process says so
+            return DECLINED
+        try:
+            _wire.send_with_fds(sock, request, [0, 1, 2])
+            sock.settimeout(None)
+            first = _wire.receive(sock)
+        except (OSError, _wire.WireError):
+            return DECLINED
+        if first is None or not isinstance(first.get("pid"), int):
+            # Refused (`first["refused"]` says why) or gone: nothing ran. One whose code
+            # changed has exited, and a new one is started after this command.
+            return ABSENT if first is not None and first.get("restart") else DECLINED
+        return _wait(sock, first["pid"])
+
+
+def _wait(sock: socket.socket, child: int) -> int:
+    """Wait for `child` to finish the command, passing on the signals meant for it."""
+    received: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
+        try:
+            os.kill(child, signum)
+        except OSError:
+            return  # it has just finished: its status is on its way
+
+    for signum in _FORWARDED:
+        signal.signal(signum, forward)
+    try:
+        last = _wire.receive(sock)
+    except (OSError, _wire.WireError):
+        last = None
+    if last is not None and isinstance(last.get("exit"), int):
+        if os.environ.get(paths.ENV_TRACE, "") not in ("", "0"):
+            sys.stderr.write(f"hrm resident: child {child} exit {last['exit']} "
+                             f"cpu_s {last.get('cpu')}\n")
+        return int(last["exit"])
+    if received:  # it died of the signal it was sent: so does its client, as a one-shot would
+        fatal = received[-1]
+        signal.signal(fatal, signal.SIG_DFL)
+        os.kill(os.getpid(), fatal)
+        return _EXIT_BY_SIGNAL + fatal
+    sys.stderr.write(
+        "hrm: the resident process's child ended without an exit status (killed?); the turn "
+        "may or may not have been recorded — `hrm why` shows the last one\n"
+    )
+    return 1
+
+
+def start() -> None:
+    """Start this installation's resident process in the background (never fails the caller).
+
+    It runs in a session of its own, so the terminal's Ctrl-C and hang-up do not reach it; its
+    errors go to its log beside the socket.
+    """
+    if not paths.enabled():
+        return
+    place = paths.place(create=True)
+    if place is None:
+        return
+    import subprocess
+
+    try:
+        with open(place.log, "ab") as log:
+            subprocess.Popen(
+                [sys.executable, "-m", "hrm.resident.server"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                cwd="/", start_new_session=True, close_fds=True,
+            )
+    except OSError:
+        return
