@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -179,6 +180,17 @@ def turn_worker(home: Path, size: int, warm: int, turns: int) -> int:
     return 0
 
 
+def _open_in_child(home: Path, at: datetime, env: dict[str, str], size: int) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--open-worker", str(home), "--at", at.isoformat()],
+        capture_output=True, text=True, check=False, env=env,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"opening the home of {size} turns failed: {proc.stderr[-2000:]}")
+    found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found
+
+
 def session_opens(homes: dict[int, Path], tmp: Path,
                   repeats: int) -> dict[int, list[dict[str, Any]]]:
     """Each size's open in a fresh process, `repeats` times, the sizes alternating."""
@@ -186,18 +198,22 @@ def session_opens(homes: dict[int, Path], tmp: Path,
     for n, home in homes.items():
         copies[n] = tmp / f"open-{n}"
         shutil.copytree(home, copies[n])
+    # A user's installed hrm has its bytecode compiled. With PYTHONDONTWRITEBYTECODE set (as
+    # in some development shells), a module edited since its .pyc was written is compiled
+    # again in every fresh process, which once added ~80 ms to this figure; so the workers
+    # may write bytecode, and an untimed open on a spare copy writes it first.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    smallest = min(homes)
+    spare = tmp / "open-warm"
+    shutil.copytree(homes[smallest], spare)
+    _open_in_child(spare, _last_moment(smallest) + timedelta(hours=1), env, smallest)
+    shutil.rmtree(spare)
     found: dict[int, list[dict[str, float]]] = {n: [] for n in homes}
     sizes = list(homes)
     for r in range(repeats):
         for n in sizes[r % len(sizes):] + sizes[:r % len(sizes)]:
             at = _last_moment(n) + timedelta(hours=r + 1)  # idle > 30 min: a new session
-            proc = subprocess.run(
-                [sys.executable, __file__, "--open-worker", str(copies[n]), "--at", at.isoformat()],
-                capture_output=True, text=True, check=False,
-            )
-            if proc.returncode != 0:
-                raise SystemExit(f"opening the home of {n} turns failed: {proc.stderr[-2000:]}")
-            found[n].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            found[n].append(_open_in_child(copies[n], at, env, n))
     for n, runs in found.items():
         if len({run["session"] for run in runs}) != len(runs):
             raise SystemExit(f"an open of the home of {n} turns continued a session: the "
