@@ -60,3 +60,21 @@ def test_long_ids_rise_with_time_and_never_repeat_across_threads(
         worker.join()
     assert len(set(made)) == len(made) == 20_000  # one step of 64 s: the sequence tells apart
     assert {i[:9] for i in made} == {later[:9]}
+
+
+def test_time_ordered_uuids_are_version_7_and_sort_by_their_millisecond(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import uuid
+
+    made = []
+    for ms in (1_700_000_000_000, 1_700_000_000_001, 1_800_000_000_000, 1_800_000_000_000):
+        monkeypatch.setattr(_process.time, "time_ns", lambda ms=ms: ms * 1_000_000 + 999_999)
+        made.append(_process.time_ordered_uuid())
+    parsed = [uuid.UUID(text) for text in made]
+    assert [str(u) for u in parsed] == made
+    assert all(u.version == 7 and u.variant == uuid.RFC_4122 for u in parsed)
+    assert [u.int >> 80 for u in parsed] == [
+        1_700_000_000_000, 1_700_000_000_001, 1_800_000_000_000, 1_800_000_000_000]
+    assert made[:3] == sorted(made[:3])
+    assert made[2] != made[3]  # the same millisecond: told apart by 74 random bits

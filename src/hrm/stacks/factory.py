@@ -15,12 +15,12 @@ code, and the Meta Learning Ledger in ``HOT/ledger/meta_learning.jsonl``.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from hrm._process import time_ordered_uuid
 from hrm._shipped import SHIPPED_HOME, unchanged
 from hrm.config import HRMConfig
 from hrm.home import HRMHome, parse_agent_class, stack_dirname
@@ -36,8 +36,9 @@ logger = logging.getLogger(__name__)
 
 
 def new_session_id() -> str:
-    """A session id of the form ``SES-<uuid>`` (004 §4)."""
-    return f"SES-{uuid.uuid4()}"
+    """A session id of the form ``SES-<uuid>`` (004 §4); the UUID is of version 7, so ids sort
+    by when their sessions began and a session's rows append to the indexes they key (D404)."""
+    return f"SES-{time_ordered_uuid()}"
 
 
 @dataclass
