@@ -268,13 +268,15 @@ def wal_pages(size: int, source: Path, target: Path, turns: int) -> dict[str, An
     salt in each frame's header). The stack's own checkpoints are held off meanwhile, so the
     log only grows; should another connection restart it, its new salt says so.
     """
+    from hrm.home import HRMHome
     from hrm.pipeline import HRM
     from hrm.storage import sqlite as sqlite_module
 
     shutil.copytree(source, target)
     clock = _Clock(_last_moment(size) + timedelta(seconds=20))
     hrm = HRM.open(target, "ADMIN", "offline", config=bench_config(target), clock=clock.now)
-    wal = target / "memory.db-wal"
+    database = HRMHome.resolve(target).stack_memory_db("ADMIN")  # the stack's own (D320)
+    wal = database.with_name(database.name + "-wal")
     frames: dict[int, int] = {}
     held = sqlite_module.Database.checkpoint
     try:
@@ -294,7 +296,7 @@ def wal_pages(size: int, source: Path, target: Path, turns: int) -> dict[str, An
         hrm.close()
     import sqlite3
 
-    with sqlite3.connect(target / "memory.db") as conn:
+    with sqlite3.connect(database) as conn:
         names = dict(conn.execute("SELECT pageno, name FROM dbstat"))
     by_name: dict[str, float] = {}
     for page, count in frames.items():
