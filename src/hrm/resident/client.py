@@ -135,7 +135,7 @@ def start() -> None:
     try:
         with open(place.log, "ab") as log:
             subprocess.Popen(
-                [sys.executable, "-m", "hrm.resident.server"],
+                [sys.executable, "-P", "-m", "hrm.resident.server"],  # -P: no cwd on sys.path
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                 cwd="/", start_new_session=True, close_fds=True,
             )
