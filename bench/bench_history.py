@@ -11,16 +11,20 @@ and resumes where it stopped. Each is measured on a copy, so the cache stays as 
   handed to ``write`` and bytes the home grew, per turn. Instructions per turn come from a
   worker process per size under callgrind, counting only the measured turns.
 * **Session open**: ``HRM.open`` after more than 30 idle minutes (the clock is injected), so
-  a new session starts and reads what came before; CPU and wall time of the open alone (the
-  imports done first), in a fresh process per open, the sizes alternating; instructions under
-  callgrind where the open is short enough to run there.
+  a new session starts and reads what came before; CPU and wall time in a fresh process per
+  open, the sizes alternating, twice: with the pipeline's modules imported first and the rest
+  of what the open imports inside the figure ("open CPU ms"), and with every module a turn
+  imports done first, as a child of the resident process has them (D403) — the open's own
+  work ("open, imported"); instructions of the first under callgrind where the open is short
+  enough to run there.
 
 * **Pages** (``--pages``): which SQLite pages a turn dirties, by table or index — the WAL
   frames each commit appends, read from their headers while the stack's checkpoints are held
   off, named through SQLite's ``dbstat`` (D332, D333).
 
 Every figure is printed as a ratio to the smallest size. Goals (issue 35): opening at 50k turns
-≤ 1.2× opening at 1k, and ≤ 100 ms CPU; a turn at 50k ≤ 1.1× a turn at 1k.
+≤ 1.2× opening at 1k, and ≤ 100 ms CPU (checked on the open's own work; the figure with its
+imports is printed beside it); a turn at 50k ≤ 1.1× a turn at 1k.
 
     .venv/bin/python bench/bench_history.py [--quick] [--sizes 1000,10000,50000] [--build-only]
                                             [--pages]
@@ -145,11 +149,21 @@ def per_turn(homes: dict[int, Path], tmp: Path, blocks: int, size: int) -> dict[
     return opened
 
 
-def open_worker(home: Path, at: str) -> int:
-    """Open `home` at `at` (a new session): print the open's CPU and wall seconds as JSON."""
+def open_worker(home: Path, at: str, imported: bool) -> int:
+    """Open `home` at `at` (a new session): print the open's CPU and wall seconds as JSON.
+
+    With `imported`, every module a turn imports is imported first (as the resident process
+    has them, D403), so the figure is the open's own work; without, the modules the open
+    imports on its way (~2/3 of it) are in it.
+    """
     import hrm.pipeline
     import hrm.stacks.factory
     import hrm.stacks.lifecycle  # noqa: F401  (what a new session's open imports, done first)
+
+    if imported:
+        from hrm.resident.server import preload
+
+        preload()
 
     moment = datetime.fromisoformat(at)
     mark()
@@ -180,9 +194,11 @@ def turn_worker(home: Path, size: int, warm: int, turns: int) -> int:
     return 0
 
 
-def _open_in_child(home: Path, at: datetime, env: dict[str, str], size: int) -> dict[str, Any]:
+def _open_in_child(home: Path, at: datetime, env: dict[str, str], size: int,
+                   imported: bool = False) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, __file__, "--open-worker", str(home), "--at", at.isoformat()],
+        [sys.executable, __file__, "--open-worker", str(home), "--at", at.isoformat()]
+        + (["--imported"] if imported else []),
         capture_output=True, text=True, check=False, env=env,
     )
     if proc.returncode != 0:
@@ -212,8 +228,11 @@ def session_opens(homes: dict[int, Path], tmp: Path,
     sizes = list(homes)
     for r in range(repeats):
         for n in sizes[r % len(sizes):] + sizes[:r % len(sizes)]:
-            at = _last_moment(n) + timedelta(hours=r + 1)  # idle > 30 min: a new session
-            found[n].append(_open_in_child(copies[n], at, env, n))
+            for second, imported in enumerate((r % 2 == 1, r % 2 == 0)):
+                hours = 2 * r + 1 + second  # idle > 30 min: each open a new session
+                at = _last_moment(n) + timedelta(hours=hours)
+                found[n].append({**_open_in_child(copies[n], at, env, n, imported),
+                                 "imported": imported})
     for n, runs in found.items():
         if len({run["session"] for run in runs}) != len(runs):
             raise SystemExit(f"an open of the home of {n} turns continued a session: the "
@@ -242,7 +261,7 @@ def instructions(homes: dict[int, Path], tmp: Path, opened: dict[int, Opened],
             shutil.rmtree(copy, ignore_errors=True)
         else:
             row["turn"] = f"skipped: ~{cost / 60:.0f} min under callgrind"
-        open_cpu = statistics.median(o["cpu"] for o in opens[n])
+        open_cpu = statistics.median(o["cpu"] for o in opens[n] if not o["imported"])
         cost = (open_cpu + 1.0) * CALLGRIND_SLOWDOWN
         if cost <= budget_s:
             copy = tmp / f"callgrind-open-{n}"
@@ -336,8 +355,12 @@ def summarise(homes: dict[int, Path], opened: dict[int, Opened],
         total = sum(one.turns)
         rows[n] = {
             "home_bytes": tree_bytes(homes[n]),
-            "open_cpu_ms": 1000 * statistics.median(o["cpu"] for o in opens[n]),
-            "open_wall_ms": 1000 * statistics.median(o["wall"] for o in opens[n]),
+            "open_cpu_ms": 1000 * statistics.median(
+                o["cpu"] for o in opens[n] if not o["imported"]),
+            "open_wall_ms": 1000 * statistics.median(
+                o["wall"] for o in opens[n] if not o["imported"]),
+            "open_imported_cpu_ms": 1000 * statistics.median(
+                o["cpu"] for o in opens[n] if o["imported"]),
             "open_instructions": counts[n]["open"],
             "continue_open_cpu_ms": 1000 * one.open_cpu,
             "turn_cpu_ms": 1000 * sum(one.cpu) / total,
@@ -348,7 +371,8 @@ def summarise(homes: dict[int, Path], opened: dict[int, Opened],
     base = min(rows)
     for n, row in rows.items():
         ratios = {}
-        for key in ("open_cpu_ms", "open_wall_ms", "open_instructions", "turn_cpu_ms",
+        for key in ("open_cpu_ms", "open_wall_ms", "open_imported_cpu_ms", "open_instructions",
+                    "turn_cpu_ms",
                     "turn_instructions", "turn_wchar_bytes", "turn_grown_bytes", "home_bytes"):
             a, b = row[key], rows[base][key]
             ok = isinstance(a, int | float) and isinstance(b, int | float) and b
@@ -363,7 +387,8 @@ def summarise(homes: dict[int, Path], opened: dict[int, Opened],
         "open_ratio": GOAL_OPEN_RATIO, "open_cpu_ms": GOAL_OPEN_CPU_MS,
         "turn_ratio": GOAL_TURN_RATIO,
         "open_met": largest["ratios_to_smallest"]["open_cpu_ms"] <= GOAL_OPEN_RATIO
-        and largest["open_cpu_ms"] <= GOAL_OPEN_CPU_MS,
+        and largest["open_imported_cpu_ms"] <= GOAL_OPEN_CPU_MS,
+        "open_with_imports_met": largest["open_cpu_ms"] <= GOAL_OPEN_CPU_MS,
         "turn_met": largest["ratios_to_smallest"]["turn_cpu_ms_median_of_blocks"]
         <= GOAL_TURN_RATIO,
     }
@@ -378,6 +403,7 @@ def _cell(value: Any, scale: float = 1.0, digits: int = 1) -> str:
 
 COLUMNS = (
     ("home MB", "home_bytes", 1e-6, 1), ("open CPU ms", "open_cpu_ms", 1.0, 1),
+    ("open, imported", "open_imported_cpu_ms", 1.0, 1),
     ("open M instr", "open_instructions", 1e-6, 1), ("turn CPU ms", "turn_cpu_ms", 1.0, 2),
     ("turn M instr", "turn_instructions", 1e-6, 2), ("KB written", "turn_wchar_bytes", 1e-3, 1),
     ("KB grown", "turn_grown_bytes", 1e-3, 1),
@@ -394,8 +420,10 @@ def report(result: dict[str, Any]) -> None:
                  for _, key, scale, digits in COLUMNS]
         print(f"{n:>7} " + " ".join(cells))
     goals = result["goals"]
-    print(f"goal: open at the largest ≤ {goals['open_ratio']}× the smallest and ≤ "
-          f"{goals['open_cpu_ms']:.0f} ms CPU: {'met' if goals['open_met'] else 'NOT met'}; "
+    print(f"goal: open at the largest ≤ {goals['open_ratio']}× the smallest and its own work "
+          f"≤ {goals['open_cpu_ms']:.0f} ms CPU: {'met' if goals['open_met'] else 'NOT met'} "
+          f"(with the imports it does: "
+          f"{'met' if goals['open_with_imports_met'] else 'NOT met'}); "
           f"a turn ≤ {goals['turn_ratio']}×: {'met' if goals['turn_met'] else 'NOT met'} "
           "(turn × is the median over blocks, measured side by side)")
 
@@ -419,12 +447,13 @@ def main() -> int:
     parser.add_argument("--open-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--turn-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--at", help=argparse.SUPPRESS)
+    parser.add_argument("--imported", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--warm", type=int, default=5, help=argparse.SUPPRESS)
     parser.add_argument("--turns", type=int, default=20, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.open_worker is not None:
-        return open_worker(args.open_worker, args.at)
+        return open_worker(args.open_worker, args.at, args.imported)
     if args.turn_worker is not None:
         return turn_worker(args.turn_worker, args.size, args.warm, args.turns)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else (

@@ -24,6 +24,8 @@ DECLINED = "declined"
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _CONNECT_SECONDS = 1.0
+_TAKE_SECONDS = 30.0
+"""How long a busy machine may take to fork the child before the command runs in-process."""
 _EXIT_BY_SIGNAL = 128
 
 
@@ -74,14 +76,18 @@ def attempt(argv: list[str]) -> int | str:
             return DECLINED
         try:
             _wire.send_with_fds(sock, request, [0, 1, 2])
-            sock.settimeout(None)
+            sock.settimeout(_TAKE_SECONDS)
             first = _wire.receive(sock)
+            if first is None or not isinstance(first.get("pid"), int):
+                # Refused (`first["refused"]` says why) or gone: nothing ran. One whose code
+                # changed has exited, and a new one is started after this command.
+                return ABSENT if first is not None and first.get("restart") else DECLINED
+            # The child runs nothing until told to: had this process given up waiting for
+            # it, the command would otherwise run twice.
+            _wire.send(sock, {"go": True})
         except (OSError, _wire.WireError):
             return DECLINED
-        if first is None or not isinstance(first.get("pid"), int):
-            # Refused (`first["refused"]` says why) or gone: nothing ran. One whose code
-            # changed has exited, and a new one is started after this command.
-            return ABSENT if first is not None and first.get("restart") else DECLINED
+        sock.settimeout(None)
         return _wait(sock, first["pid"])
 
 

@@ -231,6 +231,9 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> NoRe
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _adopt(request, fds)
         _wire.send(conn, {"pid": os.getpid()})
+        go = _wire.receive(conn)  # the client has not given up on us: it will not run it too
+        if go is None or go.get("go") is not True:
+            os._exit(1)
     except BaseException:  # nothing has run: the client runs the command itself
         with contextlib.suppress(BaseException):
             _log(f"a child could not take its request:\n{traceback.format_exc()}")
