@@ -74,3 +74,49 @@ def home(tmp_path: Path) -> HRMHome:
     h = HRMHome(tmp_path / "home")
     initialize(h)
     return h
+
+
+_SESSION_STARTED = os.times().elapsed
+"""When this process began the session, on the clock /proc's start times count from (boot)."""
+
+
+def _resident_processes_started_by_tests() -> list[int]:
+    """Resident processes (D403) that a test of this run started and did not stop."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        booted = float(Path("/proc/uptime").read_text().split()[0])
+        pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+    except OSError:
+        return []
+    found = []
+    now = os.times().elapsed
+    for pid in pids:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"hrm.resident.server" not in command:
+                continue
+            environment = Path(f"/proc/{pid}/environ").read_bytes()
+            started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        except (OSError, IndexError, ValueError):
+            continue
+        age = booted - started / ticks
+        if b"PYTEST_CURRENT_TEST=" in environment and age <= now - _SESSION_STARTED + 1:
+            found.append(pid)
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A `hrm turn` subprocess run without ``HRM_RESIDENT=0`` leaves a resident process
+    behind for half an hour: stop it, and fail the run so the test gets fixed."""
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller looks once every worker has finished
+    leaked = _resident_processes_started_by_tests()
+    for pid in leaked:
+        try:
+            os.kill(pid, 15)
+        except OSError:
+            continue
+    if leaked:
+        print(f"\nerror: tests left {len(leaked)} resident process(es) running (pids {leaked}); "
+              "a test ran `hrm turn` with an environment lacking HRM_RESIDENT=0")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -30,7 +30,7 @@ KEY = "sk-proj-loopbackTEST0123456789abcdef"
 
 def hrm(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HRM_", "OPENAI_"))}
-    env.update({"HRM_HOME": str(home), "OPENAI_API_KEY": KEY})
+    env.update({"HRM_HOME": str(home), "OPENAI_API_KEY": KEY, "HRM_RESIDENT": "0"})
     return subprocess.run(
         [sys.executable, "-m", "hrm.cli", *args], cwd=cwd, env=env,
         capture_output=True, text=True, timeout=120, check=False,

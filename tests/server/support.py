@@ -39,7 +39,7 @@ _CLEAN_PREFIXES = ("HRM_", "LLM_", "OPENAI_", "ANTHROPIC_")
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment of a server under test: no provider or hrm settings but these."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CLEAN_PREFIXES)}
-    env.update({"HRM_HOME": str(home), "PYTHONUNBUFFERED": "1", **extra})
+    env.update({"HRM_HOME": str(home), "PYTHONUNBUFFERED": "1", "HRM_RESIDENT": "0", **extra})
     return env
 
 
