@@ -2,8 +2,9 @@
 
 `attempt` either runs the command in the resident process and returns its exit status, or
 returns why it did not — and then nothing of the command has run, so the caller runs it
-in-process. Only before the resident process says which child took the command may the client
-fall back; after that the command is running and the client's job is to wait for it.
+in-process. The child that takes the command names itself and waits for the client's "go":
+until the client sends it, the client may fall back; after, the command is running and the
+client's job is to wait for it and pass its signals on.
 """
 
 from __future__ import annotations
@@ -85,17 +86,19 @@ def attempt(argv: list[str]) -> int | str:
                 # Refused (`first["refused"]` says why) or gone: nothing ran. One whose code
                 # changed has exited, and a new one is started after this command.
                 return ABSENT if first is not None and first.get("restart") else DECLINED
+            child: int = first["pid"]
+            received = _forward_signals(child)
             # The child runs nothing until told to: had this process given up waiting for
             # it, the command would otherwise run twice.
             _wire.send(sock, {"go": True})
         except (OSError, _wire.WireError):
             return DECLINED
         sock.settimeout(None)
-        return _wait(sock, first["pid"])
+        return _wait(sock, child, received)
 
 
-def _wait(sock: socket.socket, child: int) -> int:
-    """Wait for `child` to finish the command, passing on the signals meant for it."""
+def _forward_signals(child: int) -> list[int]:
+    """From now on the signals meant for the command go to `child`; returns those sent."""
     received: list[int] = []
 
     def forward(signum: int, _frame: object) -> None:
@@ -107,6 +110,11 @@ def _wait(sock: socket.socket, child: int) -> int:
 
     for signum in _FORWARDED:
         signal.signal(signum, forward)
+    return received
+
+
+def _wait(sock: socket.socket, child: int, received: list[int]) -> int:
+    """Wait for `child` to finish the command; its exit status, as a one-shot would end."""
     try:
         last = _wire.receive(sock)
     except (OSError, _wire.WireError):
