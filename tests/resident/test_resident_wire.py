@@ -85,7 +85,7 @@ def _request(**changes: Any) -> dict[str, Any]:
     request: dict[str, Any] = {
         "protocol": _wire.PROTOCOL, "installation": paths.installation(), "argv0": "hrm",
         "argv": ["turn", "hi"], "cwd": "/", "env": {"A": "b"}, "umask": 0o022,
-        "streams": [["utf-8", "strict"]] * 3,
+        "streams": [["utf-8", "strict"]] * 3, "ignored": [],
     }
     request.update(changes)
     return request
@@ -104,6 +104,9 @@ def _request(**changes: Any) -> dict[str, Any]:
     ({"argv0": 7}, 3, "program name"),
     ({"streams": [["utf-8", "strict"]] * 2}, 3, "encodings"),
     ({}, 2, "2 descriptors"),
+    ({"ignored": [2, 1]}, 3, None),
+    ({"ignored": [9]}, 3, "ignored signals"),
+    ({"ignored": "2"}, 3, "ignored signals"),
 ])
 def test_a_request_it_would_not_run_as_the_client_would_is_refused_with_a_reason(
     changes: dict[str, Any], fds: int, refusal: str | None,

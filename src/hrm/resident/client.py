@@ -49,7 +49,14 @@ def _request(argv: list[str]) -> dict[str, Any]:
         "env": dict(os.environ),
         "umask": mask,
         "streams": streams,
+        "ignored": _ignored(),
     }
+
+
+def _ignored() -> list[int]:
+    """The signals this process ignores (a background job's SIGINT, `nohup`'s SIGHUP): the
+    child ignores them too, as this process would have run the command."""
+    return [int(s) for s in _FORWARDED if signal.getsignal(s) is signal.SIG_IGN]
 
 
 def _connect(path: str) -> socket.socket | None:
@@ -109,7 +116,8 @@ def _forward_signals(child: int) -> list[int]:
             return  # it has just finished: its status is on its way
 
     for signum in _FORWARDED:
-        signal.signal(signum, forward)
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, forward)
     return received
 
 

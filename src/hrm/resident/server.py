@@ -51,6 +51,7 @@ COMMANDS = frozenset({"turn"})
 """The commands a resident child runs: one-shots whose cost is their start."""
 
 _PEER = struct.Struct("3i")
+_FORWARDABLE = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
 _REQUEST_SECONDS = 5.0
 _LOG_LIMIT = 1 << 20
 
@@ -218,6 +219,10 @@ def _refusal(request: dict[str, Any], fds: list[int]) -> str | None:
     if not (isinstance(streams, list) and len(streams) == _wire.STDIO_FDS
             and all(_strings(s) and len(s) == 2 for s in streams)):
         return "the standard streams' encodings are missing"
+    ignored = request.get("ignored")
+    if not (isinstance(ignored, list) and all(
+            isinstance(s, int) and s in _FORWARDABLE for s in ignored)):
+        return "the ignored signals are not a list of signal numbers"
     if len(fds) != _wire.STDIO_FDS:
         return f"{len(fds)} descriptors came with the request, not {_wire.STDIO_FDS}"
     return None
@@ -229,6 +234,8 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> NoRe
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum in request["ignored"]:  # what the client ignores, as it would have
+            signal.signal(signum, signal.SIG_IGN)
         _adopt(request, fds)
         _wire.send(conn, {"pid": os.getpid()})
         go = _wire.receive(conn)  # the client has not given up on us: it will not run it too
