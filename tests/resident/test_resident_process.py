@@ -302,3 +302,26 @@ def test_stop_ends_it_and_the_next_turn_starts_a_new_one(started: dict[str, str]
     assert _wait_running(started)["pid"] != first
     said = _hrm("resident", "status", env=started).stdout.decode()
     assert "0 turn(s) run" in said
+
+
+def test_one_that_failed_to_start_is_not_started_again_for_a_minute(env: dict[str, str]) -> None:
+    directory = _socket_dir(env)
+    assert _hrm("turn", MESSAGE, env=env).returncode == 0
+    _wait_running(env)
+    _hrm("resident", "stop", env=env)
+    deadline = time.monotonic() + WAIT
+    while _status(env)["running"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    sockets = list(directory.glob("*.sock"))
+    name = next(directory.glob("*.log")).stem
+    assert not sockets and not (directory / f"{name}.starting").exists()  # it listened
+    failed = directory / f"{name}.starting"
+    failed.touch()  # as a start that crashed while importing leaves it
+    stamped = time.time() - 5
+    os.utime(failed, (stamped, stamped))
+    assert _hrm("turn", MESSAGE, env=env).returncode == 0
+    assert failed.stat().st_mtime == stamped  # a start would have stamped it anew
+    os.utime(failed, (time.time() - 120, time.time() - 120))
+    assert _hrm("turn", MESSAGE, env=env).returncode == 0
+    _wait_running(env)
+    assert not failed.exists()

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+import time
 
 from hrm.resident import _wire, paths
 
@@ -31,6 +32,7 @@ _CONNECT_SECONDS = 1.0
 _TAKE_SECONDS = 30.0
 """How long a busy machine may take to fork the child before the command runs in-process."""
 _EXIT_BY_SIGNAL = 128
+_RETRY_SECONDS = 60.0
 
 
 def _request(argv: list[str]) -> dict[str, Any]:
@@ -155,9 +157,16 @@ def start() -> None:
     place = paths.place(create=True)
     if place is None:
         return
+    try:  # one that failed to start (its log says why) is not started again for a while
+        if time.time() - os.stat(place.starting).st_mtime < _RETRY_SECONDS:
+            return
+    except OSError:
+        pass  # none was started, or the last one listened
     import subprocess
 
     try:
+        with open(place.starting, "wb"):
+            pass
         with open(place.log, "ab") as log:
             subprocess.Popen(
                 [sys.executable, "-P", "-m", "hrm.resident.server"],  # -P: no cwd on sys.path

@@ -58,7 +58,7 @@ def idle_seconds() -> float:
 class Place:
     """The files of one resident process: its socket, its lock and its log."""
 
-    __slots__ = ("directory", "lock", "log", "name", "socket")
+    __slots__ = ("directory", "lock", "log", "name", "socket", "starting")
 
     def __init__(self, directory: str, name: str) -> None:
         self.directory = directory
@@ -66,6 +66,8 @@ class Place:
         self.socket = os.path.join(directory, f"{name}.sock")
         self.lock = os.path.join(directory, f"{name}.lock")
         self.log = os.path.join(directory, f"{name}.log")
+        self.starting = os.path.join(directory, f"{name}.starting")
+        """Made when one is started, removed once it listens: left behind, it failed."""
 
 
 def runtime_directory() -> str:

@@ -358,6 +358,8 @@ def serve() -> int:
             _log(f"not serving: the imports started {threads - 1} thread(s)")
             return 1
         with _listening(place) as listener:
+            with contextlib.suppress(OSError):
+                os.unlink(place.starting)  # started: the next start need not wait
             _log(f"listening on {place.socket}")
             with contextlib.suppress(_Stop):
                 Resident(place, listener, lock.fileno(), paths.idle_seconds()).run()
