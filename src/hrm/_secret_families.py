@@ -40,8 +40,8 @@ class SecretPattern:
     """
 
     __slots__ = (
-        "_regex", "anchors", "back", "check", "flags", "group", "kind", "lead", "pattern",
-        "phase",
+        "_hints", "_regex", "anchors", "back", "check", "flags", "group", "kind", "lead",
+        "pattern", "phase",
     )
     kind: str
     pattern: str
@@ -62,6 +62,7 @@ class SecretPattern:
     check: Callable[[re.Match[str]], bool] | None
     """Decides whether a match is a secret; None when every match is one."""
     _regex: re.Pattern[str] | None
+    _hints: tuple[str, ...]
 
     def __init__(
         self,
@@ -88,6 +89,8 @@ class SecretPattern:
             "flags": flags if compiled is None else compiled.flags & ~re.UNICODE,  # implied
             "check": check,
             "_regex": compiled,
+            # Asked for every scan row of every text scrubbed: made once, not per call.
+            "_hints": tuple(anchor.lower() for anchor in anchors),
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -95,7 +98,7 @@ class SecretPattern:
     @property
     def hints(self) -> tuple[str, ...]:
         """Lower-case substrings one of which every match contains."""
-        return tuple(anchor.lower() for anchor in self.anchors)
+        return self._hints
 
     @property
     def regex(self) -> re.Pattern[str]:
