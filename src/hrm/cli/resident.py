@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import typer
 
@@ -21,32 +20,12 @@ app = typer.Typer(
 )
 
 
-def _ask(control: str) -> dict[str, Any] | None:
-    """Send `control` to this installation's resident process: its answer, or ``None``."""
-    import socket
-
-    from hrm.resident import _wire, paths
-
-    place = paths.place()
-    if place is None:
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(5.0)
-    with sock:
-        try:
-            sock.connect(place.socket)
-            _wire.send(sock, {"protocol": _wire.PROTOCOL, "control": control})
-            return _wire.receive(sock)
-        except (OSError, _wire.WireError):
-            return None
-
-
 @app.command("status")
 def status(json_out: JsonOption = False) -> None:
     """Say whether a resident process is running, since when, and how many turns it ran."""
-    from hrm.resident import paths
+    from hrm.resident import client, paths
 
-    answer = _ask("status")
+    answer = client.ask("status")
     if json_out:
         emit_json({"running": answer is not None, "enabled": paths.enabled(), **(answer or {})})
         return
@@ -65,7 +44,9 @@ def status(json_out: JsonOption = False) -> None:
 @app.command("stop")
 def stop(json_out: JsonOption = False) -> None:
     """Stop the resident process (turns it is running finish; the next `hrm turn` starts one)."""
-    answer = _ask("stop")
+    from hrm.resident import client
+
+    answer = client.ask("stop")
     stopped = answer.get("stopped") if answer else None
     if json_out:
         emit_json({"stopped": stopped})

@@ -59,13 +59,11 @@ def _read_exactly(sock: socket.socket, size: int, start: bytes = b"") -> bytes:
 
 
 def _decode(sock: socket.socket, head: bytes) -> dict[str, Any]:
-    head = _read_exactly(sock, _LENGTH.size, head[: _LENGTH.size])
-    (size,) = _LENGTH.unpack(head[: _LENGTH.size])
+    """The message whose first bytes (some of its length) are `head`."""
+    (size,) = _LENGTH.unpack(_read_exactly(sock, _LENGTH.size, head))
     if size > MAX_MESSAGE:
         raise WireError(f"a message of {size} bytes is larger than {MAX_MESSAGE}")
-    body = _read_exactly(sock, size, head[_LENGTH.size :])
-    if len(body) != size:
-        raise WireError("more bytes arrived than the message's length")
+    body = _read_exactly(sock, size)
     try:
         message = json.loads(body)
     except ValueError as exc:

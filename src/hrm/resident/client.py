@@ -33,6 +33,7 @@ _TAKE_SECONDS = 30.0
 """How long a busy machine may take to fork the child before the command runs in-process."""
 _EXIT_BY_SIGNAL = 128
 _RETRY_SECONDS = 60.0
+_ANSWER_SECONDS = 5.0
 
 
 def _request(argv: list[str]) -> dict[str, Any]:
@@ -157,16 +158,13 @@ def start() -> None:
     place = paths.place(create=True)
     if place is None:
         return
-    try:  # one that failed to start (its log says why) is not started again for a while
-        if time.time() - os.stat(place.starting).st_mtime < _RETRY_SECONDS:
-            return
-    except OSError:
-        pass  # none was started, or the last one listened
+    if _failed_lately(place):
+        return
     import subprocess
 
     try:
-        with open(place.starting, "wb"):
-            pass
+        os.close(os.open(place.starting, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.utime(place.starting)  # the stamp says when this start was tried
         with open(place.log, "ab") as log:
             subprocess.Popen(
                 [sys.executable, "-P", "-m", "hrm.resident.server"],  # -P: no cwd on sys.path
@@ -175,3 +173,27 @@ def start() -> None:
             )
     except OSError:
         return
+
+
+def _failed_lately(place: paths.Place) -> bool:
+    """Whether a start was tried in the last minute and never listened (its log says why)."""
+    try:
+        return time.time() - os.stat(place.starting).st_mtime < _RETRY_SECONDS
+    except OSError:  # none was started, or the last one listened and removed the stamp
+        return False
+
+
+def ask(control: str) -> dict[str, Any] | None:
+    """Send `control` (``status`` or ``stop``) to this installation's resident process: its
+    answer, or ``None`` when none listens."""
+    place = paths.place()
+    sock = None if place is None else _connect(place.socket)
+    if sock is None:
+        return None
+    with sock:
+        try:
+            sock.settimeout(_ANSWER_SECONDS)
+            _wire.send(sock, {"protocol": _wire.PROTOCOL, "control": control})
+            return _wire.receive(sock)
+        except (OSError, _wire.WireError):
+            return None
