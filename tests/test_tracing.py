@@ -173,6 +173,16 @@ def test_the_trace_file_holds_scrubbed_summarised_json_lines(tmp_path: Path) -> 
     }
 
 
+@pytest.mark.parametrize("start", [0, 30, 45, 49])
+def test_a_secret_the_summary_cuts_through_is_redacted_not_kept_in_part(start: int) -> None:
+    # A doppler token is recognised only whole: cut first, then scrubbed, its first part stayed.
+    token = "dp.st.prBGumXxY9B4bZWOz648JJnUfd7UACNWabcdefgh"
+    tracer = Tracer(enabled=True, clock=clock, summary_chars=50)
+    summary = tracer.summarize("x" * start + f" DOPPLER_TOKEN={token} and more " + "y" * 40_000)
+    assert summary is not None and len(summary) == 50
+    assert "dp.st" not in summary and "prBG" not in summary
+
+
 def test_an_unwritable_trace_file_never_breaks_the_traced_work(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

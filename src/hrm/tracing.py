@@ -60,6 +60,7 @@ STATUSES = frozenset({"started", "completed", "error", "info"})
 """The statuses a `TraceEvent` may carry (001 §7)."""
 
 _DEFAULT_SUMMARY_CHARS = 200
+_SCRUB_MARGIN = 16_384
 _METADATA_STRING_CHARS = 1000
 
 Sink = Callable[["TraceEvent"], None]
@@ -346,7 +347,10 @@ class Tracer:
         """`text` scrubbed and cut to `summary_chars` (with an ellipsis when cut)."""
         if text is None:
             return None
-        cleaned = scrub_text(str(text))
+        # Scrubbed before it is cut: a secret cut short no longer matches its family's pattern
+        # and would be kept as it is. A margin far longer than any secret (a PEM key is ~3 KB)
+        # bounds the scrubbing of a long text to what can reach the summary.
+        cleaned = scrub_text(str(text)[: self.summary_chars + _SCRUB_MARGIN])
         if len(cleaned) <= self.summary_chars:
             return cleaned
         return cleaned[: max(0, self.summary_chars - 1)] + "…"

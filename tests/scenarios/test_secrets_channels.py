@@ -57,3 +57,19 @@ def test_nothing_of_a_secret_or_private_text_is_stored(
         needles = [probe.secret for probe, _ in cases] + [channels.PRIVATE_PROBE]
         found = channels.stored_raw(place.home, needles)
     assert {needle: hits for needle, hits in found.items() if hits} == {}
+
+
+def test_a_secret_an_earlier_turn_quoted_is_not_kept_cut_in_the_trace() -> None:
+    # Found by the property above: the second turn's answer quotes the first message, and the
+    # trace kept the answer's first 200 characters, cut through the token, before scrubbing.
+    token = "dp.st.prBGumXxY9B4bZWOz648JJnUfd7UACNWabcdefgh"
+    texts = [f" DOPPLER_TOKEN={token}  <private>{channels.PRIVATE_PROBE}</private>",
+             " <apiKey>prBGumXxY9B4bZWOz648JJnU</apiKey>  "
+             f"<private>{channels.PRIVATE_PROBE}</private>"]
+    with tempfile.TemporaryDirectory(prefix="hrm-secrets-") as scratch:
+        place = channels.Place(Path(scratch) / "home", Path(scratch) / "project", Path(scratch))
+        place.project.mkdir()
+        channels.CHANNELS["turn (ledgers, work orders, traces)"](place, texts)
+        found = channels.stored_raw(place.home, ["prBGumXxY9B4bZWOz648JJnU", token])
+        assert (place.home / "logs" / "trace.jsonl").stat().st_size > 0
+    assert {needle: hits for needle, hits in found.items() if hits} == {}

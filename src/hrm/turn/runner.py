@@ -81,7 +81,8 @@ class TurnRunner:
         ctx = TurnContext(services=self.services, state=state, record=record,
                           turn_input=turn_input, event=event, tracer=tracer)  # fmt: skip
         interrupted: KeyboardInterrupt | None = None
-        with tracer.span("pipeline", "turn", "HRM", input_data=text[:200]) as span:
+        # Whole, not cut here: the tracer scrubs before it cuts (a cut secret goes unseen).
+        with tracer.span("pipeline", "turn", "HRM", input_data=text) as span:
             try:
                 outcome = run_steps(ctx)
             except KeyboardInterrupt as stop:
@@ -93,7 +94,7 @@ class TurnRunner:
                 outcome = Outcome("The turn was interrupted before it finished.", "interrupted")
             except Exception as exc:
                 outcome = self._degrade(exc, turn_input, record, event)
-            span.set_output(outcome.response[:200])
+            span.set_output(outcome.response)
         record.reading = ctx.reading.to_record()
         record.work_orders = list(work_orders)
         stack.work_order_sink = None
