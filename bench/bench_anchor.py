@@ -17,7 +17,9 @@ Per turn, each side's: CPU (``process_time``, all threads); instructions under c
 worker process per side, counting only the measured turns between two marks); bytes handed to
 ``write`` (``wchar``) and bytes its directory grew; fsyncs — Python's own calls in-process, and
 every ``fsync``/``fdatasync`` (SQLite's too) under strace in a worker. Goal (issue 35): hrm's CPU
-per turn ≤ 0.1× LangGraph's.
+per turn ≤ 0.1× LangGraph's. hrm runs twice in the alternation: as configured (the reading's
+sentence model on when the `embeddings` extra is installed, as `make demo` sets it up) and with
+that model off, whose figures print on a line of their own.
 
     .venv/bin/python bench/bench_anchor.py [--quick]
 
@@ -55,6 +57,10 @@ from conversation import WARM_UP, conversation  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "anchor.json"
 SIDES = ("hrm", "langgraph")
+RULES_ONLY = "hrm_rules_only"
+"""hrm again with the reading's sentence model off (its MiniLM encode is most of a turn that
+names a cue), alternated with the other two in the same blocks: CPU, wall and bytes only."""
+ALTERNATED = ("hrm", RULES_ONLY, "langgraph")
 GOAL_CPU_RATIO = 0.1
 HISTORY_KEPT = 12
 """Exchanges the graph's state keeps, as hrm's turn state keeps twelve (D80)."""
@@ -71,13 +77,17 @@ class Side(Protocol):
 class HrmSide:
     """hrm's ADMIN stack on the offline model, with full persistence, in a home of its own."""
 
-    def __init__(self, directory: Path, *, commit_each_turn: bool = False) -> None:
+    def __init__(
+        self, directory: Path, *, commit_each_turn: bool = False, sentence_model: bool = True
+    ) -> None:
         from dataclasses import replace
 
         from hrm.pipeline import HRM
 
         self.directory = directory
-        config = bench_config(directory)
+        config = bench_config(directory)  # the home's configuration: no environment variable
+        if not sentence_model:
+            config = replace(config, reading=replace(config.reading, sentence_model="off"))
         if commit_each_turn:  # every turn's fsyncs on its own path, not batched by time
             config = replace(config, ledger_group_commit_ms=0)
         self.hrm = HRM.open(directory, "ADMIN", "offline", config=config)
@@ -171,8 +181,9 @@ def _graph() -> Any:
 
 
 def open_side(name: str, directory: Path, *, commit_each_turn: bool = False) -> Side:
-    if name == "hrm":
-        return HrmSide(directory, commit_each_turn=commit_each_turn)
+    if name in ("hrm", RULES_ONLY):
+        return HrmSide(directory, commit_each_turn=commit_each_turn,
+                       sentence_model=name == "hrm")
     return GraphSide(directory)
 
 
@@ -189,14 +200,14 @@ class Blocks:
 
 def alternate(tmp: Path, blocks: int, size: int) -> tuple[dict[str, Blocks], int]:
     """Both sides in this process, block by block; also hrm's Python-level fsyncs."""
-    sides = {name: open_side(name, tmp / name) for name in SIDES}
+    sides = {name: open_side(name, tmp / name) for name in ALTERNATED}
     texts = conversation(35, blocks * size)
-    measured = {name: Blocks() for name in SIDES}
+    measured = {name: Blocks() for name in ALTERNATED}
     syncs_before = SYNCS.count
     try:
         for b in range(blocks):
             chunk = texts[b * size:(b + 1) * size]
-            order = SIDES if b % 2 == 0 else SIDES[::-1]
+            order = ALTERNATED if b % 2 == 0 else ALTERNATED[::-1]
             for name in order:
                 side = sides[name]
                 grown = tree_bytes(side.directory)
@@ -272,23 +283,28 @@ def summarise(measured: dict[str, Blocks], python_syncs: int, workers: dict[str,
             "wall_ms_per_turn": 1000 * sum(m.wall) / total,
             "wchar_bytes_per_turn": sum(m.wchar) / total,
             "grown_bytes_per_turn": sum(m.grown) / total,
-            **workers[name],
+            **workers.get(name, {}),
         }
     hrm, graph = rows["hrm"], rows["langgraph"]
-    hrm["python_fsyncs_per_turn"] = python_syncs / sum(measured["hrm"].turns)
+    # Both hrm sides sync from Python, in the same blocks: the count is shared between them.
+    hrm_turns = sum(measured["hrm"].turns) + sum(measured[RULES_ONLY].turns)
+    hrm["python_fsyncs_per_turn"] = python_syncs / hrm_turns
 
     def ratio(key: str) -> float | None:
         a, b = hrm.get(key), graph.get(key)
         return None if a is None or b in (None, 0) else a / b
 
-    cpu_paired = median_ratio(per_turn(measured["hrm"].cpu, measured["hrm"].turns),
-                              per_turn(measured["langgraph"].cpu, measured["langgraph"].turns))
+    graph_cpu = per_turn(measured["langgraph"].cpu, measured["langgraph"].turns)
+    cpu_paired = median_ratio(per_turn(measured["hrm"].cpu, measured["hrm"].turns), graph_cpu)
+    rules = measured[RULES_ONLY]
+    rules_paired = median_ratio(per_turn(rules.cpu, rules.turns), graph_cpu)
     return {
         "blocks": blocks, "block_turns": size, "callgrind_turns": callgrind_turns,
         "sides": rows,
         "ratios": {
             "cpu_per_turn": ratio("cpu_ms_per_turn"),
             "cpu_per_turn_median_of_block_pairs": cpu_paired,
+            "cpu_per_turn_rules_only_median_of_block_pairs": rules_paired,
             "wall_per_turn": ratio("wall_ms_per_turn"),
             "instructions_per_turn": ratio("instructions_per_turn"),
             "wchar_bytes_per_turn": ratio("wchar_bytes_per_turn"),
@@ -324,6 +340,12 @@ def report(result: dict[str, Any]) -> None:
     print(f"{'measure':<40} {'hrm':>12} {'LangGraph':>12} {'ratio':>7}")
     for label, a, b, ratio in lines:
         print(f"{label:<40} {a:>12} {b:>12} {ratio:>7}")
+    rules = result["sides"][RULES_ONLY]
+    label = "CPU per turn, sentence model off"
+    print(f"{label:<40} {_fmt(rules['cpu_ms_per_turn'], unit=' ms'):>12}"
+          f" {_fmt(graph['cpu_ms_per_turn'], unit=' ms'):>12}"
+          f" {_fmt(r['cpu_per_turn_rules_only_median_of_block_pairs']):>7}"
+          f"   (bytes written {_fmt(rules['wchar_bytes_per_turn'], 1e-3, 1, ' KB')})")
     print(f"hrm's fsyncs per turn: {_fmt(hrm['syncs_per_turn_each_turn_committed'])} with "
           "every turn committed on its own (group commit off); "
           f"{hrm['python_fsyncs_per_turn']:.2f} from Python in the alternating blocks")

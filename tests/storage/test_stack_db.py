@@ -23,7 +23,7 @@ from hrm.storage._journal_sql import DERIVED_TABLES
 from hrm.storage.home_verify import verify_home
 from hrm.storage.journal import is_stack_database, memory_ledger_path
 from hrm.storage.rebuild import rebuild, table_dump
-from hrm.storage.stack_db import STACK_TABLES, move_phase, open_stack_db
+from hrm.storage.stack_db import STACK_PAGE_SIZE, STACK_TABLES, move_phase, open_stack_db
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "storage" / "home_before_stack_dbs.tar.gz"
 STACKS = ("ADMIN", "RESIDENT:b", "RESIDENT:c")
@@ -122,6 +122,50 @@ def test_a_new_stack_on_a_new_home_never_makes_the_home_database(tmp_path: Path)
     with open_stack_db(home, B) as db:
         assert move_phase(db) == "done"
     assert not home.memory_db.exists()
+
+
+def page_size(path: Path) -> int:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def test_a_stack_database_is_made_with_small_pages_and_the_home_keeps_the_default(
+    tmp_path: Path,
+) -> None:
+    """A turn rewrites small rows in a few places of the stack's database; the write-ahead
+    log takes each changed page whole, so its pages are small (D405)."""
+    with HRM.open(tmp_path / "home", B, "offline") as hrm:
+        hrm.turn("Remember that the staging database is db3")
+        hrm.turn("How do I rename a git branch?")
+    home = HRMHome(tmp_path / "home")
+    assert page_size(home.stack_memory_db(B)) == STACK_PAGE_SIZE == 1024
+    with open_stack_db(home, "RESIDENT:c") as db:
+        assert move_phase(db) == "done"
+    assert page_size(home.stack_memory_db("RESIDENT:c")) == 1024
+    with sqlite3.connect(tmp_path / "home.db") as conn:  # what the home's database is made with
+        conn.execute("CREATE TABLE t (x)")
+        default = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    if home.memory_db.exists():
+        assert page_size(home.memory_db) == default
+
+
+def test_a_stack_database_made_with_large_pages_keeps_them_until_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stack_db, "STACK_PAGE_SIZE", 4096)
+    with HRM.open(tmp_path / "home", B, "offline") as hrm:
+        hrm.turn("Remember that the staging database is db3")
+    monkeypatch.undo()
+    home = HRMHome(tmp_path / "home")
+    path = home.stack_memory_db(B)
+    assert page_size(path) == 4096
+    with HRM.open(home.root, B, "offline") as hrm:  # opens, and turns go on, at its own size
+        hrm.turn("How do I rename a git branch?")
+    assert page_size(path) == 4096
+    before = table_dump(path)
+    rebuild(home)
+    assert page_size(path) == 1024
+    assert table_dump(path) == before
 
 
 def _crash_in_copy(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -148,7 +148,7 @@ def rebuild(
     moved: list[Path] = []
     replayed: dict[str, int] = {}
     for target in _databases(home):
-        count, aside = _rebuild_file(target, stamp, progress)
+        count, aside = _rebuild_file(target, stamp, progress, _page_size(home, target))
         moved.extend(aside)
         replayed[target.relative_to(home.root).as_posix()] = count
     counts, errors = _rebuild_indexes(home, progress)
@@ -168,8 +168,15 @@ def _databases(home: HRMHome) -> list[Path]:
     return found
 
 
+def _page_size(home: HRMHome, target: Path) -> int | None:
+    """The page size `target` is rebuilt with: a stack database's (D405), or SQLite's default."""
+    from hrm.storage.stack_db import STACK_PAGE_SIZE
+
+    return None if target == home.memory_db else STACK_PAGE_SIZE
+
+
 def _rebuild_file(
-    target: Path, stamp: str, progress: Progress | None
+    target: Path, stamp: str, progress: Progress | None, page_size: int | None = None
 ) -> tuple[int, list[Path]]:
     """Rebuild one database from its memory ledger; returns (records, files moved aside)."""
     from hrm.storage.sqlite import Database
@@ -180,7 +187,7 @@ def _rebuild_file(
         # Beside the old file, so its journal is the old one's. Made empty first: a file that
         # did not exist would be replayed as it opens, where no progress can be reported.
         building.touch(mode=0o600)
-        with Database(building, journal=True) as db:
+        with Database(building, journal=True, page_size=page_size) as db:
             records = replay_into(db, progress=progress)
     except BaseException:
         _remove_database(building)
@@ -216,7 +223,7 @@ def after_quarantine(
                 replayed[name] = _journal_of(db).resync()
             resynced = True
             continue
-        replayed[name], aside = _rebuild_file(target, stamp, progress)
+        replayed[name], aside = _rebuild_file(target, stamp, progress, _page_size(home, target))
         moved.extend(aside)
     counts, errors = _rebuild_indexes(home, progress)
     return RebuildReport(

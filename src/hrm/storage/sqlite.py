@@ -105,7 +105,9 @@ class Database:
     Use as a context manager or call `close`. ``path=":memory:"`` gives a private in-memory
     database (tests). `journal`: journal every change into the database's memory ledger
     (`hrm.storage.journal.memory_ledger_path`: the home's, or the one beside a stack's own
-    database); by default on for a file named ``memory.db``, off otherwise.
+    database); by default on for a file named ``memory.db``, off otherwise. `page_size`: the
+    page size a database without pages yet is made with (SQLite's default, 4,096, otherwise);
+    one that has pages keeps its own.
     """
 
     def __init__(
@@ -114,6 +116,7 @@ class Database:
         *,
         timeout_ms: int = _BUSY_TIMEOUT_MS,
         journal: bool | None = None,
+        page_size: int | None = None,
     ) -> None:
         self.path = str(path)
         self._journal: Journal | None = None
@@ -161,6 +164,10 @@ class Database:
             )
             self._conn.row_factory = sqlite3.Row
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+            if page_size is not None:
+                # Takes effect only while the file holds no page yet (new, or made empty for
+                # a rebuild); a database with pages, in WAL mode, keeps its own size.
+                self._conn.execute(f"PRAGMA page_size = {int(page_size)}")
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
