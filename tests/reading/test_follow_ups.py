@@ -12,6 +12,7 @@ from hrm.reading.rules.cues import (
     opens_new_topic,
     remarks_on_own_subject,
     without_announcement,
+    without_opening,
 )
 
 
@@ -190,6 +191,38 @@ def test_an_announcement_opens_a_topic_whatever_follows(marker: str, rest: str) 
 )
 def test_a_title_leaves_the_announcement_out(text: str, title: str) -> None:
     assert without_announcement(text) == title
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("ok forget the password I just gave you", "forget the password I just gave you"),
+        ("OK so, forget it", "forget it"),
+        ("Oh and also, remember the key rotates monthly", "remember the key rotates monthly"),
+        ("By the way, I prefer tabs", "I prefer tabs"),
+        ("Unrelated: pls remember that the box is stg-04", "Pls remember that the box is stg-04"),
+        ("Quick question, ok so where were we?", "where were we?"),
+        # answers and moves are what a sentence says, not how it opens
+        ("no, forget it", "no, forget it"),
+        ("thanks, bye", "thanks, bye"),
+        ("please forget that", "please forget that"),
+        # nothing but an opening stays as it was; a word that only begins like one stays
+        ("ok", "ok"),
+        ("Unrelated:", "Unrelated:"),
+        ("okay-ish plan", "okay-ish plan"),
+        ("Sofia is my manager", "Sofia is my manager"),
+    ],
+)
+def test_an_opening_is_left_out_of_what_a_sentence_says(text: str, plain: str) -> None:
+    assert without_opening(text) == plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_leaving_the_opening_out_only_ever_shortens_a_text(text: str) -> None:
+    plain = without_opening(text)
+    assert len(plain) <= len(text)
+    assert plain.strip() or plain == text
 
 
 @pytest.mark.parametrize(

@@ -142,6 +142,9 @@ def test_a_preference_said_as_a_request_is_the_preference(sentence: str, plain: 
         ("I prefer tabs", "I prefer tabs"),
         ("Actually.", "Actually."),  # nothing after it: as said
         ("Also-ran tools are fine", "Also-ran tools are fine"),
+        ("Unrelated: I prefer tabs", "I prefer tabs"),  # an announcement too (D406)
+        ("Quick question, actually I prefer tabs", "I prefer tabs"),
+        ("Unrelated question: ok", "Unrelated question: ok"),
     ],
 )
 def test_a_statement_loses_the_words_that_lead_into_it(sentence: str, plain: str) -> None:

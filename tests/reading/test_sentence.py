@@ -47,6 +47,36 @@ def test_the_issues_paraphrases_are_read(exemplar_reader: ExemplarReader, text: 
     assert kinds(exemplar_reader, text) == {kind}
 
 
+OPENINGS = ["ok ", "OK so ", "So, ", "Actually, ", "hey, ", "Unrelated: ", "Quick question, "]
+
+
+@pytest.mark.parametrize("opening", OPENINGS)
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        pytest.param("forget the password I just gave you", K.FORGET, id="forget"),
+        pytest.param("forget my password", K.FORGET, id="forget-mine"),
+        pytest.param("remember that our staging box is stg-04", K.FACT, id="fact"),
+        pytest.param("concentrate on the webhook, next 3 messages", K.FOCUS, id="focus"),
+    ],
+)
+def test_words_that_open_a_sentence_do_not_change_its_reading(
+    exemplar_reader: ExemplarReader, opening: str, text: str, kind: IntentKind
+) -> None:
+    """"ok forget the password I just gave you" fell below the ask band while "forget the
+    password I just gave you" was read: the tier reads what the sentence says (D406)."""
+    assert kinds(exemplar_reader, opening + text) == kinds(exemplar_reader, text) == {kind}
+
+
+@pytest.mark.parametrize("opening", OPENINGS)
+def test_a_kept_fact_keeps_what_is_stated_not_its_opening(
+    exemplar_reader: ExemplarReader, opening: str
+) -> None:
+    text = opening + "pls remember that our staging box is stg-04"
+    (intent,) = exemplar_reader.read(text, sentence_spans(text), ReadingContext())
+    assert intent.slots.statement == "our staging box is stg-04"
+
+
 @pytest.mark.parametrize(
     "text",
     [

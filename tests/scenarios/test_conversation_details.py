@@ -71,3 +71,27 @@ def test_a_preference_is_kept_without_the_words_that_lead_into_it(home: HRMHome)
     assert said.response == "Noted as canon: “I prefer a formal tone in cover letters”."
     assert again.response == "Already canon: “I prefer a formal tone in cover letters”."
     assert list(canon) == ["preference.i-prefer-a-formal-tone-in-cover-letters"]
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_commands_opened_with_filler_or_an_announcement_are_still_commands(
+    home: HRMHome,
+) -> None:
+    # D406: tried as a new user, "ok forget the password I just gave you" was answered as
+    # ordinary text (and, with nothing open, opened a problem titled with it), and "Unrelated:
+    # pls remember that …" kept the announcement in the canon.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("my db password is hunter2butlonger99, the user is app")
+        forget = h.turn("ok forget the password I just gave you")
+        kept = h.turn("Unrelated: pls remember that our staging box is stg-04")
+        preference = h.turn("Quick question, actually I prefer tabs")
+        canon = h.stack.canon()
+        problems = [p.title for p in h.focus.problem_registry.list()]
+    assert forget.response == (
+        "Nothing I keep matches “the password I just gave you”, so nothing was forgotten."
+    )
+    assert not any("forget" in title.lower() for title in problems)
+    assert kept.response == "Noted as canon: “our staging box is stg-04”."
+    assert preference.response == "Noted as canon: “I prefer tabs”."
+    assert sorted(canon) == ["fact.our-staging-box", "preference.i-prefer-tabs"]

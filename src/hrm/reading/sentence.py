@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hrm.reading.guards import answers_for, may_carry, readable
+from hrm.reading.rules.cues import without_opening
 from hrm.reading.slots import slots_for
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Span
 
@@ -181,7 +182,8 @@ class ExemplarReader:
                             span=unit,
                             confidence=score.confidence,
                             reader=READER_NAME,
-                            slots=slots_for(score.kind, said[unit[0] : unit[1]]),
+                            slots=slots_for(score.kind,
+                                            without_opening(said[unit[0] : unit[1]])),
                         )
                     )
         return tuple(intents)
@@ -395,9 +397,11 @@ def _add_clause(said: str, start: int, end: int, clauses: list[Span]) -> None:
 
 
 def _clip(sentence: str) -> str:
-    """The sentence as the model reads it: its first `MAX_WORDS` words, control characters
-    and lone surrogates (which the tokenizer cannot encode) replaced by spaces."""
-    words = sentence[: MAX_WORDS * 24].split()[:MAX_WORDS]
+    """The sentence as the model reads it: without what opens it before what it says ("OK
+    so", "Unrelated:", which the examples do not hold and which pulled "ok forget the
+    password I just gave you" below the ask band, D406), its first `MAX_WORDS` words, control
+    characters and lone surrogates (which the tokenizer cannot encode) replaced by spaces."""
+    words = without_opening(sentence[: MAX_WORDS * 24]).split()[:MAX_WORDS]
     return readable(" ".join(words)).strip() or "."
 
 

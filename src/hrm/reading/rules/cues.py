@@ -44,6 +44,7 @@ __all__ = [
     "remarks_on_own_subject",
     "without_announcement",
     "without_lead_in",
+    "without_opening",
 ]
 
 _HEAD_CHARS = 2000
@@ -227,6 +228,31 @@ def without_announcement(text: str) -> str:
     rest = text[match.end() :]
     rest = _AFTER_ANNOUNCEMENT.sub("", rest, count=1)
     return rest[:1].upper() + rest[1:] if rest.strip() else text
+
+
+_FILLER_TEXT = """
+ok okay so and also then now but right alright well oh hey hmm actually anyway btw
+"""
+_FILLER = re.compile(
+    r"^\W*(?:(?:by the way|"
+    + "|".join(sorted(_FILLER_TEXT.split(), key=len, reverse=True))
+    + r")\b(?![-'’])[\s,;:.!\-–—]*)+",
+    re.IGNORECASE,
+)
+"""Words that open a sentence without saying anything of it ("OK so", "Actually,"). Not the
+answers and moves a sentence may be ("no, forget it", "thanks, bye"), nor "please"."""
+
+
+def without_opening(text: str) -> str:
+    """`text` without what opens it before what it says: an announcement ("Unrelated: …",
+    "Quick question, …") and filler ("OK so …", "Actually, …"); as it was when nothing is
+    left. What a tier that compares sentences with examples reads, and what a kept statement
+    keeps: "Unrelated: pls remember that the staging box is stg-04" keeps "the staging box is
+    stg-04", and "ok forget the password I just gave you" is read as the forget request its
+    examples hold (D406)."""
+    rest = without_announcement(text)
+    plain = _FILLER.sub("", rest, count=1)
+    return plain if plain.strip() else rest
 
 
 def without_lead_in(text: str) -> str:

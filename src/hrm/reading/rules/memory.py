@@ -28,6 +28,7 @@ from typing import Any
 
 from hrm._keywords import keywords as extract_keywords
 from hrm.reading.cue_gates import has_cue
+from hrm.reading.rules.cues import without_announcement
 from hrm.reading.rules.preference_scope import sentences
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
@@ -198,9 +199,10 @@ _DISCOURSE_LEAD = re.compile(
 
 
 def without_discourse_lead(sentence: str) -> str:
-    """`sentence` without "Actually, " or "Oh and " before what it states (D84): the canon
-    keeps "I prefer a formal tone in cover letters", under the key the plain sentence has."""
-    rest = _DISCOURSE_LEAD.sub("", sentence, count=1)
+    """`sentence` without "Actually, " or "Oh and " before what it states (D84), nor an
+    announcement ("Unrelated: ", D406): the canon keeps "I prefer a formal tone in cover
+    letters", under the key the plain sentence has."""
+    rest = _DISCOURSE_LEAD.sub("", without_announcement(sentence), count=1)
     if rest == sentence or not extract_keywords(rest):
         return sentence
     return rest[0].upper() + rest[1:]
