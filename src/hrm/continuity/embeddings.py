@@ -165,6 +165,32 @@ def _verified_stamp(model: Path) -> str | None:
     return f"{MODEL_SHA256} {model} {info.st_ino} {info.st_size} {info.st_mtime_ns}\n"
 
 
+def _session(ort: Any, model: Path, options: Any) -> tuple[Any, str]:
+    """An onnxruntime session on the model's integer graph (D407) when there is one, derived
+    now unless this process answers once (a one-shot turn does not wait the ~1.4 s it takes;
+    it runs the packaged graph unfolded, D350); else on the packaged graph. Returns the
+    session and which graph it runs (`Embedder.graph`)."""
+    from hrm.continuity import _int8_graph
+
+    graph = _int8_graph.derived_graph(MODEL_SHA256)
+    if graph is None and not _quick_start:
+        graph = _int8_graph.derive(model, MODEL_SHA256)
+    if graph is not None:
+        try:
+            return ort.InferenceSession(
+                str(graph), sess_options=options, providers=["CPUExecutionProvider"]
+            ), "int8"
+        except Exception:  # a damaged file: the packaged graph still answers
+            logger.warning("the derived graph %s did not load; running the packaged one",
+                           graph, exc_info=True)
+    return ort.InferenceSession(
+        str(model),
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=["ConstantFolding"] if _quick_start else None,
+    ), "packaged"
+
+
 def _write_stamp(target: Path, stamp: str) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -185,8 +211,14 @@ class Embedder:
     model_id = MODEL_ID
     dimension = _DIMENSION
 
-    def __init__(self, session: Any, tokenizer: Any, *, batch_size: int = 32) -> None:
+    def __init__(
+        self, session: Any, tokenizer: Any, *, batch_size: int = 32, graph: str = "packaged"
+    ) -> None:
         """Wrap a loaded session and tokenizer; use `Embedder.load` to build one."""
+        self.graph = graph
+        """Which graph runs the weights: ``int8`` (derived, D407) or ``packaged``. Vectors of
+        the two agree to cosine ≥ 0.998 and share the model id; caches of vectors keep them
+        apart all the same."""
         self._session = session
         self._tokenizer = tokenizer
         self._batch_size = batch_size
@@ -219,18 +251,13 @@ class Embedder:
         options.log_severity_level = 3
         if threads is not None:
             options.intra_op_num_threads = threads
-        session = ort.InferenceSession(
-            str(model),
-            sess_options=options,
-            providers=["CPUExecutionProvider"],
-            disabled_optimizers=["ConstantFolding"] if _quick_start else None,
-        )
+        session, graph = _session(ort, model, options)
         tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
         # The vendored file pads every input to 128; pad to the batch's longest instead.
         tokenizer.enable_truncation(max_length=_MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         logger.debug("loaded embedding model %s from %s", MODEL_ID, model)
-        return cls(session, tokenizer, batch_size=batch_size)
+        return cls(session, tokenizer, batch_size=batch_size, graph=graph)
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Encode `texts` to unit-length float32 vectors, shape ``(len(texts), 384)``."""

@@ -150,7 +150,9 @@ def load_or_build_index(
 ) -> ExemplarIndex:
     """The index from `cache_dir` when one was built from the same files and model, else a
     new one (written there for the next process; a cache that cannot be written is skipped)."""
-    path = _cache_file(cache_dir, exemplars.digest, model.model_id) if cache_dir else None
+    graph = getattr(model, "graph", "")  # the int8 graph's vectors are kept apart (D407)
+    path = _cache_file(cache_dir, exemplars.digest, f"{model.model_id}{graph and '-' + graph}") \
+        if cache_dir else None
     if path is not None:
         cached = _read_cache(path, exemplars, model.model_id)
         if cached is not None:
@@ -158,7 +160,7 @@ def load_or_build_index(
     # The index depends on the shipped files and the model only, never on a home: one built
     # in this process serves every home it opens (a server's stacks, a test suite's homes)
     # instead of embedding every exemplar again (seconds each).
-    key = (exemplars.digest, model.model_id)
+    key = (exemplars.digest, f"{model.model_id}-{graph}")
     with _BUILT_LOCK:
         index = _BUILT.get(key)
         if index is None:
