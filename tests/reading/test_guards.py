@@ -14,6 +14,8 @@ NOT_ASKED = NEVER | {
     IntentKind.RESOLVE, IntentKind.PARK, IntentKind.FORGET, IntentKind.FOCUS, IntentKind.SET_ASIDE,
 }
 """A sentence that opens as a question, not as a favour, also closes, parks, forgets nothing."""
+TOLD = {IntentKind.FACT, IntentKind.DECISION}
+"""A sentence asking to be told something states no fact and no decision (D408)."""
 
 
 @pytest.mark.parametrize(
@@ -34,6 +36,15 @@ NOT_ASKED = NEVER | {
         pytest.param("When you give me recipes use grams not cups", set(), id="when-as-condition"),
         pytest.param("My preference: metric units, always.", set(), id="statement"),
         pytest.param("remember that our staging db is db2", set(), id="fact"),
+        # asked to be told a decision or a fact, not stating one (D408)
+        pytest.param("Summarise what we decided about the cache layer", TOLD, id="summarise"),
+        pytest.param("remind me what we agreed on pricing", TOLD, id="remind-me"),
+        pytest.param("ok so pls recap the decisions for the launch", TOLD, id="recap"),
+        pytest.param("Show me what we decided", TOLD, id="show-me"),
+        pytest.param("Tell me the time complexity in every answer from now on", TOLD, id="instruction-may-be-preference"),
+        pytest.param("Summarize what we decided?", NEVER, id="told-and-asked"),
+        pytest.param("We decided to use Redis for the cache", set(), id="decision"),
+        pytest.param("Listing every flag was a mistake", set(), id="not-the-verb"),
     ],
 )
 def test_questions_and_requests_bar_canon_intents(sentence: str, barred: set[IntentKind]) -> None:
@@ -43,7 +54,10 @@ def test_questions_and_requests_bar_canon_intents(sentence: str, barred: set[Int
 @given(st.text(max_size=300))
 def test_guards_never_raise_and_agree(text: str) -> None:
     barred = barred_kinds(text)
-    assert bool(barred) == asks_something(text)
+    if asks_something(text):
+        assert barred >= NEVER - {IntentKind.FACT}
+    else:
+        assert barred <= TOLD
 
 
 def test_guards_read_a_bounded_head() -> None:

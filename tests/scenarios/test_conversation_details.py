@@ -95,3 +95,23 @@ def test_commands_opened_with_filler_or_an_announcement_are_still_commands(
     assert kept.response == "Noted as canon: “our staging box is stg-04”."
     assert preference.response == "Noted as canon: “I prefer tabs”."
     assert sorted(canon) == ["fact.our-staging-box", "preference.i-prefer-tabs"]
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_asking_to_hear_the_decisions_states_none(home: HRMHome) -> None:
+    # D408: "Summarise what we decided about the cache layer" was kept as the decision "about
+    # the cache layer" (the sentence model read it at 0.77), one more in the problem's working
+    # set each time it was asked, every one of them scored again on every turn.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("We're redesigning the cache layer of the notifications service.")
+        stated = h.turn("We decided to use Redis for the cache layer.")
+        for asked in ("Summarise what we decided about the cache layer",
+                      "remind me what we agreed for the cache",
+                      "ok so can you recap the decisions?"):
+            told = h.turn(asked).decision
+            assert not [w for w in told.writes if w["target"] == "working_set"], asked
+        problem = stated.decision.problem["id"]  # type: ignore[index]
+        working = h.stack.bus.working.get(problem)
+    assert working is not None
+    assert [d["decision"] for d in working.local_decisions] == ["use Redis for the cache layer"]

@@ -81,6 +81,18 @@ _ASKS_MIDWAY = re.compile(
 )
 
 
+_ASKS_TO_BE_TOLD = re.compile(
+    _LEAD + _POLITE + r"?(?:summari[sz]e|recap|remind\s+(?:me|us)|tell\s+(?:me|us)|show\s+(?:me|us)"
+    r"|explain|describe|list|give\s+(?:me|us)|walk\s+(?:me|us)\s+through|go\s+(?:over|through)"
+    r"|repeat|read\s+(?:me|us|back))\b",
+    re.IGNORECASE,
+)
+"""A sentence that asks to be told something now ("Summarise what we decided about the cache",
+"remind me what we agreed"): it names a decision or a fact to hear it, not to state it (D408).
+Not a bar on preferences: "Show me type hints in every answer from now on" is an instruction."""
+_TOLD_BARS = frozenset({IntentKind.FACT, IntentKind.DECISION})
+
+
 def is_keep_request(sentence: str) -> bool:
     """Whether `sentence` opens by asking hrm to keep something ("remember that …", "can you
     note …")."""
@@ -99,11 +111,13 @@ def asks_something(sentence: str) -> bool:
 
 def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     """The intents `sentence` may not carry: preference, fact and decision for a question or
-    request, except that a request to keep something may be a fact; and for a sentence that
+    request, except that a request to keep something may be a fact; fact and decision for a
+    sentence asking to be told something ("Summarise what we decided …"); and for a sentence that
     opens as a question not asked as a favour, a request to close, park, forget, focus or set
     aside (`_NOT_ASKED_AS_QUESTIONS`)."""
     if not asks_something(sentence):
-        return _NONE
+        told = _ASKS_TO_BE_TOLD.match(sentence[:GUARD_CHARS]) is not None
+        return _TOLD_BARS if told and not is_keep_request(sentence) else _NONE
     barred = _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
     head = sentence[:GUARD_CHARS]
     if _OPENS_AS_QUESTION.match(head) is not None and _FAVOUR.match(head) is None:
