@@ -40,6 +40,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Derived graphs go to a private folder of this test only."""
     folder = tmp_path / "cache"
     monkeypatch.setattr(_int8_graph, "_folders", lambda: [folder])
+    # An in-process `hrm turn` earlier in this worker may have asked for a quick start.
+    monkeypatch.setattr(embeddings, "_quick_start", False)
     return folder
 
 

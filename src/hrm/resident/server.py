@@ -35,6 +35,7 @@ from hrm.resident import _wire, paths
 PRELOAD = (
     "hrm.cli.app", "hrm.cli.turns", "hrm.pipeline", "hrm._paths", "hrm._secret_families",
     "hrm._yaml", "hrm.focus", "hrm.cli._chat_input", "hrm.continuity.embeddings",
+    "hrm.continuity._int8_graph",
     "hrm.continuity.learnings", "hrm.learning.consolidation", "hrm.llm.capability",
     "hrm.llm.session_usage", "hrm.memory.bus", "hrm.reading.exemplar_files",
     "hrm.reading.calibration", "hrm.reading.model_reader", "hrm.reading.sentence",
