@@ -127,14 +127,18 @@ def test_export_summary_is_readable_and_works_for_expired_sets(
         "launch",
         constraints={"budget": "10k"},
         open_questions=["Which region?"],
-        local_decisions=[{"db": "sqlite"}],
+        local_decisions=[
+            {"db": "sqlite"},
+            {"decision": "go with Decimal", "said": "Let's go with Decimal.", "turn": 4},
+        ],
     )
     clock.advance(hours=2)
     summary = store.export_summary("launch")
     assert summary.startswith("# Working set: launch")
     assert "- budget: 10k" in summary
     assert "- Which region?" in summary
-    assert '- {"db": "sqlite"}' in summary
+    assert '- {"db": "sqlite"}' in summary  # a shape of its own: as its JSON
+    assert "- go with Decimal (turn 4: “Let's go with Decimal.”)" in summary
     assert "## Assumptions\n(none)" in summary
     with pytest.raises(HRMError):
         store.export_summary("ghost")

@@ -295,8 +295,19 @@ def render_summary(working: WorkingSet) -> str:
     section(
         "Partial artifacts", [f"- {k}: {_short(v)}" for k, v in working.partial_artifacts.items()]
     )
-    section("Local decisions", [f"- {_short(d)}" for d in working.local_decisions])
+    section("Local decisions", [f"- {_decision_line(d)}" for d in working.local_decisions])
     return "\n".join(lines) + "\n"
+
+
+def _decision_line(decision: Any) -> str:
+    """A stated decision as the person reads it: what was decided, then (turn N: “what they
+    said”); any other shape as its JSON."""
+    if not isinstance(decision, dict) or not isinstance(decision.get("decision"), str):
+        return _short(decision)
+    said, turn = decision.get("said"), decision.get("turn")
+    where = f"turn {turn}: " if isinstance(turn, int) else ""
+    quoted = f" ({where}“{_short(said, 160)}”)" if isinstance(said, str) and said else ""
+    return _short(decision["decision"]) + quoted
 
 
 def _short(value: Any, limit: int = 200) -> str:
