@@ -132,3 +132,22 @@ def test_a_process_that_answers_once_does_not_wait_for_a_derivation(
     monkeypatch.setattr(_int8_graph, "derive", no_derivation)
     monkeypatch.setattr(embeddings, "_quick_start", True)
     assert embeddings.Embedder.load(threads=1).graph == "packaged"
+
+
+def test_a_failed_derivation_is_not_tried_again_by_every_process(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Path] = []
+
+    def failing(source: Path, target: Path) -> None:
+        calls.append(target)
+        raise RuntimeError("this onnxruntime's quantizer has no 8-bit blocks")
+
+    monkeypatch.setattr(_int8_graph, "_write", failing)
+    source = embeddings._model_file()
+    assert _int8_graph.derive(source, embeddings.MODEL_SHA256) is None
+    assert _int8_graph.derive(source, embeddings.MODEL_SHA256) is None
+    assert len(calls) == 1
+    (note,) = cache.glob("*.failed")
+    assert "no 8-bit blocks" in note.read_text(encoding="utf-8")
+    assert embeddings.Embedder.load(threads=1).graph == "packaged"

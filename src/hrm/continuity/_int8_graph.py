@@ -15,11 +15,13 @@ done once and kept where the installation keeps its other derived data
 name holding the packaged model's sha256 and onnxruntime's version. Written to a temporary
 file and renamed, so a reader never sees half a graph; two processes deriving at once write
 the same bytes. Anything that fails here leaves the packaged graph in use: a slower encode,
-never a failed one.
+never a failed one; a derivation that failed leaves a ``.failed`` note beside where the graph
+would be, so later processes with the same onnxruntime do not try again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -65,10 +67,18 @@ def derive(source: Path, source_sha256: str) -> Path | None:
         if not _ours(folder, directory=True):
             continue
         target = folder / _name(source_sha256, onnxruntime.__version__)
+        failed = target.with_name(target.name + ".failed")
+        if failed.exists():
+            return None  # tried with this onnxruntime and failed: not every process again
         try:
             _write(source, target)
-        except Exception:  # a slower encode, never a failed one
-            logger.warning("could not derive the sentence model's integer graph", exc_info=True)
+        except Exception as exc:  # a slower encode, never a failed one
+            logger.warning(
+                "could not derive the sentence model's integer graph (%s); the packaged graph "
+                "runs", exc, exc_info=logger.isEnabledFor(logging.DEBUG),
+            )
+            with contextlib.suppress(OSError):  # unwritten: the next process tries again
+                failed.write_text(f"{type(exc).__name__}: {exc}\n", encoding="utf-8")
             return None
         return target
     return None
