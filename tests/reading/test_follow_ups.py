@@ -105,6 +105,10 @@ def test_statements_and_tasks_are_not(text: str) -> None:
         "Another thing: I have to onboard two new engineers",
         "OK, unrelated, but what's a good laptop?",
         "Off-topic: which keyboard do you like?",
+        # said the way people learning English say it (D409)
+        "sorry other thing, my laptop battery die very fast",
+        "Other question: how i can renew my passport?",
+        "One other thing, the deploy failed",
     ],
 )
 def test_announced_new_topics(text: str) -> None:
@@ -117,6 +121,9 @@ def test_announced_new_topics(text: str) -> None:
         "How do I test the unrelated modules separately?",  # the words, not at the start
         "What about large files?",
         "A new feature flag broke the build",  # "new" without "topic/task/…"
+        "Other than that, it works",
+        "other things are fine",
+        "sorry, I meant the other one",
         "",
     ],
 )

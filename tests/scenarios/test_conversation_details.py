@@ -115,3 +115,24 @@ def test_asking_to_hear_the_decisions_states_none(home: HRMHome) -> None:
         working = h.stack.bus.working.get(problem)
     assert working is not None
     assert [d["decision"] for d in working.local_decisions] == ["use Redis for the cache layer"]
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_a_conversation_in_learners_english_keeps_its_decision_and_its_detour_apart(
+    home: HRMHome,
+) -> None:
+    # D409: written as a new user whose English is a second language; "sorry other thing, …"
+    # was a follow-up of the wedding and "we decide: buffet, …" no decision at all.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        wedding = h.turn("me and my wife we plan the wedding for june, budget is 15k euro")
+        detour = h.turn("sorry other thing, my laptop battery die very fast").decision
+        back = h.turn("ok we go back to wedding").decision
+        decided = h.turn("we decide: buffet, not seated dinner").decision
+        problem = wedding.decision.problem["id"]  # type: ignore[index]
+        working = h.stack.bus.working.get(problem)
+    assert detour.arbitration["is_new_candidate"] is True
+    assert detour.arbitration["disposition"] == "queue"
+    assert back.problem["id"] == decided.problem["id"] == problem  # type: ignore[index]
+    assert working is not None
+    assert [d["decision"] for d in working.local_decisions] == ["buffet, not seated dinner"]

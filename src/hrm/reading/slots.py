@@ -285,9 +285,11 @@ _NAMED_VALUE = re.compile(
     r"^(?P<subject>.{3,60}?)\s+(?:is|are|was|=|lives|runs|starts|ends|rotates)\b", re.IGNORECASE
 )
 _DECIDED = re.compile(
-    r"\b(?:decision|decided|conclusion|verdict|settled|final\s+(?:answer|decision|call))\s*[:—–-]"
+    r"\b(?:decision|decided|decide|conclusion|verdict|settled|final\s+(?:answer|decision|call))"
+    r"\s*[:—–-]"
     r"\s*(?P<colon>.+)$"
-    r"|\b(?:we|i|the\s+team)\s+(?:have\s+|'ve\s+)?(?:decided|agreed|settled|chose|picked|opted)"
+    r"|\b(?:we|i|the\s+team)\s+(?:have\s+|'ve\s+)?"
+    r"(?:decided|decide|agreed|agree|settled|chose|picked|opted)"
     r"(?:\s+(?:to|on|that|for))?\s+(?P<verb>.+)$"
     r"|\b(?:let'?s|lets|we'?ll|we\s+will|we'?re\s+going\s+to|i'?ll|going\s+to)\s+(?:go\s+"
     r"(?:with|for)|use|stick\s+with|pick|take|keep)\s+(?P<go>.+)$"

@@ -51,12 +51,13 @@ _HEAD_CHARS = 2000
 """A follow-up is a short message; a longer one (a paste) is not one, and is not read."""
 
 _NEW_TOPIC = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw)\W+)?(?:(?:completely|totally|entirely)\s+)?(?:"
+    r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw|sorry)\W+)?(?:(?:completely|totally|entirely)\s+)?(?:"
     r"unrelated|(?:on an?|in an?)\s+(?:other|different|unrelated|separate)\s+(?:note|topic|matter)"
     r"|on another (?:note|topic|matter)|(?:a\s+)?different (?:topic|question|subject|matter)"
     r"|(?:a\s+)?new (?:topic|task|question|subject|problem|issue)|separately"
     r"|changing (?:the )?subject"
-    r"|(?:a\s+)?quick (?:question|one|aside)|off[- ]topic|another (?:thing|question|topic|task)"
+    r"|(?:a\s+)?quick (?:question|one|aside)|off[- ]topic"
+    r"|(?:another|(?:one\s+)?other) (?:thing|question|topic|task)"
     r"|by the way|btw|side (?:question|note)|(?:a\s+)?separate (?:question|issue|topic|thing)"
     r"|something (?:else|different)|switching (?:gears|topics?)"
     r")\b",
