@@ -115,8 +115,10 @@ def memory_bus(place: Place, texts: list[str]) -> None:
     """``hrm memory shared set`` and ``hrm memory working set``: keys and values."""
     home = ["--home", str(place.home)]
     for index, text in enumerate(texts):
-        _cli(["memory", "shared", "set", f"note.{index}", text, "--string", *home])
-        _cli(["memory", "working", "set", "p-1", f"k{index}", text, "--string", *home])
+        # Options first, then `--`: a value may begin with "-" ("- -----BEGIN RSA …", which a
+        # fresh clone's run generated), and would otherwise be read as an option.
+        _cli(["memory", "shared", "set", "--string", *home, "--", f"note.{index}", text])
+        _cli(["memory", "working", "set", "--string", *home, "--", "p-1", f"k{index}", text])
 
 
 def learn(place: Place, texts: list[str]) -> None:
