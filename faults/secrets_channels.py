@@ -161,8 +161,8 @@ def learn_import(place: Place, texts: list[str]) -> None:
 def handoff_cli(place: Place, texts: list[str]) -> None:
     """``hrm handoff create`` with the text as task, next step and notes."""
     for index, text in enumerate(texts):
-        _cli(["handoff", "create", "--task", f"Task {index}: {text}", "--next-step", text,
-              "--notes", text, "--session", f"s{index}", "--project", str(place.project),
+        _cli(["handoff", "create", f"--task=Task {index}: {text}", f"--next-step={text}",
+              f"--notes={text}", "--session", f"s{index}", "--project", str(place.project),
               "--home", str(place.home)])
 
 
