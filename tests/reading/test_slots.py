@@ -46,6 +46,10 @@ K = IntentKind
         pytest.param(K.FACT, "note this down", {}, id="fact-only-pointing-words"),
         pytest.param(K.FACT, "please note it down", {}, id="fact-only-pointing-words-2"),
         pytest.param(K.FACT, "note that the office closes at 6", {"statement": "the office closes at 6", "subject": "the office closes at 6"}, id="fact-note-that"),
+        # "remember" however spelt is the request, not the fact (D409)
+        pytest.param(K.FACT, "remeber that the venue is in Porto", {"statement": "the venue is in Porto", "subject": "the venue"}, id="fact-remeber"),
+        pytest.param(K.FACT, "Remmber: the key rotates monthly", {"statement": "the key rotates monthly", "subject": "the key"}, id="fact-remmber"),
+        pytest.param(K.FACT, "remind that the venue is in Porto", {"statement": "remind that the venue is in Porto", "subject": "remind that the venue"}, id="fact-another-verb"),
         pytest.param(K.PREFERENCE, "My preference: metric units, always.", {"statement": "My preference: metric units, always", "scope": "instruction"}, id="pref-colon"),
         pytest.param(K.PREFERENCE, "no more java examples for me, kotlin only", {"statement": "no more java examples for me, kotlin only", "scope": "instruction"}, id="pref-no-more"),
         pytest.param(K.PREFERENCE, "No, metric units please", {"statement": "metric units please", "scope": "instruction"}, id="pref-no-pause"),

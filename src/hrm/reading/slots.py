@@ -311,12 +311,34 @@ def _preference(sentence: str) -> Slots:
 def _fact(sentence: str) -> Slots:
     body = _LEAD.sub("", sentence)
     fact = _KEEP_LEAD.sub("", body, count=1)
+    if fact == body:
+        fact = _without_misspelt_remember(body)
     fact = _KEEP_TAIL.sub("", fact).strip(" .!?;,")
     if not fact or all(w.lower() in _NO_CONTENT for w in _WORD.findall(fact)):
         return Slots()  # "note this down" keeps nothing by itself: what "this" is, is asked
     named = _NAMED_VALUE.match(fact)
     subject = named.group("subject").strip() if named else fact
     return Slots(statement=fact, subject=subject)
+
+
+def _without_misspelt_remember(body: str) -> str:
+    """`body` without a first word spelt close to "remember" and the "that" after it: "remeber
+    that the venue is in Porto" keeps "the venue is in Porto". The tiers read such a sentence
+    as a fact to keep; the words of the request are no part of the fact, however spelt."""
+    first, _, rest = body.lstrip().partition(" ")
+    word = first.lower().strip(",:;")
+    if not rest or not 5 <= len(word) <= 9:
+        return body
+    from difflib import SequenceMatcher
+
+    if SequenceMatcher(None, word, "remember").ratio() < _MISSPELT:
+        return body
+    return re.sub(r"^(?:that|this)\b[\s,:]*", "", rest.lstrip(), flags=re.IGNORECASE)
+
+
+_MISSPELT = 0.8
+"""How close a word must be to "remember" to be taken for it: "remeber" 0.93, "rember" 0.86,
+"remembr" 0.93; "remind" 0.57 is another verb."""
 
 
 def _decision(sentence: str) -> Slots:
