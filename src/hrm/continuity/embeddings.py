@@ -217,8 +217,8 @@ class Embedder:
         """Wrap a loaded session and tokenizer; use `Embedder.load` to build one."""
         self.graph = graph
         """Which graph runs the weights: ``int8`` (derived, D407) or ``packaged``. Vectors of
-        the two agree to cosine ≥ 0.998 and share the model id; caches of vectors keep them
-        apart all the same."""
+        the two agree to cosine ≥ 0.998 and share the model id, so stored learning vectors
+        serve either; the exemplar index's cache is kept per graph all the same."""
         self._session = session
         self._tokenizer = tokenizer
         self._batch_size = batch_size

@@ -36,7 +36,9 @@ from hrm.reading.rules.preference_scope import INTERROGATIVES, is_past_form
 from hrm.reading.types import Cues
 
 __all__ = [
+    "FILLER_WORDS",
     "cues_of",
+    "filler_pattern",
     "is_closing",
     "is_follow_up",
     "opens_new_topic",
@@ -234,14 +236,21 @@ def without_announcement(text: str) -> str:
 _FILLER_TEXT = """
 ok okay so and also then now but right alright well oh hey hmm actually anyway btw
 """
-_FILLER = re.compile(
-    r"^\W*(?:(?:by the way|"
-    + "|".join(sorted(_FILLER_TEXT.split(), key=len, reverse=True))
-    + r")\b(?![-'’])[\s,;:.!\-–—]*)+",
-    re.IGNORECASE,
-)
+FILLER_WORDS = ("by the way", *_FILLER_TEXT.split())
 """Words that open a sentence without saying anything of it ("OK so", "Actually,"). Not the
 answers and moves a sentence may be ("no, forget it", "thanks, bye"), nor "please"."""
+
+
+def filler_pattern(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """A run of `FILLER_WORDS` (and `extra` phrases) at a sentence's start, with what
+    separates them: one list, read the same way by every reader that leaves filler out."""
+    words = sorted([*FILLER_WORDS, *extra], key=len, reverse=True)
+    return re.compile(
+        r"^\W*(?:(?:" + "|".join(words) + r")\b(?![-'’])[\s,;:.!\-–—]*)+", re.IGNORECASE
+    )
+
+
+_FILLER = filler_pattern()
 
 
 def without_opening(text: str) -> str:

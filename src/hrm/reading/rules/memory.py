@@ -28,7 +28,7 @@ from typing import Any
 
 from hrm._keywords import keywords as extract_keywords
 from hrm.reading.cue_gates import has_cue
-from hrm.reading.rules.cues import without_announcement
+from hrm.reading.rules.cues import filler_pattern, without_announcement
 from hrm.reading.rules.preference_scope import sentences
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
@@ -190,12 +190,11 @@ def without_keep_lead(sentence: str) -> str:
     return rest[0].upper() + rest[1:]
 
 
-_DISCOURSE_LEAD = re.compile(
-    r"^\W*(?:(?:actually|oh|also|and|btw|by the way|fyi|ok(?:ay)?|so|well|anyway|hey"
-    r"|just so you know|for the record|honestly|to be honest)\b(?![-'’])[\s,;:.!—–-]*)+",
-    re.IGNORECASE,
+_DISCOURSE_LEAD = filler_pattern(
+    ("fyi", "just so you know", "for the record", "honestly", "to be honest")
 )
-"""What opens a sentence without being part of what it says ("Actually, ", "Oh and ")."""
+"""What opens a sentence without being part of what it says ("Actually, ", "Oh and "): the
+filler every reader leaves out, and the asides a statement to keep opens with."""
 
 
 def without_discourse_lead(sentence: str) -> str:
