@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from hrm.config import PolicySurface
 
 __all__ = [
+    "NOTHING_NAMED",
     "ArbitrationDecision",
     "ArbitrationDisposition",
     "CommitmentView",
@@ -89,8 +90,12 @@ __all__ = [
     "PreemptScoreArbiter",
     "named_problem",
     "preempt_score",
+    "resume_target",
 ]
 
+NOTHING_NAMED = "resume request: no open problem is named"
+"""How arbitration names "resume the garden project" when no open problem is the garden
+project: it stays where it is, and the turn says so and asks (step ``moves``)."""
 EXPLICIT_REFERENCE_THRESHOLD = 0.5
 """Keyword similarity between "back to X"'s X and a problem title that counts as naming it."""
 
@@ -520,6 +525,14 @@ class PreemptScoreArbiter:
             resumed = _resume_target(turn_input.context, registry, active)
             if resumed is not None:
                 return resumed
+        if cues.resume_to:
+            named = resume_target(cues.resume_to, registry)
+            if named is not None:
+                return _Candidate(named, False, True, "explicit switch request")
+            if cues.resume_only:
+                # A move back to work that is not open opens nothing: no problem is titled
+                # "Resume the garden project".
+                return None if active is None else _Candidate(active, False, False, NOTHING_NAMED)
         if cues.closing:
             # "Thanks, that's all for today." ends the exchange: it brings no problem (D78).
             if active is None:
@@ -1076,6 +1089,12 @@ def _within_commitment(
     if commitment is None or commitment.problem_id != active.id:
         return False
     return not _title_words(commitment.description).isdisjoint(keywords)
+
+
+def resume_target(reference: str, registry: ProblemRegistry) -> Problem | None:
+    """The open problem a request to go back to `reference` names ("back to the sales data"),
+    by part of its title (`_named_problem`'s `loose`), if any."""
+    return _named_problem(reference, registry, by_part=True, loose=True)
 
 
 def named_problem(reference: str, registry: ProblemRegistry) -> Problem | None:

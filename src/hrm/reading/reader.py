@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hrm._keywords import keywords
 from hrm.reading.pasted import spoken
 from hrm.reading.rules.cues import cues_of
 from hrm.reading.rules.tier import RulesReader
@@ -147,22 +148,29 @@ def read(
         intents = _merge(intents, _not_declined(found, declined), bands)
         declined += getattr(tier, "declined", ())
     rest = rest_of(head, intents, bands)
-    cues = _with_moves(cues_of(rest), intents, bands)
+    cues = _with_moves(cues_of(rest), intents, bands, head)
     return Reading(
         text=text, said=said, intents=tuple(intents), cues=cues,
         rest=rest, pasted_lines=pasted, readers=tuple(ran), declined=tuple(declined),
     )  # fmt: skip
 
 
-def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands) -> Cues:
+def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands, said: str) -> Cues:
     """`cues` with the moves a tier read at the act band that the rules' cue reading of the
     rest missed: a sentence model's "so, what was we doing before that?" is a resume, and
-    arbitration must weigh it as one."""
+    arbitration must weigh it as one; "back to the offsite" is a switch to the work it names."""
     for intent in intents:
         if intent.confidence < bands.act:
             continue
-        if intent.kind is IntentKind.RESUME and not cues.resume and not intent.slots.topic:
-            # Only a resume that names no work: "back to the offsite" is a switch to it.
+        if intent.kind is IntentKind.RESUME and intent.slots.topic and not cues.resume_to:
+            # Only the rules' sure forms ("back to X", "let's get back to X", "resume X") are
+            # moves whatever X is; the sentence model also reads "go back to the previous
+            # version of the function" as one, which is a request about the work.
+            alone = intent.reader.startswith("rules") and not keywords(
+                without_span_text(said, intent.span)
+            )
+            cues = replace(cues, resume_to=intent.slots.topic, resume_only=alone)
+        elif intent.kind is IntentKind.RESUME and not cues.resume and not intent.slots.topic:
             cues = replace(cues, resume=True)
         elif intent.kind is IntentKind.FOCUS and not cues.focus:
             cues = replace(

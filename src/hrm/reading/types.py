@@ -254,6 +254,11 @@ class Cues:
     """The whole message is a thanks or a goodbye: it brings no problem (D78)."""
     resume: bool = False
     """It asks to go back to the thread before the current one, naming none (D75)."""
+    resume_to: str = ""
+    """It asks to go back to work it names ("back to the garden project"): what it names."""
+    resume_only: bool = False
+    """… in the words of a move whatever it names ("back to X", "resume X"), and says nothing
+    else: the message is the move."""
     focus: bool = False
     """It asks to commit focus (D54): `focus_topic` for `focus_turns` turns."""
     focus_turns: int | None = None
@@ -274,6 +279,8 @@ class Cues:
             out["focus_topic"] = self.focus_topic
         if self.aside is not None:
             out["aside"] = self.aside
+        if self.resume_to:
+            out["resume_to"] = self.resume_to
         return out
 
 

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from hrm.reading.types import Intent
     from hrm.turn.context import TurnContext
 
-__all__ = ["ask_about_problem", "ask_to_forget", "settle_intent"]
+__all__ = ["START", "ask_about_problem", "ask_to_forget", "settle_intent"]
+
+START = "start"
+"""The request held after "resume the garden project" named nothing open: start it? (D410)"""
 
 _PROBLEM_KINDS: dict[str, Literal["resolve", "park"]] = {"resolve": "resolve", "park": "park"}
 
@@ -79,6 +82,8 @@ def settle_intent(ctx: TurnContext, answer: IntentKind | None) -> str | None:
         ctx.record.notes.append(f"the question about a request to {kind} went unanswered")
         ctx.event("intent_unconfirmed", kind=kind, key=held.get("key"))
         return None
+    if kind == START:
+        return _start(ctx, held, answer)
     if answer is IntentKind.NO:
         ctx.event("intent_declined", kind=kind, key=held.get("key"))
         if kind in _PROBLEM_KINDS:
@@ -95,3 +100,15 @@ def settle_intent(ctx: TurnContext, answer: IntentKind | None) -> str | None:
     notes = forget_kept(ctx.services.stack, request, just_kept=None, record=ctx.record,
                         event=ctx.event)  # fmt: skip
     return "\n".join(notes)
+
+
+def _start(ctx: TurnContext, held: dict[str, Any], answer: IntentKind) -> str:
+    """A yes opens the problem the person named and moves to it, as a switch they chose; a no
+    starts nothing."""
+    title = str(held.get("title") or "").strip()
+    if answer is IntentKind.NO or not title:
+        ctx.event("intent_declined", kind=START, title=title)
+        return "Understood — nothing was started."
+    ctx.decided = ctx.services.focus.answered({"title": title}, "switch")
+    ctx.event("intent_confirmed", kind=START, title=title)
+    return f"Started ‘{title}’; it is in focus now."

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from hrm._text import shorten
@@ -22,6 +23,7 @@ __all__ = [
     "leave",
     "move_topic",
     "parked",
+    "problem_title",
     "titled",
 ]
 
@@ -99,3 +101,12 @@ def titled(title: str) -> str:
     """A problem's title quoted as the end of a sentence: its own stop serves as the sentence's
     (‘I need to finish the review by Friday.’, not ‘… Friday.’.)."""
     return f"‘{title}’" if title.endswith((".", "!", "?", "…")) else f"‘{title}’."
+
+
+_LEADING_ARTICLE = re.compile(r"^(?:the|my|our|a|an|this|that)\s+", re.IGNORECASE)
+
+
+def problem_title(named: str) -> str:
+    """What a person named, as a problem's title: "the wedding speech" → "Wedding speech"."""
+    bare = _LEADING_ARTICLE.sub("", named.strip()) or named.strip()
+    return shorten(bare[:1].upper() + bare[1:], 80)

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from hrm._text import shorten
 from hrm.reading.rules._engine import NUMBER, number_of
+from hrm.reading.slots import slots_for
 from hrm.reading.types import Intent, IntentKind, Slots
 
 __all__ = [
@@ -64,10 +65,14 @@ _LEADING_ARTICLE = re.compile(r"^(?:the|my|our|a|an|this|that)\s+", re.IGNORECAS
 _EDGES = " \t.,;:!?…-–—\"'“”‘’()[]"
 _HEAD_CHARS = 5000
 """Commitment language is in an input's first lines; a 1 MB paste is not searched whole."""
-_RESUME = re.compile(
+_SENTENCE_OPENING = (
     r"(?:^|(?<=[.!?])\s+|\n)\W*"
     r"(?:(?:ok(?:ay)?|so|anyway|anyhow|alright|all right|right|well|now|thanks|thank you|phew"
     r"|great|cool|good|sorry|oh|hi|hello|hey|(?:good )?(?:morning|afternoon|evening))\W+)*"
+)
+"""Where a move opens: a sentence's start, after the small words people open with."""
+_RESUME = re.compile(
+    _SENTENCE_OPENING +
     r"(?:where (?:were we|was i|did (?:we|i) (?:leave off|leave it|stop|get to))"
     r"|where (?:we|i) (?:were|was|left off|stopped)"
     r"|(?:(?:let'?s|let us|can we|could we|we can|shall we)\s+)?(?:(?:get|go|come|head)\s+)?"
@@ -88,6 +93,22 @@ _RESUME = re.compile(
 "Anyway, back to what we were doing", "Let's pick up where we left off". "Where were we with
 the methods?" names its topic, and "I'll get back to it later" asks nothing now."""
 _RESUME_WORDS = ("where", "back to", "saying", "what were we")
+_RESUME_NAMED = re.compile(
+    _SENTENCE_OPENING
+    + r"(?:(?:let'?s|let us|can we|could we|shall we|we (?:can|should)|i(?:'d| would) like to"
+    r"|i want to|i wanna)\s+(?:(?:go|get|come|head)\s+back\s+to|return\s+to|resume)"
+    r"|(?:(?:go|get|come|head)ing\s+)?back\s+to|resume)\s+(?P<topic>[^.,;:!?\n]{2,80})",
+    re.IGNORECASE,
+)
+"""A sentence that asks to go back to work it names: "back to the invoice stuff", "let's get
+back to the garden project", "resume the wedding speech". A bare "go back to X" or "return to
+X" is left to the sentence model: it is as often a request about the work ("go back to the
+previous version of the function")."""
+_NOT_A_PLACE = frozenset(
+    {"square one", "drawing board", "basics", "normal", "sleep", "bed", "you", "me", "start",
+     "beginning", "top", "reality", "life", "school", "office", "home", "town"}
+)
+"""Idioms and places "back to" names that are no work of the person's ("back to square one")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,12 +289,39 @@ def read_focus_intents(said: str) -> list[Intent]:
             start = resume.start() + len(resume.group(0)) - len(resume.group(0).lstrip())
             found.append(Intent(IntentKind.RESUME, (start, resume.end()), 0.9,
                                 "rules:focus.resume"))
+    else:
+        found += _named_resumes(said)
     aside = read_set_aside(said)
     if aside is not None:
         end = len(said) - len(aside.rest) if aside.rest else len(said)
         found.append(Intent(IntentKind.SET_ASIDE, (0, max(1, end)), 0.85, "rules:focus.aside",
                             Slots(what=aside.aside or None, rest=aside.rest or None)))
     return [i for i in found if i.span[0] < i.span[1] <= len(said)]
+
+
+def _named_resumes(said: str) -> list[Intent]:
+    """Requests to go back to work the person names, as RESUME intents whose topic is what
+    they name; "back to square one" names no work."""
+    head = said[:_HEAD_CHARS]
+    if "back to" not in head.lower() and "resum" not in head.lower():
+        return []
+    found: list[Intent] = []
+    for match in _RESUME_NAMED.finditer(head):
+        start = match.start() + len(match.group(0)) - len(match.group(0).lstrip())
+        while start < len(head) and not head[start].isalnum():
+            start += 1
+        slots = slots_for(IntentKind.RESUME, head[start : match.end()])
+        if slots.topic and not _names_no_work(match.group("topic")):
+            found.append(Intent(IntentKind.RESUME, (start, match.end()), 0.9,
+                                "rules:focus.resume_named", slots))  # fmt: skip
+    return found
+
+
+def _names_no_work(topic: str) -> bool:
+    """Is "back to `topic`" an idiom or a place rather than work ("square one", "the office
+    tomorrow")?"""
+    bare = _LEADING_ARTICLE.sub("", topic.strip(_EDGES)).lower()
+    return any(bare == idiom or bare.startswith(idiom + " ") for idiom in _NOT_A_PLACE)
 
 
 def _sentence_of(said: str, at: int) -> tuple[int, int]:

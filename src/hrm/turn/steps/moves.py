@@ -1,15 +1,18 @@
 """Step ``moves``: a bare "switch" and a bare "Where were we?" are answered by hrm itself, with
-no model call (D75): the move is the whole message."""
+no model call (D75): the move is the whole message. So is "resume the garden project" when no
+open problem is the garden project: hrm says so and asks whether to start it (D410)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.problems import extract_keywords
+from hrm.governance.arbiter import resume_target
+from hrm.governance.problems import ProblemStatus, extract_keywords
 from hrm.reading.reader import without_span_text
 from hrm.reading.types import IntentKind
 from hrm.turn.context import Outcome
-from hrm.turn.topics import RESUMED, TOPIC_WORDS, move_topic, titled
+from hrm.turn.intents import START
+from hrm.turn.topics import RESUMED, TOPIC_WORDS, move_topic, problem_title, titled
 
 if TYPE_CHECKING:
     from hrm.turn.context import TurnContext
@@ -32,6 +35,9 @@ def moves(ctx: TurnContext) -> Outcome | None:
         })  # fmt: skip
         ctx.hctx.topic_id = problem.id
         return Outcome(f"Switched to {titled(problem.title)}", "switch")
+    cues = ctx.reading.cues
+    if cues.resume_to and not _names_open_work(ctx, cues.resume_to):
+        return _nothing_named(ctx, cues.resume_to, alone=cues.resume_only)
     match = str(ctx.arbitration.arbitration.candidate_match or "")
     if problem is None or not match.startswith(RESUMED):
         return None
@@ -51,3 +57,39 @@ def moves(ctx: TurnContext) -> Outcome | None:
     ctx.hctx.topic_id = problem.id
     where = f" The last thing you said there: “{last}”" if last else ""
     return Outcome(f"Back to {titled(problem.title)}{where}", "switch")
+
+
+def _names_open_work(ctx: TurnContext, named: str) -> bool:
+    """Does `named` name a problem that was open before this turn (not one the turn's own
+    words just opened)?"""
+    found = resume_target(named, ctx.services.focus.problem_registry)
+    arbitration = ctx.arbitration.arbitration
+    return found is not None and not (
+        arbitration.is_new_candidate and arbitration.candidate_problem_id == found.id
+    )
+
+
+def _nothing_named(ctx: TurnContext, named: str, *, alone: bool) -> Outcome | None:
+    """"Resume the garden project" with no open problem by that name: said, never answered as
+    if it had moved (D410). Said alone, hrm asks whether to start it, and the next yes opens it
+    (`hrm.turn.intents.settle_intent`); with more said, the rest is answered and a note says
+    nothing open matched."""
+    title = problem_title(named)
+    if not alone:
+        ctx.notes.append(f"Nothing open is called “{named}”, so this is taken as new work.")
+        return None
+    ctx.close_after_arbitration()
+    ctx.state.pending_intent = {
+        "kind": START, "title": title, "said": named, "asked_turn": ctx.record.turn,
+    }  # fmt: skip
+    ctx.event("intent_pending", kind=START, title=title)
+    registry = ctx.services.focus.problem_registry
+    opened = [
+        p.title.rstrip(" .") for p in registry.list() if p.status is not ProblemStatus.RESOLVED
+    ]
+    listed = "; ".join(f"‘{t}’" for t in opened[:3]) + ("; …" if len(opened) > 3 else "")
+    now = f" Open now: {listed}." if opened else " Nothing is open."
+    return Outcome(
+        f"Nothing open is called “{named}”, so there is nothing to go back to.{now} "
+        f"Should I start ‘{title}’ as a new problem? (yes/no)", "ask_user", asked=True,
+    )
