@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.continuity._skill_patterns import ENGINE_RE, ENGINE_RE2, checked_pattern
+from hrm.continuity._skill_patterns import (
+    ENGINE_RE,
+    ENGINE_RE2,
+    ENGINE_SHORT_RE,
+    SHORT_TEXT,
+    checked_pattern,
+)
 from hrm.continuity.hook_entry import answer_hook
 from hrm.continuity.hooks import HookOrchestrator, HookSettings, UserPrompt
 from hrm.continuity.skills import SkillActivator, user_rule_path
@@ -50,7 +58,10 @@ def within(seconds: float, work: Any) -> Any:
         pytest.param("(a|aa)*c", ENGINE_RE2, id="the-11-second-pattern"),
         pytest.param("(a+)+$", ENGINE_RE2, id="nested"),
         pytest.param("(what|which).*?pattern.*?(skill|rule)", ENGINE_RE2, id="real-two-lazy"),
-        pytest.param("x{2,}", ENGINE_RE2, id="counted"),
+        pytest.param("(?:ab)+c", ENGINE_RE2, id="repeats-two-characters"),
+        pytest.param("(create|make).*?handoff", ENGINE_SHORT_RE, id="real-one-lazy"),
+        pytest.param(r"\bfix(\w)+", ENGINE_SHORT_RE, id="one-class-in-a-group"),
+        pytest.param("x{2,}", ENGINE_SHORT_RE, id="counted"),
     ],
 )
 def test_a_pattern_that_repeats_runs_on_the_linear_engine(pattern: str, engine: str) -> None:
@@ -100,9 +111,51 @@ def test_both_engines_find_what_pythons_finds(pattern: str, text: str) -> None:
     """Whichever engine a pattern is given, it matches where Python's `re` matches."""
     checked = checked_pattern(pattern)
     expected = re.search(pattern, text, re.IGNORECASE) is not None
-    assert (checked.regex.search(text) is not None) == expected
+    assert (checked.search(text) is not None) == expected  # a short text
+    assert (checked.regex.search(text) is not None) == expected  # the engine of long ones
     repeats = any(q in pattern for q in ("*", "+", "{1,3}", "{2}"))
-    assert checked.engine == (ENGINE_RE2 if repeats else ENGINE_RE)
+    assert (checked.engine == ENGINE_RE) is not repeats
+
+
+def test_one_repeated_character_runs_on_re_in_a_short_text_and_on_re2_past_it() -> None:
+    checked = checked_pattern("(create|make).*?handoff")
+    assert checked.engine == ENGINE_SHORT_RE
+    short = "please make a handoff"
+    assert checked.search(short) is not None
+    assert type(checked._short).__module__ == "re"
+    long = "x" * SHORT_TEXT + " make a handoff"
+    assert checked.search(long) is not None
+    assert type(checked.regex).__module__.startswith("re2")
+    assert checked.search("x" * SHORT_TEXT + " make a plan") is None
+
+
+def test_a_hook_on_a_short_prompt_does_not_load_re2(tmp_path: Path, home: HRMHome) -> None:
+    """RE2's import is most of a hook's matching time (D411); a typed prompt does without."""
+    project = tmp_path / "app"
+    rules_file(project / ".claude" / "skills" / "skill-rules.json",
+               handoff=rule(patterns=["(create|make).*?handoff"], description="handoffs"))
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(project),
+               "prompt": "please make a handoff for the parser work"}
+    script = (
+        "import json, sys\n"
+        "from hrm.continuity import _skill_rules_cache\n"
+        "from hrm.continuity.hook_entry import answer_hook\n"
+        "_skill_rules_cache._RACY_SECONDS = 0  # cache the files this test just wrote\n"
+        "run = answer_hook(sys.stdin.buffer.read(), [], environ={'HRM_HOME': sys.argv[1]},"
+        " cwd=sys.argv[2])\n"
+        "print(json.dumps({'re2': 're2' in sys.modules, 'output': run.output}))\n"
+    )
+    seen = []
+    for _ in range(2):  # the first checks the files (on RE2 too) and caches their rules
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(home.root), str(project)],
+            input=json.dumps(payload).encode(), capture_output=True, check=True, timeout=120,
+        )
+        seen.append(json.loads(done.stdout))
+    for run in seen:
+        context = json.loads(run["output"])["hookSpecificOutput"]["additionalContext"]
+        assert "handoffs" in context
+    assert seen[1]["re2"] is False
 
 
 def test_the_rules_cache_keeps_each_patterns_engine(
@@ -118,7 +171,7 @@ def test_the_rules_cache_keeps_each_patterns_engine(
     second = activator.load_rules([path])
     assert any((tmp_path / "cache").iterdir())
     engines = {name: rule._compiled.intents[0].engine for name, rule in second.skills.items()}
-    assert engines == {"lazy": ENGINE_RE2, "plain": ENGINE_RE}
+    assert engines == {"lazy": ENGINE_SHORT_RE, "plain": ENGINE_RE}
     prompt = "please deploy the fix to prod"
     assert [m.skill for m in activator.match_skills(prompt, second).matches] == ["lazy"]
     assert [m.skill for m in activator.match_skills(prompt, first).matches] == ["lazy"]

@@ -351,10 +351,12 @@ def test_a_cache_hit_compiles_only_patterns_whose_literals_occur(tmp_path: Path)
     activator.load_rules([path])
     rules = activator.load_rules([path])
     patterns = {r.skill: r._compiled.intents[0] for r in rules.skills.values()}
-    assert all(p._regex is None for p in patterns.values())
+    assert all(p._regex is None and p._short is None for p in patterns.values())
     found = activator.match_skills("please make a handoff", rules)
     assert [m.skill for m in found.matches] == ["a"]
-    assert patterns["a"]._regex is not None and patterns["b"]._regex is None
+    # a short prompt runs the one-character repetition on `re` (D411); "zebra" never ran
+    assert patterns["a"]._short is not None and patterns["a"]._regex is None
+    assert patterns["b"]._regex is None and patterns["b"]._short is None
 
 
 @pytest.mark.usefixtures("settled")

@@ -10,7 +10,13 @@ pattern is parsed once, when its rules file loads, and runs on one of two engine
   alone, so a search is linear in the prompt;
 * RE2 (``google-re2``), whose automaton matches in linear time, for every pattern that repeats
   (``.*?``, ``+``, ``{2,}``). RE2 is loaded only when such a pattern has to run on a prompt —
-  its required literals are present — which costs ~8 M instructions (~2 ms) once per process.
+  its required literals are present — which costs ~8 M instructions (~2 ms, 3–5 ms of a hook's
+  wall time) once per process;
+* except that a pattern with one repetition, of one character (``(create|make).*?handoff``,
+  ``fix\\w+``), runs on ``re`` when the text is at most `SHORT_TEXT` characters (D411): each
+  start then tries at most one length per character of the text, so a search is at most
+  quadratic in a short text (≤ ~10 ms at 1,000 characters on the worst text measured) — most
+  typed prompts — and loading RE2 for them cost more than the search.
 
 A pattern RE2 cannot run (a backreference or a lookaround) that also repeats is rejected at load
 with a message naming it; so is a pattern neither engine compiles. Every pattern also records
@@ -36,6 +42,9 @@ if TYPE_CHECKING:
 
 ENGINE_RE = "re"
 ENGINE_RE2 = "re2"
+ENGINE_SHORT_RE = "re-short"
+"""``re`` on a text of at most `SHORT_TEXT` characters, RE2 on a longer one."""
+SHORT_TEXT = 1_000
 _RE2_MAX_MEM = 8 << 20
 """Memory RE2 may use for one pattern's automaton (its default is 8 MB too)."""
 
@@ -43,7 +52,7 @@ _RE2_MAX_MEM = 8 << 20
 class _Pattern:
     """One intent or negative pattern: compiled on first use, when its literals are present."""
 
-    __slots__ = ("_regex", "engine", "pattern", "required")
+    __slots__ = ("_regex", "_short", "engine", "pattern", "required")
 
     def __init__(
         self, pattern: str, required: tuple[frozenset[str], ...] | None, engine: str = ENGINE_RE
@@ -52,19 +61,33 @@ class _Pattern:
         self.required = required
         """Literals a match must contain (see `_required_literals`); None means always run."""
         self.engine = engine
-        """``re`` or ``re2`` (see the module docstring)."""
+        """``re``, ``re2`` or ``re-short`` (see the module docstring)."""
         self._regex: _Searcher | None = None
+        self._short: _Searcher | None = None
+
+    def search(self, text: str) -> object:
+        """The first match in `text`, on the engine its length and the pattern call for."""
+        if self.engine == ENGINE_SHORT_RE and len(text) <= SHORT_TEXT:
+            if self._short is None:
+                self._short = _compiled_or_never(self.pattern, ENGINE_RE)
+            return self._short.search(text)
+        return self.regex.search(text)
 
     @property
     def regex(self) -> _Searcher:
+        """The pattern compiled for a text of any length."""
         if self._regex is None:
-            try:
-                self._regex = _compile(self.pattern, self.engine)
-            except ValueError:
-                # Checked when its file loaded; RE2 has since gone missing. Never a hang or a
-                # crash on the prompt path: the pattern matches nothing.
-                self._regex = _NEVER
+            self._regex = _compiled_or_never(self.pattern, self.engine)
         return self._regex
+
+
+def _compiled_or_never(pattern: str, engine: str) -> _Searcher:
+    try:
+        return _compile(pattern, engine)
+    except ValueError:
+        # Checked when its file loaded; RE2 has since gone missing. Never a hang or a crash on
+        # the prompt path: the pattern matches nothing.
+        return _NEVER
 
 
 class _NeverMatches:
@@ -88,10 +111,58 @@ def checked_pattern(pattern: str) -> _Pattern:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
     except RecursionError:
         raise ValueError(f"invalid regex {pattern!r}: nested too deeply") from None
-    engine = ENGINE_RE if _repeats_nothing(parsed) else ENGINE_RE2
+    engine = _engine_for(parsed)
     entry = _Pattern(pattern, _required_literals(pattern), engine)
     entry._regex = _compile(pattern, engine)
+    if engine == ENGINE_SHORT_RE:
+        entry._short = _compile(pattern, ENGINE_RE)
     return entry
+
+
+def _engine_for(parsed: Any) -> str:
+    """``re`` for a pattern that repeats nothing, ``re-short`` for one whose only repetition is
+    of one character, else ``re2``."""
+    if _repeats_nothing(parsed):
+        return ENGINE_RE
+    constants: Any = importlib.import_module("re._constants")
+    repeats = _repetitions(parsed, constants)
+    if len(repeats) == 1 and _one_character(repeats[0], constants):
+        return ENGINE_SHORT_RE
+    return ENGINE_RE2
+
+
+def _repetitions(items: Any, constants: Any) -> list[Any]:
+    """The bodies of every repetition of more than one in a parsed pattern."""
+    repeats = {constants.MAX_REPEAT, constants.MIN_REPEAT}
+    repeats.add(getattr(constants, "POSSESSIVE_REPEAT", constants.MAX_REPEAT))
+    found: list[Any] = []
+    stack = [items]
+    while stack:
+        for op, value in stack.pop():
+            if op in repeats:
+                if value[1] > 1:
+                    found.append(value[2])
+                stack.append(value[2])
+            elif op is constants.BRANCH:
+                stack.extend(value[1])
+            elif op is constants.SUBPATTERN:
+                stack.append(value[-1])
+            elif op in (constants.ASSERT, constants.ASSERT_NOT):
+                stack.append(value[1])
+            elif op is constants.GROUPREF_EXISTS:
+                stack.extend(branch for branch in value[1:] if branch is not None)
+            elif op is getattr(constants, "ATOMIC_GROUP", None):
+                stack.append(value)
+    return found
+
+
+def _one_character(body: Any, constants: Any) -> bool:
+    """Does a repetition's body match exactly one character (``.``, ``\\w``, ``[a-z]``, ``x``,
+    or a group of one of them)?"""
+    while len(body) == 1 and body[0][0] is constants.SUBPATTERN:
+        body = body[0][1][-1]
+    single = (constants.ANY, constants.IN, constants.LITERAL, constants.NOT_LITERAL)
+    return len(body) == 1 and body[0][0] in single
 
 
 def _repeats_nothing(items: Any) -> bool:
@@ -120,6 +191,7 @@ def _repeats_nothing(items: Any) -> bool:
 
 
 def _compile(pattern: str, engine: str) -> _Searcher:
+    """`pattern` compiled for `engine` (``re-short`` compiles for RE2: the long texts' engine)."""
     if engine == ENGINE_RE:
         try:
             return re.compile(pattern, re.IGNORECASE)

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     _Loaded = tuple[str, dict[str, "SkillRule"], dict[str, "SkillRule"]] | None
 
 
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 """Bump when the cached form of a rule changes; older cache files are then ignored (2: each
-pattern's engine, D243)."""
+pattern's engine, D243; 3: the ``re-short`` engine, D411)."""
 _RACY_SECONDS = 2
 """Files changed more recently than this are parsed without the cache (see `_RulesCache.key`)."""
 

@@ -420,7 +420,7 @@ class SkillActivator:
                     for options in pattern.required
                 )
                 pattern_hits[pattern.pattern] = (
-                    possible and pattern.regex.search(regex_text) is not None
+                    possible and pattern.search(regex_text) is not None
                 )
             return pattern_hits[pattern.pattern]
 
