@@ -136,3 +136,25 @@ def test_a_conversation_in_learners_english_keeps_its_decision_and_its_detour_ap
     assert back.problem["id"] == decided.problem["id"] == problem  # type: ignore[index]
     assert working is not None
     assert [d["decision"] for d in working.local_decisions] == ["buffet, not seated dinner"]
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_details_and_a_correction_of_one_stay_with_the_plan(home: HRMHome) -> None:
+    # D412: planning a trip as a new user, "my partner eats fish now" was read as pressing (its
+    # "now" a deadline word) and queued as a problem; the budget after it went to that problem,
+    # and "forget that, my partner is vegan actually" set the trip aside for a new problem.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        trip = h.turn("I'm planning a trip to Lisbon in May with my partner").decision
+        h.turn("what neighbourhoods should we stay in?")
+        fish = h.turn("my partner eats fish now").decision.arbitration
+        budget = h.turn("our budget is about 2000 euros").decision.arbitration
+        corrected = h.turn("forget that, my partner is vegan actually").decision.arbitration
+        # trouble set aside the same way is still a problem of its own
+        sink = h.turn("forget that, my kitchen sink is leaking everywhere").decision.arbitration
+        problem = trip.problem["id"]  # type: ignore[index]
+    for detail in (fish, budget, corrected):
+        assert detail["candidate_problem_id"] == problem
+        assert detail["disposition"] == "stay"
+    assert corrected["candidate_match"].startswith("a correction after a set-aside")
+    assert sink["is_new_candidate"] is True

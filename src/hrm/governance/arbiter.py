@@ -642,6 +642,14 @@ class PreemptScoreArbiter:
             aside.aside.lower() in _THE_WORK
             or not set(extract_keywords(aside.aside)).isdisjoint(extract_keywords(active.title))
         )
+        if active is not None and aside.aside.lower() in _THE_WORK:
+            # "Forget that, my partner is vegan actually": what is taken back is the last
+            # thing said, and what follows corrects a detail of the same conversation (D412).
+            rest = replace(turn_input, text=aside.rest)
+            corrected = self._remark_on(rest, rest, registry, active, (), commitment,
+                                        cues_of(aside.rest))  # fmt: skip
+            if corrected is not None:
+                return replace(corrected, how=f"a correction after a set-aside: {corrected.how}")
         found = self._identify_candidate(
             replace(turn_input, text=aside.rest), registry, active, commitment, moving_on=named
         )
@@ -666,7 +674,9 @@ class PreemptScoreArbiter:
         """
         if self._relatedness is None or not cues.remark:
             return None
-        if self._pressing(heard):
+        # A remark asks for nothing, so only trouble presses it (a deadline word is a detail
+        # of the plan: "my partner eats fish now", "we land at 9 on Friday", D412).
+        if self._is_emergency(heard, None) or urgency_markers_in(heard.text):
             return None
         problem = (
             _last_problem(turn_input.context, registry, active, keywords, commitment) or active
