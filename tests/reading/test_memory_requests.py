@@ -166,3 +166,40 @@ def test_a_kept_entry_is_named_by_every_word_said(what: str | None, fully: bool)
 
     canon = {"fact.the-billing-db-host": "the billing db host is pg-billing-2"}
     assert names_fully(canon, what) is fully
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("remember that our staging box is stg-04 fyi", "our staging box is stg-04"),
+        ("Remember that the venue is in Porto, btw.", "the venue is in Porto"),
+        ("keep in mind our office closes at 6 (just so you know)", "our office closes at 6"),
+        ("remember that the build uses Python 3.12 lol", "the build uses Python 3.12"),
+        ("Remember that our deploys are on Fridays, by the way", "our deploys are on Fridays"),
+        ("remember that the band is called For the Record", "the band is called For the Record"),
+    ],
+)
+def test_a_kept_fact_leaves_out_the_aside_it_ends_on(text: str, kept: str) -> None:
+    request = read_memory_request(text)
+    assert request is not None and request.fact == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I prefer tabs, just so you know", "I prefer tabs"),
+        ("Actually, I prefer metric units btw", "I prefer metric units"),
+        ("btw", "btw"),  # nothing else to keep: as said
+    ],
+)
+def test_a_kept_preference_leaves_out_the_aside_it_ends_on(text: str, kept: str) -> None:
+    assert without_discourse_lead(text) == kept
+
+
+@given(st.text(max_size=200))
+def test_leaving_out_an_aside_keeps_a_nonempty_start_of_the_text(text: str) -> None:
+    from hrm.reading.rules.cues import without_trailing_aside
+
+    kept = without_trailing_aside(text)
+    assert text.startswith(kept)
+    assert kept.strip() or kept == text

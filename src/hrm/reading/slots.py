@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from hrm.reading.guards import readable
+from hrm.reading.rules.cues import without_trailing_aside
 from hrm.reading.types import IntentKind, Slots
 
 __all__ = ["SLOT_CHARS", "number_value", "slots_for"]
@@ -313,7 +314,7 @@ def _fact(sentence: str) -> Slots:
     fact = _KEEP_LEAD.sub("", body, count=1)
     if fact == body:
         fact = _without_misspelt_remember(body)
-    fact = _KEEP_TAIL.sub("", fact).strip(" .!?;,")
+    fact = without_trailing_aside(_KEEP_TAIL.sub("", fact)).strip(" .!?;,")
     if not fact or all(w.lower() in _NO_CONTENT for w in _WORD.findall(fact)):
         return Slots()  # "note this down" keeps nothing by itself: what "this" is, is asked
     named = _NAMED_VALUE.match(fact)

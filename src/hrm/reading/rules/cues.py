@@ -47,6 +47,7 @@ __all__ = [
     "without_announcement",
     "without_lead_in",
     "without_opening",
+    "without_trailing_aside",
 ]
 
 _HEAD_CHARS = 2000
@@ -251,6 +252,21 @@ def filler_pattern(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
 
 
 _FILLER = filler_pattern()
+_TRAILING_ASIDE = re.compile(
+    r"(?:[\s,;:\-–—(]*\b(?:btw|fyi|fwiw|tbh|lol|haha+)"
+    r"|\s*[,;:\-–—(]+\s*(?:by the way|just so you know|for the record|for your information))"
+    r"\W*$",
+    re.IGNORECASE,
+)
+"""An aside a sentence ends on: a short one after a space or a mark ("… btw"), a phrase only
+after a mark ("…, just so you know"), since "the band is called For the Record" names one."""
+
+
+def without_trailing_aside(text: str) -> str:
+    """`text` without an aside it ends on ("we're vegetarian btw", "I prefer tabs, just so you
+    know"): a kept statement keeps what it states; as it was when nothing else is left."""
+    rest = _TRAILING_ASIDE.sub("", text)
+    return rest if rest.strip() else text
 
 
 def without_opening(text: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from hrm._keywords import keywords as extract_keywords
 from hrm.reading.cue_gates import has_cue
-from hrm.reading.rules.cues import filler_pattern, without_announcement
+from hrm.reading.rules.cues import filler_pattern, without_announcement, without_trailing_aside
 from hrm.reading.rules.preference_scope import sentences
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
@@ -155,7 +155,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         match = _REQUEST.match(sentence) or _REQUEST_AFTER.match(sentence) or _led(sentence)
         if match is None:
             continue
-        fact = match.group("fact").strip().rstrip(" .!;")
+        fact = without_trailing_aside(match.group("fact").strip()).rstrip(" .!;,")
         if sentence.endswith("?") and not _POLITE_START.match(sentence):
             continue  # "Remember that bug from last week?"
         fact = fact.rstrip("?").strip()
@@ -201,7 +201,7 @@ def without_discourse_lead(sentence: str) -> str:
     """`sentence` without "Actually, " or "Oh and " before what it states (D84), nor an
     announcement ("Unrelated: ", D406): the canon keeps "I prefer a formal tone in cover
     letters", under the key the plain sentence has."""
-    rest = _DISCOURSE_LEAD.sub("", without_announcement(sentence), count=1)
+    rest = without_trailing_aside(_DISCOURSE_LEAD.sub("", without_announcement(sentence), count=1))
     if rest == sentence or not extract_keywords(rest):
         return sentence
     return rest[0].upper() + rest[1:]
