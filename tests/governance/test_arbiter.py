@@ -388,6 +388,12 @@ def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
     # A statement is not read this way: "for the Postgres move" may be a new problem's setting.
     statement = "The enum columns break for the Postgres move in staging"
     assert arbiter.decide(turn(statement), state(), registry, signals()).candidate_match == "new"
+    # Nor is "for X" inside what a follow-up says (D414): "we use the dirs crate for home
+    # paths" named "Tests fail on Windows with a path error" by "path", and went there.
+    inside = "how do we handle the enum columns for Postgres?"
+    assert arbiter.decide(turn(inside), state(), registry, signals()).candidate_match != (
+        "follow-up naming it"
+    )
 
 
 @pytest.mark.parametrize(

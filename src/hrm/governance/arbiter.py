@@ -575,7 +575,9 @@ class PreemptScoreArbiter:
         if last is not None and last.id != active.id:
             # After an aside, "For the Terraform migration, should we do it service by
             # service?" names the problem it goes back to: the mention wins over "it".
-            mentioned = self._explicit_reference(said, registry, switch=False, loose=True)
+            mentioned = self._explicit_reference(
+                said, registry, switch=False, loose=True, opening=True
+            )
             if mentioned is not None:
                 return replace(mentioned, how="follow-up naming it")
         return _Candidate(last or active, False, False, "continuation")
@@ -613,7 +615,9 @@ class PreemptScoreArbiter:
         if follows and not self._pressing(heard):
             # A follow-up may say which of two threads it continues ("For the migration, how
             # do we handle the enum columns?" after an aside): one word only one title has.
-            mentioned = self._explicit_reference(said, registry, switch=False, loose=True)
+            mentioned = self._explicit_reference(
+                said, registry, switch=False, loose=True, opening=True
+            )
             if mentioned is not None:
                 return replace(mentioned, how="follow-up naming it")
             last = _last_problem(turn_input.context, registry, active, keywords, commitment)
@@ -751,14 +755,25 @@ class PreemptScoreArbiter:
         )
 
     def _explicit_reference(
-        self, text: str, registry: ProblemRegistry, *, switch: bool, loose: bool = False
+        self,
+        text: str,
+        registry: ProblemRegistry,
+        *,
+        switch: bool,
+        loose: bool = False,
+        opening: bool = False,
     ) -> _Candidate | None:
         """The problem a request to switch (`switch`) or a mention names, if any; `loose`, a
-        mention naming a title by part of it (`_named_problem`)."""
+        mention naming a title by part of it (`_named_problem`); `opening`, "on X" and "for X"
+        only where they open the message ("For the migration, how …"), not as a preposition
+        inside what it says ("we use the dirs crate for home paths", D414); "about X" anywhere
+        ("a note about backups")."""
         name, pattern = ("switch", _SWITCH_REQUEST) if switch else ("mention", _MENTION)
         if name not in _reference_kinds(text):
             return None
         for match in pattern.finditer(text):
+            if opening and _inside_what_is_said(text, match):
+                continue
             # "back to X" names where the person was; "switch to X" may be a question about
             # a tool ("should I switch to Polars?"), so only its whole X names a problem.
             back = switch and not match.group(0).lower().startswith(("switch", "let"))
@@ -1152,6 +1167,14 @@ def _named_problem(
 
 
 @lru_cache(maxsize=4)
+def _inside_what_is_said(text: str, match: re.Match[str]) -> bool:
+    """Is a mention's "on X" / "for X" a preposition inside the sentence rather than the topic
+    the message opens with?"""
+    if not match.group(0).lower().startswith(("on", "for")):
+        return False
+    return bool(extract_keywords(text[: match.start()]))
+
+
 def _reference_kinds(text: str) -> frozenset[str]:
     """Which of the reference patterns may match `text`: an arbitration asks up to four times
     of one text, and the scan of its words is most of a miss's cost."""
