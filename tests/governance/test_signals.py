@@ -444,3 +444,26 @@ PASSIVE_CANON = {
 )
 def test_a_passive_claim_contradicts_only_the_same_doing(text: str, contradicted: list[str]) -> None:
     assert [c.canon_key for c in find_contradictions(text, PASSIVE_CANON)] == contradicted
+
+
+@pytest.mark.parametrize(
+    ("text", "contradicted"),
+    [
+        ("stop using bullet points", ["preference.from-now-on-always-answer-in-bullet-points"]),
+        ("pls never use bullet points", ["preference.from-now-on-always-answer-in-bullet-points"]),
+        ("no more bullet points please", ["preference.from-now-on-always-answer-in-bullet-points"]),
+        ("don't forget to answer in bullet points", []),  # a reminder, not a negation
+        ("always answer in bullet points", []),  # agrees
+        ("never answer in French", []),  # another instruction
+        ("the build never passes on Windows", []),  # a statement, no instruction
+        ("please refactor the parser", []),
+    ],
+)
+def test_a_standing_instruction_negates_another_on_the_same_words(
+    text: str, contradicted: list[str]
+) -> None:
+    # D415: "stop using bullet points" after "always answer in bullet points" was kept beside
+    # it: neither had a verb of liking, so neither made a claim to compare.
+    found = find_contradictions(text, STATED)
+    assert [c.canon_key for c in found] == contradicted
+    assert all(c.kind == "negation" and c.level is ConflictLevel.HIGH for c in found)

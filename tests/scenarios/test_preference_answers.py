@@ -6,6 +6,8 @@ SmolLM2 answered "Yes. So, yes, you can choose a business goal …".
 
 from __future__ import annotations
 
+import pytest
+
 from hrm.home import HRMHome
 from hrm.llm import LLMCallConfig, Message
 from hrm.pipeline import HRM
@@ -162,3 +164,31 @@ def test_a_conflicting_preference_declined_leaves_the_earlier_one(home: HRMHome)
             "for this problem only."
         )
         assert _preferences(h) == {"preference.i-prefer-tabs-for-python": "I prefer tabs for Python"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "reply", "canon"),
+    [
+        ("yes", "Replaced “please always answer in bullet points” with “stop using bullet "
+         "points” in canon.", {"preference.stop-using-bullet-points": "stop using bullet points"}),
+        ("no", "Understood — “please always answer in bullet points” stays, and nothing else was "
+         "kept.", {"preference.please-always-answer-in-bullet-points":
+                   "please always answer in bullet points"}),
+    ],
+)
+def test_a_standing_instruction_taken_back_replaces_the_kept_one_when_confirmed(
+    home: HRMHome, answer: str, reply: str, canon: dict[str, str]
+) -> None:
+    # D415: "stop using bullet points" was asked about and, on yes, kept beside "always answer
+    # in bullet points": the model was then shown both.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("pls always answer in bullet points")
+        asked = h.turn("stop using bullet points")
+        settled = h.turn(answer)
+        kept = {k: v for k, v in h.stack.canon().items() if isinstance(v, str)}
+    assert asked.response == (
+        "Should I remember “stop using bullet points” as your preference, in place of “please "
+        "always answer in bullet points”? (yes/no)"
+    )
+    assert settled.response == reply
+    assert kept == canon

@@ -324,6 +324,7 @@ _SKIP_BEFORE_VERB = _NEGATORS | {
     "always", "really", "strongly", "still", "now", "actually", "generally", "usually", "also",
     "definitely", "much", "do", "does", "did", "longer", "would", "will", "the", "kind", "sort",
     "of", "to", "starting", "think", "guess", "maybe", "probably", "honestly", "personally",
+    "please", "pls", "plz", "just", "kindly",
 }  # fmt: skip
 _NEGATIVE_VERBS = {"hate", "dislike", "avoid", "detest"}
 _PREF_VERB = re.compile(
@@ -500,8 +501,45 @@ def _claims(text: str, folded: str, rx: _ClaimPatterns) -> tuple[Claim, ...]:
             continue
         hedged = rx.hedge.search(clause_folded) is not None
         found = _pref_claims(clause, clause_folded, hedged, rx)
-        claims.extend(found or _copula_claims(clause, clause_folded, hedged, rx))
+        claims.extend(
+            found
+            or _copula_claims(clause, clause_folded, hedged, rx)
+            or _instruction_claims(clause, hedged)
+        )
     return tuple(claims)
+
+
+_INSTRUCTION = re.compile(
+    r"^\W*(?:(?:please|pls|plz|and|also|ok(?:ay)?|so|from now on|going forward)\W+)*"
+    r"(?:always|never|stop|quit|no more|no longer|don'?t|do not|dont)\b",
+    re.IGNORECASE,
+)
+"""A standing instruction with no verb of liking: "always answer in bullet points", "stop
+using bullet points", "pls never reply in French" (a clause that opens on its marker)."""
+_INSTRUCTION_MARKS = re.compile(
+    r"\b(?:please|pls|plz|always|never|stop|quit|no more|no longer|don'?t|do not|dont"
+    r"|from now on|going forward)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE_MARK = re.compile(
+    r"\b(?:never|stop|quit|no more|no longer|don'?t|do not|dont)\b", re.IGNORECASE
+)
+_REMINDER = re.compile(r"\b(?:(?:don'?t|do not|dont|never)\s+forget|remember)\s+to\b", re.I)
+""""Don't forget to add tests" asks for the tests: a reminder, not a negation."""
+
+
+def _instruction_claims(clause: str, hedged: bool) -> list[Claim]:
+    """A standing instruction as a preference of the person's: its content words, negative
+    for "never", "stop", "don't" … (D415). "Stop using bullet points" negates "always answer in
+    bullet points": half their words are the same, their polarities differ."""
+    if _INSTRUCTION.match(clause) is None:
+        return []
+    reminded = _REMINDER.sub(" ", clause)
+    positive = reminded != clause or _NEGATIVE_MARK.search(clause) is None
+    obj = frozenset(extract_keywords(_INSTRUCTION_MARKS.sub(" ", reminded)))
+    if not obj:
+        return []
+    return [Claim("pref", _USER, obj, positive, frozenset(), hedged, clause.strip())]
 
 
 def _key_words(key: str) -> frozenset[str]:

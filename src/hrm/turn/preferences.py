@@ -71,6 +71,8 @@ def resolve_pending(
         event("preference_declined", key=pending["key"])
         if replaces:
             earlier = "”, “".join(replaces.values())
+            if pending.get("inferred"):
+                return f"Understood — “{earlier}” stays, and nothing else was kept."
             return (f"Understood — “{earlier}” stays; “{pending['statement']}” holds for this "
                     "problem only.")
         return "Understood — I will not treat that as a preference."
@@ -266,9 +268,20 @@ def handle_preference(
         )
         record.writes.append(decision)
         if pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
+            # A yes to one that contradicts a kept preference replaces it (D415), as a yes to
+            # the question after a conflicting stated preference does (D70).
+            replaces = contradicted_canon(signals, "preference.")
             state.pending_preference = {"statement": statement, "key": key}
-            event("preference_pending", key=key, statement=statement)
-            notes.append(f"Should I remember “{statement}” as your preference? (yes/no)")
+            if replaces:  # nothing was kept of it: a no leaves the earlier one alone
+                state.pending_preference.update(replaces=replaces, inferred=True)
+            event("preference_pending", key=key, statement=statement,
+                  **({"replaces": sorted(replaces)} if replaces else {}))  # fmt: skip
+            instead = (
+                f", in place of “{'”, “'.join(replaces.values())}”" if replaces else ""
+            )
+            notes.append(
+                f"Should I remember “{statement}” as your preference{instead}? (yes/no)"
+            )
     return notes
 
 
