@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hrm.continuity import embeddings
 from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
@@ -119,3 +120,17 @@ def test_only_the_move_said_alone_is_the_whole_message() -> None:
 def test_any_text_names_work_with_a_span_inside_it(text: str) -> None:
     for intent in read_focus_intents(text):
         assert 0 <= intent.span[0] < intent.span[1] <= len(text)
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_a_request_about_the_work_in_a_moves_words_is_answered_without_a_note(
+    home: HRMHome,
+) -> None:
+    # The sentence model reads "go back to the previous version of the function" as a move
+    # back (0.86); in a coding session it is a request about the work: no question, no note.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm refactoring the parser module of our compiler")
+        result = h.turn("go back to the previous version of the function")
+    assert not result.asked and result.decision.execution
+    assert not any("Nothing open" in note for note in result.decision.notes)

@@ -36,7 +36,11 @@ def moves(ctx: TurnContext) -> Outcome | None:
         ctx.hctx.topic_id = problem.id
         return Outcome(f"Switched to {titled(problem.title)}", "switch")
     cues = ctx.reading.cues
-    if cues.resume_to and not _names_open_work(ctx, cues.resume_to):
+    named = ctx.reading.first(IntentKind.RESUME)
+    # Only the rules' sure forms: the sentence model also reads "go back to the previous
+    # version of the function" as a move, which names no work to go back to.
+    sure = named is not None and named.reader.startswith("rules")
+    if sure and cues.resume_to and not _names_open_work(ctx, cues.resume_to):
         return _nothing_named(ctx, cues.resume_to, alone=cues.resume_only)
     match = str(ctx.arbitration.arbitration.candidate_match or "")
     if problem is None or not match.startswith(RESUMED):
@@ -76,7 +80,9 @@ def _nothing_named(ctx: TurnContext, named: str, *, alone: bool) -> Outcome | No
     nothing open matched."""
     title = problem_title(named)
     if not alone:
-        ctx.notes.append(f"Nothing open is called “{named}”, so this is taken as new work.")
+        new = ctx.arbitration.arbitration.is_new_candidate
+        taken = ", so this is taken as new work." if new else "."
+        ctx.notes.append(f"Nothing open is called “{named}”{taken}")
         return None
     ctx.close_after_arbitration()
     ctx.state.pending_intent = {
