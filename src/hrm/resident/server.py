@@ -71,7 +71,13 @@ def preload() -> None:
     gc.disable()
     try:
         for name in PRELOAD:
-            importlib.import_module(name)
+            try:
+                importlib.import_module(name)
+            except ModuleNotFoundError:
+                # A library's private module that its version lays out otherwise (typer 0.26
+                # has no `typer._adapters`): a turn imports what it needs itself.
+                if name.startswith("hrm."):
+                    raise
         for name in PREPARE:
             importlib.import_module(name).prepare()
     finally:
