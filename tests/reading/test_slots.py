@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrm.reading import IntentKind, Slots
-from hrm.reading.slots import SLOT_CHARS, number_value, slots_for
+from hrm.reading.slots import SLOT_CHARS, appositive_named, number_value, slots_for
 
 K = IntentKind
 
@@ -91,3 +91,17 @@ def test_slots_read_only_a_bounded_head(kind: IntentKind, head: str) -> None:
 def test_unreadable_text_gives_empty_or_partial_slots(text: str) -> None:
     for kind in IntentKind:
         slots_for(kind, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (", the thing about charts", "charts"),
+        (" that from memory, the bit about my address", "my address"),
+        (", I mean the note on the staging box", "the staging box"),
+        (" that from memory", None),
+        (", thanks", None),
+    ],
+)
+def test_what_that_is_named_as_further_on(text: str, named: str | None) -> None:
+    assert appositive_named(text) == named

@@ -158,3 +158,23 @@ def test_details_and_a_correction_of_one_stay_with_the_plan(home: HRMHome) -> No
         assert detail["disposition"] == "stay"
     assert corrected["candidate_match"].startswith("a correction after a set-aside")
     assert sink["is_new_candidate"] is True
+
+
+def test_a_request_to_forget_that_from_memory_is_never_silent(home: HRMHome) -> None:
+    # D416: "can you drop that from memory, the thing about charts" with nothing kept the turn
+    # before was answered as ordinary text, and the chart note stayed kept.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm preparing the quarterly report.")
+        h.turn("remember that charts need a source line")
+        h.turn("how many charts is too many?")
+        nothing = h.turn("delete that from your memory")
+        named = h.turn("can you drop that from memory, the thing about charts")
+        said_back = h.turn("scratch that")  # takes back what was said: no request of hrm's
+        canon = h.stack.canon()
+    assert nothing.response == (
+        "I kept nothing just before, so “that” names nothing and nothing was forgotten. Say "
+        "what to forget (“forget my address”)."
+    )
+    assert named.response == "Forgotten: “charts need a source line”."
+    assert not any(isinstance(v, str) for v in canon.values())
+    assert said_back.decision.memory_request is None

@@ -20,7 +20,7 @@ from hrm.reading.guards import readable
 from hrm.reading.rules.cues import without_trailing_aside
 from hrm.reading.types import IntentKind, Slots
 
-__all__ = ["SLOT_CHARS", "number_value", "slots_for"]
+__all__ = ["SLOT_CHARS", "appositive_named", "number_value", "slots_for"]
 
 SLOT_CHARS = 400
 """Characters of a sentence read for slots: a command is said in its first few hundred."""
@@ -168,13 +168,28 @@ _GUESS = re.compile(
 )
 
 
+_APPOSITIVE = re.compile(
+    r"^[^,;:—–]*[,;:—–]\s*(?:i\s+mean\s+)?(?:the\s+)?(?:thing|bit|part|stuff|note|one|fact|line"
+    r"|preference)s?\s+(?:about|on|re|regarding|with|of)\s+(?P<what>[^.!?;\n]{2,80})",
+    re.IGNORECASE,
+)
+"""What "that" is said to be after it: "drop that from memory, the thing about charts"."""
+
+
+def appositive_named(text: str) -> str | None:
+    """What a "that" is named as further on in `text` ("…, the thing about charts" →
+    "charts"), if the sentence names it so."""
+    found = _APPOSITIVE.match(text)
+    return _named(found.group("what").strip(" ,"), keep_tail=True) if found else None
+
+
 def _forget(sentence: str) -> Slots:
     verb = _FORGET_VERB.search(sentence)
     if verb is None:
         return Slots()
     rest = _clause(sentence[verb.end() :])
     if _THAT.match(rest) or not rest:
-        return Slots(what=None)
+        return Slots(what=appositive_named(sentence[verb.end() :]))
     guess = _GUESS.match(rest)
     if guess is not None:
         # "forget that I prefer tabs": acted on only if something kept says it (D83)

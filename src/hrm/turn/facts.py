@@ -92,6 +92,9 @@ def forget_kept(
     named = f"“{request.what}”" if request.what else "that"
     if not keys:
         asked.resolution = "nothing kept matches"
+        if request.what is None and just_kept is None:
+            return ["I kept nothing just before, so “that” names nothing and nothing was "
+                    "forgotten. Say what to forget (“forget my address”)."]
         return [f"Nothing I keep matches {named}, so nothing was forgotten."]
     if len(keys) > 1:
         asked.resolution = "ambiguous"

@@ -30,6 +30,7 @@ from hrm._keywords import keywords as extract_keywords
 from hrm.reading.cue_gates import has_cue
 from hrm.reading.rules.cues import filler_pattern, without_announcement, without_trailing_aside
 from hrm.reading.rules.preference_scope import sentences
+from hrm.reading.slots import appositive_named
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = [
@@ -469,7 +470,9 @@ def _forget_intent(
     outright = _FROM_MEMORY.search(head) if "memor" in low or "notes" in low else None
     if outright is not None:
         what = outright.group("what").strip()
-        named = None if what.lower() in _THAT else what
+        named = (
+            appositive_named(head[outright.end() :]) if what.lower() in _THAT else what
+        )
         start = _sentence_start(head, outright.start())
         span = (start, _sentence_end(head, outright.end()))
         return Intent(IntentKind.FORGET, span, FORGET_ACT, "rules:memory.from_memory",

@@ -34,14 +34,21 @@ def forget(ctx: TurnContext) -> Outcome | None:
     if intent.confidence < ctx.services.bands.ask:
         return None  # an ordinary message (`answer` says a command-shaped one was not acted on)
     slots = intent.slots
-    if slots.what is None and ctx.just_kept is None:
+    clause = ctx.reading.text_of(intent)
+    if slots.what is None and ctx.just_kept is None and not _says_memory(clause):
         # "Scratch that", "forget it" with nothing just kept takes back what the person said,
-        # not what hrm keeps (D77), whichever reader heard it.
+        # not what hrm keeps (D77), whichever reader heard it; "delete that from your memory"
+        # asks of hrm's memory all the same, and is told that "that" names nothing (D416).
         return None
     ctx.forget_intent = intent
-    ctx.forget = ForgetRequest(clause=ctx.reading.text_of(intent), what=slots.what,
-                               sure=slots.sure)  # fmt: skip
+    ctx.forget = ForgetRequest(clause=clause, what=slots.what, sure=slots.sure)
     ctx.heard = without_sentence(ctx.turn_input, ctx.forget.clause)
     if ctx.heard is not ctx.turn_input:
         ctx.record.notes.append("the request to forget was left out of arbitration")
     return None
+
+
+def _says_memory(clause: str) -> bool:
+    """Does a request to forget name hrm's memory outright ("… from your memory")?"""
+    low = clause.lower()
+    return "memor" in low or "canon" in low or "your notes" in low
