@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrm.reading.rules.problems import ProblemRequest, read_problem_request
+from hrm.reading.rules.problems import (
+    ProblemRequest,
+    read_problem_intents,
+    read_problem_request,
+)
+from hrm.reading.sentences import sentence_spans
+from hrm.reading.types import IntentKind, ReadingContext
 
 
 @pytest.mark.parametrize(
@@ -85,3 +91,21 @@ def test_reads_a_question_about_what_is_open(text: str) -> None:
 )
 def test_a_question_about_the_work_asks_for_no_list(text: str) -> None:
     assert read_problem_request(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "ref"),
+    [
+        ("park the cover letter, I need to fix my bike first", "cover letter"),
+        ("Please shelve the cover letter.", "cover letter"),
+        ("ok pause the cover letter for a sec", "cover letter"),
+        ("park the car in the garage", None),  # no open problem is the car
+        ("how do I pause the video?", None),
+    ],
+)
+def test_an_imperative_pause_of_an_open_problem_is_a_park(text: str, ref: str | None) -> None:
+    # D418: "park the cover letter, I need to fix my bike first" was read as nothing.
+    context = ReadingContext(open_problems=("I'm writing a cover letter for a data analyst job",))
+    found = read_problem_intents(text, sentence_spans(text), context)
+    parks = [i.slots.ref for i in found if i.kind is IntentKind.PARK]
+    assert parks == ([ref] if ref else [])

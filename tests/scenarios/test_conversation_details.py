@@ -178,3 +178,25 @@ def test_a_request_to_forget_that_from_memory_is_never_silent(home: HRMHome) -> 
     assert named.response == "Forgotten: “charts need a source line”."
     assert not any(isinstance(v, str) for v in canon.values())
     assert said_back.decision.memory_request is None
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_a_cover_letter_a_detour_to_a_bike_and_back(home: HRMHome) -> None:
+    # D417, D418, as a new user: the first message was asked about as a preference ("letter"
+    # was one typo from the cue "better"); "my name is Priya and I have 3 years of …" was
+    # queued as a problem ("have" read as a need) and the next question joined it; "park the
+    # cover letter, I need to fix my bike first" parked nothing.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        letter = h.turn("I'm writing a cover letter for a data analyst job").decision
+        detail = h.turn("my name is Priya and I have 3 years of experience with SQL").decision
+        parked = h.turn("park the cover letter, I need to fix my bike first")
+        back = h.turn("ok back to the cover letter").decision
+        problem = letter.problem["id"]  # type: ignore[index]
+    assert letter.preference is None and letter.arbitration["is_new_candidate"] is True
+    assert detail.arbitration["candidate_problem_id"] == problem
+    assert parked.decision.problem_request is not None
+    assert parked.decision.problem_request.resolution == "paused"
+    assert "Parked ‘I'm writing a cover letter for a data analyst job’." in parked.response
+    assert parked.decision.problem["title"] == "I need to fix my bike first"  # type: ignore[index]
+    assert back.problem["id"] == problem  # type: ignore[index]

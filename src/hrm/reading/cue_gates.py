@@ -8,9 +8,10 @@ A request to keep, forget, close or decide something names what it asks ("rememb
 intents by a tier that generalises needs one of the intent's cue words in the sentence. The
 rules tier reads its own phrasings and is not gated.
 
-A single-word cue of five letters or more also matches a word one slip away (a letter missing,
-added or changed, or two swapped: "fogret", "remeber"), through the deletion neighbourhoods of
-the cues, so a check is linear in the sentence's length. Loaded on first use; a malformed file
+A single-word cue of five letters or more also matches a word one slip away after the same first
+letter (a letter missing, added or changed, or two swapped: "fogret", "remeber"; not "letter"
+for "better"), through the deletion neighbourhoods of the cues, so a check is linear in the
+sentence's length. Loaded on first use; a malformed file
 fails with an error naming its line.
 """
 
@@ -106,7 +107,9 @@ def parse_cue_gates(text: str, *, source: str) -> CueGates:
         single = frozenset(c for c in cues if " " not in c)
         words[kind] = single
         phrases[kind] = tuple(c for c in cues if " " in c)
-        near[kind] = frozenset(d for c in single if len(c) >= _FUZZY_MIN for d in _deletions(c))
+        near[kind] = frozenset(
+            c[0] + d for c in single if len(c) >= _FUZZY_MIN for d in _deletions(c[1:])
+        )
     return CueGates(words=words, phrases=phrases, near=near, unless=unless)
 
 
@@ -118,10 +121,13 @@ def _kind(name: str, source: str, number: int) -> IntentKind:
 
 
 def _near(token: str, words: frozenset[str], near: frozenset[str]) -> bool:
-    """One slip away: a letter missing, added, changed, or two letters swapped."""
+    """One slip away after the same first letter: a letter missing, added, changed, or two
+    letters swapped. People rarely mistype a word's first letter, and most English words one
+    slip from a cue differ in it: "letter" is one from "better", "later" from "water" (D417)."""
     if token in near:
         return True
-    return any(d in words or d in near for d in _deletions(token))
+    first = token[0]
+    return any(first + d in words or first + d in near for d in _deletions(token[1:]))
 
 
 def _deletions(word: str) -> set[str]:

@@ -417,13 +417,24 @@ def _remark(words: list[str]) -> bool:
         words[start] in _OWNERS
         and bool(_own_subject(words))
         and not _troubled(words)
-        and _WANTING.isdisjoint(words)
+        and not _wants(words)
     )
 
 
-_WANTING = _NEEDS | _NEED_WORDS | {"wants"}
+_WANTING = (_NEEDS | _NEED_WORDS | {"wants"}) - {"have"}
 """A need or a want said anywhere in a remark ("My team wants to move the offsite") makes it
 work brought, not a detail."""
+
+
+def _wants(words: list[str]) -> bool:
+    """A need or a want anywhere in `words`; "have" only as "have to" ("my name is Priya and I
+    have 3 years of experience" has something, it needs nothing, D417)."""
+    if not _WANTING.isdisjoint(words):
+        return True
+    return any(
+        word in ("have", "has", "had") and words[i + 1 : i + 2] == ["to"]
+        for i, word in enumerate(words)
+    )
 
 
 def _troubled(words: list[str]) -> bool:

@@ -28,7 +28,7 @@ from typing import Literal
 
 from hrm._keywords import keywords as extract_keywords
 from hrm.reading.rules.focus import read_set_aside
-from hrm.reading.types import Intent, IntentKind, Slots, Span
+from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = ["ProblemRequest", "read_problem_intents", "read_problem_request"]
 
@@ -173,7 +173,41 @@ _KIND_OF = {"resolve": IntentKind.RESOLVE, "park": IntentKind.PARK,
             "list": IntentKind.LIST_OPEN}  # fmt: skip
 
 
-def read_problem_intents(said: str, spans: Sequence[Span]) -> list[Intent]:
+_PARK_NAMED = re.compile(
+    _LEAD + _POLITE + r"(?:park|pause|shelve)\s+(?P<ref>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)"
+    + _END,
+    re.IGNORECASE,
+)
+""""Park the cover letter, I need to fix my bike first": a pause of the problem it names,
+whatever follows. Only when the name is an open problem's (`_names_open`): "park the car in
+the garage" asks nothing of hrm."""
+
+
+def _park_named(said: str, context: ReadingContext) -> Intent | None:
+    """An imperative pause of an open problem named in `said` (D418), if there is one."""
+    low = said.lower()
+    if not context.open_problems or not any(verb in low for verb in ("park", "pause", "shelve")):
+        return None
+    found = _PARK_NAMED.search(said[:_HEAD_CHARS])
+    if found is None:
+        return None
+    ref = _ref(found.group("ref"))
+    if ref is None or not _names_open(ref, context.open_problems):
+        return None
+    start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())
+    return Intent(IntentKind.PARK, (start, found.end()), 0.9, "rules:problems.park_named",
+                  Slots(ref=ref))  # fmt: skip
+
+
+def _names_open(ref: str, titles: Sequence[str]) -> bool:
+    """Are all of `ref`'s content words in one open problem's title?"""
+    words = set(extract_keywords(ref))
+    return bool(words) and any(words <= set(extract_keywords(title)) for title in titles)
+
+
+def read_problem_intents(
+    said: str, spans: Sequence[Span], context: ReadingContext | None = None
+) -> list[Intent]:
     """A request to resolve, park or list problems in `said`, as one intent."""
     low = said.lower()
     said_done = "solved" in low or "close" in low or "resolve" in low
@@ -183,7 +217,8 @@ def read_problem_intents(said: str, spans: Sequence[Span]) -> list[Intent]:
                 return [Intent(IntentKind.RESOLVE, (start, end), 0.85, "rules:problems.done")]
     request = read_problem_request(said)
     if request is None:
-        return []
+        parked = _park_named(said, context) if context is not None else None
+        return [parked] if parked is not None else []
     at = said.find(request.clause)
     if at < 0:
         return []

@@ -51,7 +51,7 @@ class RulesReader:
         if not any(i.kind in ANSWERS for i in answers):
             # An answer to "switch or queue?" (or a bare "switch") decides arbitration: what
             # it says of a problem's status is not read (D43).
-            found += read_problem_intents(said, spans)
+            found += read_problem_intents(said, spans, context)
         intents, declined = self.preferences.read(said)
         found += intents
         # "Keep in mind I prefer tabs" is the preference's, not a fact (D73).

@@ -7,6 +7,7 @@ by which reader."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -45,7 +46,7 @@ def _read(ctx: TurnContext, *, pending: str | None) -> Reading:
     rules = PreferenceRules(classify, kernel.preference_classifier.spans)
     context = ReadingContext(
         pending=pending, just_kept=ctx.just_kept, kept=_Kept(services.stack.canon()),
-        open_problems=_open_titles(ctx) if "forget" in text.lower() else (),
+        open_problems=_open_titles(ctx) if _NAMES_PROBLEMS.search(text) else (),
     )  # fmt: skip
     tiers = (RulesReader(rules), *services.later_tiers)
     return read(text, context, tiers, bands=services.bands)
@@ -90,8 +91,14 @@ def _pending(ctx: TurnContext) -> str | None:
     return None
 
 
+_NAMES_PROBLEMS = re.compile(r"forget|park|pause|shelve", re.IGNORECASE)
+"""Words of the requests whose reading needs the open problems' titles ("forget about X" may
+name a problem instead of something kept; "park the X" pauses only an open problem's X)."""
+
+
 def _open_titles(ctx: TurnContext) -> tuple[str, ...]:
-    """Titles of the open problems: what "forget about X" may name instead of something kept."""
+    """Titles of the open problems: what "forget about X" may name instead of something kept,
+    and what "park the X" may pause."""
     from hrm.governance.problems import ProblemStatus
 
     registry = ctx.services.focus.problem_registry
