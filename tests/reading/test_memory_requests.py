@@ -203,3 +203,18 @@ def test_leaving_out_an_aside_keeps_a_nonempty_start_of_the_text(text: str) -> N
     kept = without_trailing_aside(text)
     assert text.startswith(kept)
     assert kept.strip() or kept == text
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("no, I prefer tabs", "I prefer tabs"),
+        ("No. Use metric units", "Use metric units"),
+        ("nope, always use metric", "Always use metric"),
+        ("no, that is not what I asked, I prefer short answers", "I prefer short answers"),
+        ("nothing fancy, I prefer tabs", "nothing fancy, I prefer tabs"),  # no feedback
+    ],
+)
+def test_a_kept_preference_leaves_out_the_feedback_it_opens_with(text: str, kept: str) -> None:
+    # D419: the canon kept "no, I prefer tabs" under the key "no-i-prefer-tabs".
+    assert without_discourse_lead(text) == kept

@@ -200,3 +200,15 @@ def test_a_cover_letter_a_detour_to_a_bike_and_back(home: HRMHome) -> None:
     assert "Parked ‘I'm writing a cover letter for a data analyst job’." in parked.response
     assert parked.decision.problem["title"] == "I need to fix my bike first"  # type: ignore[index]
     assert back.problem["id"] == problem  # type: ignore[index]
+
+
+def test_feedback_with_a_correction_stays_with_the_work(home: HRMHome) -> None:
+    # D419: "thats wrong, I said no mushrooms" queued a problem titled "I said no mushrooms".
+    with HRM.open(home, "ADMIN", "offline") as h:
+        meals = h.turn("hey, can you help me plan meals for the week?").decision
+        h.turn("what can I cook on monday?")
+        wrong = h.turn("thats wrong, I said no mushrooms").decision.arbitration
+        problems = h.focus.problem_registry.list()
+    assert wrong["candidate_problem_id"] == meals.problem["id"]  # type: ignore[index]
+    assert wrong["disposition"] == "stay"
+    assert len(problems) == 1

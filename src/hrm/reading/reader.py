@@ -172,6 +172,9 @@ def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands, said: str) 
             cues = replace(cues, resume_to=intent.slots.topic, resume_only=alone)
         elif intent.kind is IntentKind.RESUME and not cues.resume and not intent.slots.topic:
             cues = replace(cues, resume=True)
+        elif intent.kind is IntentKind.NEGATIVE_FEEDBACK and not cues.opens_new_topic:
+            # "That's wrong, I said no mushrooms" is about the last answer (D419).
+            cues = replace(cues, follow_up=True)
         elif intent.kind is IntentKind.FOCUS and not cues.focus:
             cues = replace(
                 cues,

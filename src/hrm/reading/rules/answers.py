@@ -16,7 +16,7 @@ from hrm.reading.rules._engine import Rule, match_rules
 from hrm.reading.rules.cues import is_closing
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
-__all__ = ["read_answers", "read_moves"]
+__all__ = ["read_answers", "read_moves", "without_feedback"]
 
 _I = re.IGNORECASE
 _AFFIRM = re.compile(
@@ -60,6 +60,29 @@ _NEGATIVE_FEEDBACK = re.compile(
     _I,
 )
 _NEGATIVE_STARTS = ("no", "wrong", "that", "incorrect", "bad")
+_FEEDBACK_CLAUSE = re.compile(
+    r"^\s*(?:(?:no|nope|nah)\b[,.!]?\s*)?(?:(?:that'?s|that is|this is|it'?s|it is)\s+"
+    r"(?:wrong|incorrect|not (?:it|right|correct|what i (?:asked|meant|said|wanted))|not it)"
+    r"|wrong|incorrect|not what i (?:asked|meant|said|wanted)(?: for)?)?[^,.;:!?]{0,40}?"
+    r"[,.;:!—–]+\s*",
+    _I,
+)
+"""A clause of feedback a sentence opens with, up to its first mark ("no, ", "that's wrong, ",
+"no, that is not what I asked, ")."""
+
+
+def without_feedback(text: str) -> str:
+    """`text` without the feedback on the last answer it opens with ("no, I prefer tabs" →
+    "I prefer tabs"; D419); as it was when it opens with none, or nothing else is said."""
+    rest = text
+    for _ in range(2):  # "no, that is not what I asked, …": two clauses of it
+        if not _NEGATIVE_FEEDBACK.match(rest) and not re.match(r"\s*(?:nope|nah)\b", rest, _I):
+            break
+        found = _FEEDBACK_CLAUSE.match(rest)
+        if found is None or found.end() >= len(rest):
+            break
+        rest = rest[found.end() :]
+    return rest if rest.strip() else text
 
 _MOVES: tuple[Rule, ...] = (
     Rule(IntentKind.NEGATIVE_FEEDBACK, _NEGATIVE_FEEDBACK, 0.9, _NEGATIVE_STARTS,

@@ -260,12 +260,17 @@ _TRAILING_ASIDE = re.compile(
 )
 """An aside a sentence ends on: a short one after a space or a mark ("… btw"), a phrase only
 after a mark ("…, just so you know"), since "the band is called For the Record" names one."""
+_ASIDE_TAIL_CHARS = 48
+"""An aside and the marks before it fit in a sentence's last 48 characters."""
 
 
 def without_trailing_aside(text: str) -> str:
     """`text` without an aside it ends on ("we're vegetarian btw", "I prefer tabs, just so you
     know"): a kept statement keeps what it states; as it was when nothing else is left."""
-    rest = _TRAILING_ASIDE.sub("", text)
+    # Only the tail can hold it: searched from every position of a long run of marks, the
+    # pattern would retry the run from each (quadratic).
+    cut = max(0, len(text) - _ASIDE_TAIL_CHARS)
+    rest = text[:cut] + _TRAILING_ASIDE.sub("", text[cut:])
     return rest if rest.strip() else text
 
 

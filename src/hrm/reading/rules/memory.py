@@ -28,6 +28,7 @@ from typing import Any
 
 from hrm._keywords import keywords as extract_keywords
 from hrm.reading.cue_gates import has_cue
+from hrm.reading.rules.answers import without_feedback
 from hrm.reading.rules.cues import filler_pattern, without_announcement, without_trailing_aside
 from hrm.reading.rules.preference_scope import sentences
 from hrm.reading.slots import appositive_named
@@ -200,9 +201,12 @@ filler every reader leaves out, and the asides a statement to keep opens with.""
 
 def without_discourse_lead(sentence: str) -> str:
     """`sentence` without "Actually, " or "Oh and " before what it states (D84), nor an
-    announcement ("Unrelated: ", D406): the canon keeps "I prefer a formal tone in cover
-    letters", under the key the plain sentence has."""
-    rest = without_trailing_aside(_DISCOURSE_LEAD.sub("", without_announcement(sentence), count=1))
+    announcement ("Unrelated: ", D406), nor feedback on the last answer ("no, that's wrong, ",
+    D419): the canon keeps "I prefer a formal tone in cover letters", under the key the plain
+    sentence has."""
+    rest = without_trailing_aside(
+        _DISCOURSE_LEAD.sub("", without_feedback(without_announcement(sentence)), count=1)
+    )
     if rest == sentence or not extract_keywords(rest):
         return sentence
     return rest[0].upper() + rest[1:]
