@@ -28,7 +28,7 @@ from hrm.reading.rules.memory import (
         ("For future reference, the CI token is rotated monthly.",
          "the CI token is rotated monthly"),
         ("Don't forget to run the linter before committing.",
-         "to run the linter before committing"),
+         "run the linter before committing"),
         ("Thanks. Also, remember that the prod database is read-only on weekends. How do I add "
          "an index?", "the prod database is read-only on weekends"),
         ("Make a note that the invoices table has no primary key",
@@ -45,7 +45,7 @@ from hrm.reading.rules.memory import (
         # The request after the fact.
         ("we use tabs in this repo, remember that going forward", "we use tabs in this repo"),
         ("fyi our prod db is postgres 15, please keep that in mind", "our prod db is postgres 15"),
-        ("remember to use UTC in this project", "to use UTC in this project"),
+        ("remember to use UTC in this project", "use UTC in this project"),
         # A lead in any words the fact cues hold (data/cues.txt), then the fact.
         ("for later: our aws account id is 123456789012", "our aws account id is 123456789012"),
         ("i want you to know that my son's school finishes at 3pm",

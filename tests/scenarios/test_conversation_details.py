@@ -212,3 +212,19 @@ def test_feedback_with_a_correction_stays_with_the_work(home: HRMHome) -> None:
     assert wrong["candidate_problem_id"] == meals.problem["id"]  # type: ignore[index]
     assert wrong["disposition"] == "stay"
     assert len(problems) == 1
+
+
+def test_a_stated_decision_stays_with_the_work_it_decides(home: HRMHome) -> None:
+    # D420: "we're going with pg_dump for the initial copy" was a decision, and also a new
+    # problem queued beside the migration; "what have we decided so far?" then joined it.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        work = h.turn("I'm migrating our billing service from MySQL to Postgres").decision
+        decided = h.turn("we're going with pg_dump for the initial copy").decision
+        asked = h.turn("what have we decided so far?").decision
+        kept = h.turn("remember to use numeric for money columns").response
+        problems = h.focus.problem_registry.list()
+    problem = work.problem["id"]  # type: ignore[index]
+    assert decided.arbitration["candidate_problem_id"] == problem
+    assert asked.arbitration["candidate_problem_id"] == problem
+    assert len(problems) == 1
+    assert kept == "Noted as canon: “use numeric for money columns”."

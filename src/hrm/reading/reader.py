@@ -155,6 +155,10 @@ def read(
     )  # fmt: skip
 
 
+_ABOUT_THE_WORK = frozenset({IntentKind.NEGATIVE_FEEDBACK, IntentKind.DECISION})
+"""Moves that speak of the conversation at hand: what else the message says continues it."""
+
+
 def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands, said: str) -> Cues:
     """`cues` with the moves a tier read at the act band that the rules' cue reading of the
     rest missed: a sentence model's "so, what was we doing before that?" is a resume, and
@@ -172,8 +176,9 @@ def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands, said: str) 
             cues = replace(cues, resume_to=intent.slots.topic, resume_only=alone)
         elif intent.kind is IntentKind.RESUME and not cues.resume and not intent.slots.topic:
             cues = replace(cues, resume=True)
-        elif intent.kind is IntentKind.NEGATIVE_FEEDBACK and not cues.opens_new_topic:
-            # "That's wrong, I said no mushrooms" is about the last answer (D419).
+        elif intent.kind in _ABOUT_THE_WORK and not cues.opens_new_topic:
+            # "That's wrong, I said no mushrooms" is about the last answer (D419); "we're
+            # going with pg_dump for the initial copy" decides something of the work (D420).
             cues = replace(cues, follow_up=True)
         elif intent.kind is IntentKind.FOCUS and not cues.focus:
             cues = replace(

@@ -165,6 +165,8 @@ def read_memory_request(text: str) -> MemoryRequest | None:
             continue
         if _TASK_AT_HAND.search(fact) and fact.lower().startswith("to "):
             continue  # "remember to handle the None case in that function": a to-do for now
+        if fact.lower().startswith("to "):
+            fact = fact[3:].lstrip()  # "remember to run the linter": "run the linter" (D420)
         return MemoryRequest(statement=sentence, fact=fact, subject=_subject(fact))
     return None
 
