@@ -1166,7 +1166,6 @@ def _named_problem(
     return best[1] if best else None
 
 
-@lru_cache(maxsize=4)
 def _inside_what_is_said(text: str, match: re.Match[str]) -> bool:
     """Is a mention's "on X" / "for X" a preposition inside the sentence rather than the topic
     the message opens with?"""
@@ -1175,6 +1174,7 @@ def _inside_what_is_said(text: str, match: re.Match[str]) -> bool:
     return bool(extract_keywords(text[: match.start()]))
 
 
+@lru_cache(maxsize=4)
 def _reference_kinds(text: str) -> frozenset[str]:
     """Which of the reference patterns may match `text`: an arbitration asks up to four times
     of one text, and the scan of its words is most of a miss's cost."""
