@@ -31,6 +31,7 @@ DEV_FLOORS: dict[IntentKind, tuple[float, float]] = {
     K.FOCUS: (0.9, 0.9),
     K.RESUME: (0.9, 0.9),
     K.LIST_OPEN: (0.9, 0.9),
+    K.LIST_KEPT: (0.9, 0.9),
     K.DECISION: (0.75, 0.8),
     K.SET_ASIDE: (0.8, 0.6),
     K.YES: (0.9, 0.6),

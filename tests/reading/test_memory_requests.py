@@ -8,12 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrm.reading.reader import read
+from hrm.reading.rules.cues import without_trailing_aside
 from hrm.reading.rules.memory import (
     fact_key,
     read_memory_request,
     without_discourse_lead,
     without_keep_lead,
 )
+from hrm.reading.types import IntentKind
 
 
 @pytest.mark.parametrize(
@@ -198,8 +201,6 @@ def test_a_kept_preference_leaves_out_the_aside_it_ends_on(text: str, kept: str)
 
 @given(st.text(max_size=200))
 def test_leaving_out_an_aside_keeps_a_nonempty_start_of_the_text(text: str) -> None:
-    from hrm.reading.rules.cues import without_trailing_aside
-
     kept = without_trailing_aside(text)
     assert text.startswith(kept)
     assert kept.strip() or kept == text
@@ -218,3 +219,21 @@ def test_leaving_out_an_aside_keeps_a_nonempty_start_of_the_text(text: str) -> N
 def test_a_kept_preference_leaves_out_the_feedback_it_opens_with(text: str, kept: str) -> None:
     # D419: the canon kept "no, I prefer tabs" under the key "no-i-prefer-tabs".
     assert without_discourse_lead(text) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("What do you know about me?", True),
+        ("ok so what have you remembered so far?", True),
+        ("tell me what you know about me", True),
+        ("list my preferences please", True),
+        ("what's in your memory about me?", True),
+        ("what do you know about kubernetes operators?", False),
+        ("do you remember how to configure nginx?", False),
+        ("what do you know about me and my team's deploy process, and how should we change it?",
+         False),  # more than the question: the model's
+    ],
+)
+def test_what_asks_what_is_kept(text: str, asks: bool) -> None:
+    assert read(text).has(IntentKind.LIST_KEPT) is asks

@@ -228,3 +228,25 @@ def test_a_stated_decision_stays_with_the_work_it_decides(home: HRMHome) -> None
     assert asked.arbitration["candidate_problem_id"] == problem
     assert len(problems) == 1
     assert kept == "Noted as canon: “use numeric for money columns”."
+
+
+def test_what_hrm_knows_about_the_person_is_answered_from_the_canon(home: HRMHome) -> None:
+    # D421: "What do you know about me?" went to the model and opened a problem of that title.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        empty = h.turn("What do you know about me?")
+        h.turn("I prefer concise answers with code examples")
+        h.turn("Remember that our API base URL is https://api.internal.example.com")
+        h.turn("I'm planning a team offsite for 12 people in March")
+        told = h.turn("what do you know about me?")
+        h.turn("forget the API base URL")
+        after = h.turn("what are my preferences?")
+        problems = [p.title for p in h.focus.problem_registry.list()]
+    assert empty.response.startswith("I keep nothing about you yet")
+    assert told.response == (
+        "Your preferences: “I prefer concise answers with code examples”.\n"
+        "Facts you asked me to keep: “our API base URL is https://api.internal.example.com”.\n"
+        "“Forget …” takes one back."
+    )
+    assert not told.decision.execution  # hrm answered; no model call
+    assert "api.internal" not in after.response
+    assert problems == ["I'm planning a team offsite for 12 people in March"]

@@ -61,7 +61,8 @@ For each numbered sentence, give at most one intent, only when the sentence clea
 - forget: take back something the assistant kept
 - resolve / park: mark a problem done / pause a problem
 - focus: keep to one topic (slot turns: how many turns or messages, as a number)
-- resume: go back to earlier work; list_open: ask what is still open
+- resume: go back to earlier work; list_open: ask what is still open; list_kept: ask what
+  the assistant keeps about the person (their preferences and facts)
 - decision: a decision stated about the work; set_aside: set the current work aside and turn to
   something else
 - yes / no (only if the assistant asked a yes/no question), switch / queue (only if it asked

@@ -62,6 +62,8 @@ class IntentKind(str, Enum):
     """Go back to earlier work ("Where were we?", "what were we working on before?")."""
     LIST_OPEN = "list_open"
     """Ask what is open ("What's still open?")."""
+    LIST_KEPT = "list_kept"
+    """Ask what hrm keeps about the person ("What do you know about me?")."""
     DECISION = "decision"
     """A decision stated about the work ("Decided: Netlify", "Postgres it is")."""
     SET_ASIDE = "set_aside"
@@ -88,6 +90,7 @@ COMMANDS: frozenset[IntentKind] = frozenset(
         IntentKind.FOCUS,
         IntentKind.RESUME,
         IntentKind.LIST_OPEN,
+        IntentKind.LIST_KEPT,
         IntentKind.DECISION,
         IntentKind.SET_ASIDE,
     }
@@ -107,6 +110,7 @@ SET_APART: frozenset[IntentKind] = frozenset(
         IntentKind.RESOLVE,
         IntentKind.PARK,
         IntentKind.LIST_OPEN,
+        IntentKind.LIST_KEPT,
     }
 )
 """Commands about the person or hrm's own memory and registry: their words are left out of what

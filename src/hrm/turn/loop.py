@@ -25,6 +25,7 @@ from hrm.turn.steps.feedback import feedback
 from hrm.turn.steps.forget import forget
 from hrm.turn.steps.govern import govern
 from hrm.turn.steps.hrm_answers import hrm_answers
+from hrm.turn.steps.kept import kept
 from hrm.turn.steps.learn import learn
 from hrm.turn.steps.memory import memory
 from hrm.turn.steps.moves import moves
@@ -49,6 +50,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("signals", signals),
     ("forget", forget),
     ("problems", problems),
+    ("kept", kept),
     ("statements", statements),
     ("arbitrate", arbitrate),
     ("moves", moves),

@@ -448,11 +448,31 @@ FORGET_ASK = 0.6
 """A form that may be a figure of speech, matching something kept: asked about."""
 
 
+_ASKS_WHAT_IS_KEPT = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|hey|hi|alright|btw)\W+)*(?:(?:can|could) you\s+(?:please\s+)?)?"
+    r"(?:(?:tell|remind) me\s+)?"
+    r"(?:what\s+(?:(?:do|did)\s+)?you\s+(?:know|remember|keep|have)\s+(?:about|on|of)\s+me"
+    r"|what\s+(?:have|did)\s+you\s+(?:kept|remembered|stored|saved|noted)(?:\s+(?:about|on|of)\s+me)?"
+    r"|what\s+(?:are|were)\s+my\s+preferences"
+    r"|(?:list|show)(?:\s+me)?\s+(?:my\s+preferences|what\s+you\s+(?:know|remember|keep)"
+    r"(?:\s+about\s+me)?)"
+    r"|what(?:'s|\s+is)\s+in\s+your\s+memory(?:\s+about\s+me)?)"
+    r"(?:\s+(?:so\s+far|right\s+now|now|please))?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+"""A message that only asks what hrm keeps about the person: "What do you know about me?",
+"what are my preferences?", "show me what you remember" (D421)."""
+_KEPT_CHARS = 120
+
+
 def read_memory_intents(
     said: str, spans: Sequence[Span], context: ReadingContext
 ) -> list[Intent]:
-    """Requests to forget and facts to remember in `said`, as intents."""
+    """Requests to forget and facts to remember in `said`, and a question about what is kept,
+    as intents."""
     found: list[Intent] = []
+    if len(said) <= _KEPT_CHARS and _ASKS_WHAT_IS_KEPT.match(said):
+        return [Intent(IntentKind.LIST_KEPT, (0, len(said)), 0.9, "rules:memory.list_kept")]
     forget = _forget_intent(said, spans, context)
     if forget is not None:
         found.append(forget)

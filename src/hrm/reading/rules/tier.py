@@ -47,7 +47,10 @@ class RulesReader:
             self.declined = ()
             return tuple(answers)
         memory = read_memory_intents(said, spans, context)
-        found: list[Intent] = [*answers, *(i for i in memory if i.kind is IntentKind.FORGET)]
+        found: list[Intent] = [
+            *answers,
+            *(i for i in memory if i.kind in (IntentKind.FORGET, IntentKind.LIST_KEPT)),
+        ]
         if not any(i.kind in ANSWERS for i in answers):
             # An answer to "switch or queue?" (or a bare "switch") decides arbitration: what
             # it says of a problem's status is not read (D43).

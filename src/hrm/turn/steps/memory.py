@@ -69,5 +69,6 @@ _VERBS = {
     IntentKind.FORGET: "forget something I keep", IntentKind.RESOLVE: "resolve a problem",
     IntentKind.PARK: "park a problem", IntentKind.FOCUS: "focus for a while",
     IntentKind.RESUME: "go back to earlier work", IntentKind.LIST_OPEN: "list what is open",
+    IntentKind.LIST_KEPT: "list what I keep about you",
     IntentKind.DECISION: "record a decision", IntentKind.SET_ASIDE: "set the work aside",
 }  # fmt: skip
