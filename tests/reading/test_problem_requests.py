@@ -109,3 +109,23 @@ def test_an_imperative_pause_of_an_open_problem_is_a_park(text: str, ref: str | 
     found = read_problem_intents(text, sentence_spans(text), context)
     parks = [i.slots.ref for i in found if i.kind is IntentKind.PARK]
     assert parks == ([ref] if ref else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "ref"),
+    [
+        ("the report is done", "report"),
+        ("I'm done with the cover letter, thanks", "cover letter"),
+        ("ok the cover letter is finally finished", "cover letter"),
+        ("the first draft is done, what next?", None),  # a part of the work, not a problem
+        ("my laundry is done", None),
+    ],
+)
+def test_saying_an_open_problem_is_finished_is_asked_about(text: str, ref: str | None) -> None:
+    # D422: "the report is done" resolved nothing and asked nothing.
+    context = ReadingContext(open_problems=(
+        "I'm writing a cover letter for a data analyst job", "Quarterly report for the board",
+    ))
+    found = read_problem_intents(text, sentence_spans(text), context)
+    resolves = [(i.slots.ref, i.confidence) for i in found if i.kind is IntentKind.RESOLVE]
+    assert resolves == ([(ref, 0.6)] if ref else [])

@@ -250,3 +250,20 @@ def test_what_hrm_knows_about_the_person_is_answered_from_the_canon(home: HRMHom
     assert not told.decision.execution  # hrm answered; no model call
     assert "api.internal" not in after.response
     assert problems == ["I'm planning a team offsite for 12 people in March"]
+
+
+def test_saying_the_work_is_done_is_asked_about_and_a_yes_resolves_it(home: HRMHome) -> None:
+    # D422: "the report is done" resolved nothing and asked nothing; a part of the work being
+    # done ("the first draft is done") is no question.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm drafting the quarterly report for the board")
+        draft = h.turn("the first draft is done, what next?")
+        asked = h.turn("the report is done")
+        settled = h.turn("yes")
+        problems = [(p.title, p.status.value) for p in h.focus.problem_registry.list()]
+    assert "resolve" not in draft.response
+    assert asked.response == (
+        "Do you want me to resolve “I'm drafting the quarterly report for the board”? (yes/no)"
+    )
+    assert settled.response == "Resolved ‘I'm drafting the quarterly report for the board’."
+    assert problems == [("I'm drafting the quarterly report for the board", "resolved")]

@@ -199,6 +199,35 @@ def _park_named(said: str, context: ReadingContext) -> Intent | None:
                   Slots(ref=ref))  # fmt: skip
 
 
+_SAID_FINISHED = re.compile(
+    _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
+    r"(?P<ref>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)"
+    r"|(?P<subject>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)\s+(?:is|are)\s+(?:now\s+|finally\s+"
+    r"|all\s+)?(?:done|finished|complete|completed))" + _END,
+    re.IGNORECASE,
+)
+""""The report is done", "I'm done with the cover letter": the work may be over, or only a
+part of it; asked about, never acted on (D422)."""
+FINISHED_ASK = 0.6
+"""In the middle band: "Do you want me to resolve …?" settles it."""
+
+
+def _said_finished(said: str, context: ReadingContext) -> Intent | None:
+    """A statement that an open problem named in `said` is finished (D422), if there is one."""
+    low = said.lower()
+    if not context.open_problems or not any(w in low for w in ("done", "finish", "complete")):
+        return None
+    found = _SAID_FINISHED.search(said[:_HEAD_CHARS])
+    if found is None:
+        return None
+    ref = _ref(found.group("ref") or found.group("subject"))
+    if ref is None or not _names_open(ref, context.open_problems):
+        return None
+    start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())
+    return Intent(IntentKind.RESOLVE, (start, found.end()), FINISHED_ASK,
+                  "rules:problems.said_finished", Slots(ref=ref))  # fmt: skip
+
+
 def _names_open(ref: str, titles: Sequence[str]) -> bool:
     """Are all of `ref`'s content words in one open problem's title?"""
     words = set(extract_keywords(ref))
@@ -217,8 +246,10 @@ def read_problem_intents(
                 return [Intent(IntentKind.RESOLVE, (start, end), 0.85, "rules:problems.done")]
     request = read_problem_request(said)
     if request is None:
-        parked = _park_named(said, context) if context is not None else None
-        return [parked] if parked is not None else []
+        if context is None:
+            return []
+        named = _park_named(said, context) or _said_finished(said, context)
+        return [named] if named is not None else []
     at = said.find(request.clause)
     if at < 0:
         return []
