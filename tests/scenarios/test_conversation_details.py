@@ -267,3 +267,18 @@ def test_saying_the_work_is_done_is_asked_about_and_a_yes_resolves_it(home: HRMH
     )
     assert settled.response == "Resolved ‘I'm drafting the quarterly report for the board’."
     assert problems == [("I'm drafting the quarterly report for the board", "resolved")]
+
+
+def test_a_bakery_website_in_learners_english(home: HRMHome) -> None:
+    # D423, as a new user whose English is a second language: "hello i want make website for
+    # my bakery" was asked about as a preference and opened no problem; "stop, other question:
+    # …" was no detour; "website is finish" asked nothing.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        site = h.turn("hello i want make website for my bakery").decision
+        detour = h.turn("stop, other question: how i make invoice in excel?").decision
+        back = h.turn("ok back to website").decision
+        done = h.turn("website is finish, thank you")
+    assert site.preference is None and site.arbitration["is_new_candidate"] is True
+    assert detour.arbitration["is_new_candidate"] is True
+    assert back.problem["id"] == site.problem["id"]  # type: ignore[index]
+    assert "Do you want me to resolve “Hello i want make website for my bakery”?" in done.response

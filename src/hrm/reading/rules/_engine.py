@@ -14,7 +14,17 @@ from dataclasses import dataclass
 
 from hrm.reading.types import Intent, IntentKind, Slots, Span
 
-__all__ = ["NUMBER_WORDS", "Rule", "match_rules", "number_of", "sentence_at"]
+__all__ = ["NUMBER_WORDS", "TASK_VERBS", "Rule", "match_rules", "number_of", "sentence_at"]
+
+_TASK_TEXT = """
+write build create fix add implement refactor review plan design migrate deploy configure
+generate draft prepare translate convert port debug optimise optimize upgrade install remove
+delete rename schedule organise organize outline help set automate document investigate
+clean update make
+"""
+TASK_VERBS = frozenset(_TASK_TEXT.split())
+"""Verbs a task opens with ("Write a script that …", "i want make a website"): one table for
+the readers that tell a task from a remark or a preference."""
 
 NUMBER_WORDS: dict[str, int] = {
     "one": 1, "a": 1, "two": 2, "a couple of": 2, "couple of": 2, "three": 3, "a few": 3,

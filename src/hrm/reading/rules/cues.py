@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from hrm.reading.rules._engine import TASK_VERBS
 from hrm.reading.rules.preference_scope import INTERROGATIVES, is_past_form
 from hrm.reading.types import Cues
 
@@ -54,7 +55,7 @@ _HEAD_CHARS = 2000
 """A follow-up is a short message; a longer one (a paste) is not one, and is not read."""
 
 _NEW_TOPIC = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw|sorry)\W+)?(?:(?:completely|totally|entirely)\s+)?(?:"
+    r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw|sorry|stop|wait)\W+)?(?:(?:completely|totally|entirely)\s+)?(?:"
     r"unrelated|(?:on an?|in an?)\s+(?:other|different|unrelated|separate)\s+(?:note|topic|matter)"
     r"|on another (?:note|topic|matter)|(?:a\s+)?different (?:topic|question|subject|matter)"
     r"|(?:a\s+)?new (?:topic|task|question|subject|problem|issue)|separately"
@@ -122,13 +123,7 @@ _NEEDS = frozenset(("need", "needs", "want", "must", "have", "wanna", "gotta", "
 _CONTINUING = frozenset(("still", "same", "too"))
 """An undertaking or a subject said with these continues one ("I'm still getting 502s", "My
 income varies a bit each month too"); "also" may add a new one ("Also, my sourdough …")."""
-_TASK_TEXT = """
-write build create fix add implement refactor review plan design migrate deploy configure
-generate draft prepare translate convert port debug optimise optimize upgrade install remove
-delete rename schedule organise organize outline help set automate document investigate
-clean update make
-"""
-_TASK_VERBS = frozenset(_TASK_TEXT.split())
+_TASK_VERBS = TASK_VERBS
 """Opening a sentence, and referring to nothing said: a task ("Write a script that renames the
 stale branches"); "Add tests for it" and "Now add a retry" continue one."""
 _CONTINUING_LEADS = frozenset(("now", "also", "and", "then", "so", "but", "next"))

@@ -41,6 +41,7 @@ from hrm.governance.preferences import (
     PreferenceClassification,
     confirm_required,
 )
+from hrm.reading.rules._engine import TASK_VERBS
 from hrm.reading.rules.instructions import MARKERS, POLITE_REQUEST, is_imperative
 from hrm.reading.sentences import sentence_spans
 
@@ -342,7 +343,8 @@ def _is_question(low: str, clause_start: int, clause_end: int, words: list[str])
 def _is_request(after: list[str]) -> bool:
     if after[:1] == ["to"] or after[:2] in (["you", "to"], ["u", "to"]):
         return True
-    return bool(after) and after[0] in _REQUEST_OBJECTS
+    # "i want make website for my bakery": a task said without its "to" (D423)
+    return bool(after) and (after[0] in _REQUEST_OBJECTS or after[0] in TASK_VERBS)
 
 
 def _standing(after: list[str], *, habitual: bool) -> bool:

@@ -202,8 +202,8 @@ def _park_named(said: str, context: ReadingContext) -> Intent | None:
 _SAID_FINISHED = re.compile(
     _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
     r"(?P<ref>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)"
-    r"|(?P<subject>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)\s+(?:is|are)\s+(?:now\s+|finally\s+"
-    r"|all\s+)?(?:done|finished|complete|completed))" + _END,
+    r"|(?P<subject>(?:(?:the|my|our)\s+)?[^.!?;,:\n]{2,60}?)\s+(?:is|are)\s+(?:now\s+"
+    r"|finally\s+|all\s+)?(?:done|finished|finish|complete|completed))" + _END,
     re.IGNORECASE,
 )
 """"The report is done", "I'm done with the cover letter": the work may be over, or only a
