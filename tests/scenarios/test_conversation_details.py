@@ -278,7 +278,10 @@ def test_a_bakery_website_in_learners_english(home: HRMHome) -> None:
         detour = h.turn("stop, other question: how i make invoice in excel?").decision
         back = h.turn("ok back to website").decision
         done = h.turn("website is finish, thank you")
-    assert site.preference is None and site.arbitration["is_new_candidate"] is True
+    assert site.preference is not None and site.preference.not_a_preference == (
+        "it asks for something now; it is not a standing preference"
+    )
+    assert site.arbitration["is_new_candidate"] is True
     assert detour.arbitration["is_new_candidate"] is True
     assert back.problem["id"] == site.problem["id"]  # type: ignore[index]
     assert "Do you want me to resolve “Hello i want make website for my bakery”?" in done.response
