@@ -122,10 +122,10 @@ def checked_pattern(pattern: str) -> _Pattern:
 def _engine_for(parsed: Any) -> str:
     """``re`` for a pattern that repeats nothing, ``re-short`` for one whose only repetition is
     of one character, else ``re2``."""
-    if _repeats_nothing(parsed):
-        return ENGINE_RE
     constants: Any = importlib.import_module("re._constants")
     repeats = _repetitions(parsed, constants)
+    if not repeats:  # without a repetition of more than one (`?` is fine)
+        return ENGINE_RE
     if len(repeats) == 1 and _one_character(repeats[0], constants):
         return ENGINE_SHORT_RE
     return ENGINE_RE2
@@ -163,31 +163,6 @@ def _one_character(body: Any, constants: Any) -> bool:
         body = body[0][1][-1]
     single = (constants.ANY, constants.IN, constants.LITERAL, constants.NOT_LITERAL)
     return len(body) == 1 and body[0][0] in single
-
-
-def _repeats_nothing(items: Any) -> bool:
-    """Whether a parsed pattern has no repetition of more than one (``?`` is fine)."""
-    constants: Any = importlib.import_module("re._constants")
-    repeats = {constants.MAX_REPEAT, constants.MIN_REPEAT}
-    repeats.add(getattr(constants, "POSSESSIVE_REPEAT", constants.MAX_REPEAT))
-    stack = [items]
-    while stack:
-        for op, value in stack.pop():
-            if op in repeats:
-                if value[1] > 1:
-                    return False
-                stack.append(value[2])
-            elif op is constants.BRANCH:
-                stack.extend(value[1])
-            elif op is constants.SUBPATTERN:
-                stack.append(value[-1])
-            elif op in (constants.ASSERT, constants.ASSERT_NOT):
-                stack.append(value[1])
-            elif op is constants.GROUPREF_EXISTS:
-                stack.extend(branch for branch in value[1:] if branch is not None)
-            elif op is getattr(constants, "ATOMIC_GROUP", None):
-                stack.append(value)
-    return True
 
 
 def _compile(pattern: str, engine: str) -> _Searcher:

@@ -183,22 +183,6 @@ whatever follows. Only when the name is an open problem's (`_names_open`): "park
 the garage" asks nothing of hrm."""
 
 
-def _park_named(said: str, context: ReadingContext) -> Intent | None:
-    """An imperative pause of an open problem named in `said` (D418), if there is one."""
-    low = said.lower()
-    if not context.open_problems or not any(verb in low for verb in ("park", "pause", "shelve")):
-        return None
-    found = _PARK_NAMED.search(said[:_HEAD_CHARS])
-    if found is None:
-        return None
-    ref = _ref(found.group("ref"))
-    if ref is None or not _names_open(ref, context.open_problems):
-        return None
-    start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())
-    return Intent(IntentKind.PARK, (start, found.end()), 0.9, "rules:problems.park_named",
-                  Slots(ref=ref))  # fmt: skip
-
-
 _SAID_FINISHED = re.compile(
     _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
     r"(?P<ref>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)"
@@ -212,20 +196,45 @@ FINISHED_ASK = 0.6
 """In the middle band: "Do you want me to resolve …?" settles it."""
 
 
-def _said_finished(said: str, context: ReadingContext) -> Intent | None:
-    """A statement that an open problem named in `said` is finished (D422), if there is one."""
+@dataclass(frozen=True, slots=True)
+class _OpenProblemForm:
+    """A form of words that asks something of an open problem it names, read only when the
+    name is an open problem's (`_names_open`)."""
+
+    kind: IntentKind
+    pattern: re.Pattern[str]
+    """Names the problem in its group ``ref`` (or ``subject``)."""
+    words: tuple[str, ...]
+    """One of these is in every message the pattern matches: the others are not searched."""
+    confidence: float
+    reader: str
+
+
+_NAMING_OPEN = (
+    _OpenProblemForm(IntentKind.PARK, _PARK_NAMED, ("park", "pause", "shelve"), 0.9,
+                     "rules:problems.park_named"),  # D418
+    _OpenProblemForm(IntentKind.RESOLVE, _SAID_FINISHED, ("done", "finish", "complete"),
+                     FINISHED_ASK, "rules:problems.said_finished"),  # D422
+)  # fmt: skip
+
+
+def _naming_open_problem(said: str, context: ReadingContext) -> Intent | None:
+    """The first `_NAMING_OPEN` form `said` makes of an open problem it names, if any."""
+    if not context.open_problems:
+        return None
     low = said.lower()
-    if not context.open_problems or not any(w in low for w in ("done", "finish", "complete")):
-        return None
-    found = _SAID_FINISHED.search(said[:_HEAD_CHARS])
-    if found is None:
-        return None
-    ref = _ref(found.group("ref") or found.group("subject"))
-    if ref is None or not _names_open(ref, context.open_problems):
-        return None
-    start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())
-    return Intent(IntentKind.RESOLVE, (start, found.end()), FINISHED_ASK,
-                  "rules:problems.said_finished", Slots(ref=ref))  # fmt: skip
+    head = said[:_HEAD_CHARS]
+    for form in _NAMING_OPEN:
+        found = form.pattern.search(head) if any(w in low for w in form.words) else None
+        if found is None:
+            continue
+        ref = _ref(found.groupdict().get("ref") or found.groupdict().get("subject"))
+        if ref is None or not _names_open(ref, context.open_problems):
+            continue
+        start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())
+        return Intent(form.kind, (start, found.end()), form.confidence, form.reader,
+                      Slots(ref=ref))  # fmt: skip
+    return None
 
 
 def _names_open(ref: str, titles: Sequence[str]) -> bool:
@@ -248,7 +257,7 @@ def read_problem_intents(
     if request is None:
         if context is None:
             return []
-        named = _park_named(said, context) or _said_finished(said, context)
+        named = _naming_open_problem(said, context)
         return [named] if named is not None else []
     at = said.find(request.clause)
     if at < 0:
