@@ -82,7 +82,6 @@ if TYPE_CHECKING:
     from hrm.config import PolicySurface
 
 __all__ = [
-    "NOTHING_NAMED",
     "ArbitrationDecision",
     "ArbitrationDisposition",
     "CommitmentView",
@@ -93,7 +92,7 @@ __all__ = [
     "resume_target",
 ]
 
-NOTHING_NAMED = "resume request: no open problem is named"
+_NOTHING_NAMED = "resume request: no open problem is named"
 """How arbitration names "resume the garden project" when no open problem is the garden
 project: it stays where it is, and the turn says so and asks (step ``moves``)."""
 EXPLICIT_REFERENCE_THRESHOLD = 0.5
@@ -532,7 +531,7 @@ class PreemptScoreArbiter:
             if cues.resume_only:
                 # A move back to work that is not open opens nothing: no problem is titled
                 # "Resume the garden project".
-                return None if active is None else _Candidate(active, False, False, NOTHING_NAMED)
+                return None if active is None else _Candidate(active, False, False, _NOTHING_NAMED)
         if cues.closing:
             # "Thanks, that's all for today." ends the exchange: it brings no problem (D78).
             if active is None:
