@@ -9,6 +9,7 @@ queued as a problem of its own.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -18,6 +19,7 @@ from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.reading.rules.memory import kept_matching, read_forget_request, without_clause
+from hrm.storage.rebuild import rebuild
 
 SHORT = "I prefer short paragraphs."
 DEADLINE = "Remember that the grant deadline is March 3."
@@ -219,3 +221,47 @@ def test_what_is_left_of_a_statement_is_made_of_its_own_words(statement: str, pa
     if rest is not None:
         assert len(rest) < len(statement)
         assert set(re.findall(r"\w+", rest.lower())) <= set(re.findall(r"\w+", statement.lower()))
+
+
+def _decisions(h: HRM) -> list[str]:
+    active = h.focus.problem_registry.get_active()
+    working = h.stack.bus.working.get(active.id) if active is not None else None
+    return [] if working is None else [d["decision"] for d in working.local_decisions]
+
+
+def _shown_decisions(result: Any) -> list[str]:
+    retrieved = result.decision.attention_state["retrieved"]
+    return [e["key"] for e in retrieved if e["source"] == "working_set"]
+
+
+def test_a_stated_decision_can_be_forgotten(home: HRMHome) -> None:
+    # "we decided to use sqlc instead of gorm" was kept in the problem's notes, and "forget
+    # what I said about sqlc" was answered "Nothing I keep matches": the model went on being
+    # shown a decision the person had taken back (D424).
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm building a REST API in Go for a bookstore")
+        h.turn("we decided to use sqlc instead of gorm")
+        assert _decisions(h) == ["use sqlc instead of gorm"]
+        asked = h.turn("which query library should the order service use?")
+        assert _shown_decisions(asked) == ["decision.0"]  # the model is shown it
+        h.turn("never suggest gorm to me again")
+        both = h.turn("forget what I said about gorm")  # the preference and the decision
+        assert both.response.startswith("More than one thing I keep matches “gorm”:")
+        assert "“use sqlc instead of gorm”" in both.response
+        assert _decisions(h) == ["use sqlc instead of gorm"]
+        gone = h.turn("forget what I said about sqlc")
+        assert gone.response == (
+            "Forgotten the decision “use sqlc instead of gorm”; it is no longer part of the "
+            "problem's notes."
+        )
+        assert gone.decision.memory_request["resolution"] == "forgotten"
+        assert gone.decision.writes[-1]["target"] == "working_set"
+        assert _decisions(h) == []
+        assert "preference.never-suggest-gorm-to-me-again" in _kept(h)  # the rest stays
+        shown = h.turn("which query library should the order service use?")
+        assert _shown_decisions(shown) == []
+    with HRM.open(home, "ADMIN", "offline") as again:  # another process: still gone
+        assert _decisions(again) == []
+    rebuild(home)  # the databases made anew from the ledgers: still gone
+    with HRM.open(home, "ADMIN", "offline") as rebuilt:
+        assert _decisions(rebuilt) == []

@@ -43,6 +43,9 @@ class _Stack:
     def canon(self) -> dict[str, Any]:
         return self._canon
 
+    def forgettable(self) -> dict[str, Any]:
+        return self._canon
+
 
 class _Registry:
     def list(self) -> list[Any]:

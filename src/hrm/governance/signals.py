@@ -207,6 +207,8 @@ def deadline_markers_in(text: str) -> list[str]:
     is not a marker.
     """
     hits = _DEADLINE.hits(text)
+    if "now" in (hit.lower() for hit in hits) and _STATE_NOW.search(spoken(text)):
+        hits = tuple(hit for hit in hits if hit.lower() != "now")
     if not hits or not any(hit.lower() in _ASKABLE for hit in hits):
         return list(hits)
     asked = _ASKS_WHEN_DUE.search(spoken(text))
@@ -215,6 +217,14 @@ def deadline_markers_in(text: str) -> list[str]:
     return [hit for hit in hits if hit.lower() != asked.group("word").lower()]
 
 
+_STATE_NOW = re.compile(
+    r"(?:\b(?:is|are|am|was|were|be|been)|'s|'re|'m)\s+"
+    r"(?!(?:needed|required|wanted|expected|due|urgent)\b)(?:[\w$€£%@.'/-]+\s+){0,3}now\b",
+    re.IGNORECASE,
+)
+"""A state as it stands: "the budget is 350 now", "we're vegan now", "my email is x@y.z now".
+Its "now" means "by this time", not "at once": it presses nothing (D426). Needs said with a
+copula ("it's needed now") still do."""
 _ASKABLE = frozenset(("deadline", "due"))
 _ASKS_WHEN_DUE = re.compile(
     r"(?:^|(?<=[.!?])\s+|\n)\W*(?:so\W+|and\W+|also\W+|ok(?:ay)?\W+)*"

@@ -268,6 +268,35 @@ class MemoryBus:
         )
         return verdict
 
+    def forget_decision(self, problem_id: str, said: str, *, asked: str) -> WriteDecision:
+        """Take a stated decision out of the problem's working set because the person asked
+        (D424): what the model is shown of the problem no longer holds it. The turn record
+        that heard it keeps it, as a forgotten preference's history does. Logged as a
+        ``write_completed`` episode; a decision no longer there changes nothing.
+        """
+        wanted = said.casefold()
+        with self.working.db.transaction():
+            working = self.working.get(problem_id)
+            decisions = [] if working is None else working.local_decisions
+            kept = [d for d in decisions if _decision_text(d).casefold() != wanted]
+            removed = len(decisions) - len(kept)
+            if removed:
+                self.working.update(problem_id, replace=True, local_decisions=kept)
+        verdict = WriteDecision(
+            True, MemoryTarget.WORKING_SET,
+            "the person asked to forget it" if removed else "no such decision (already gone)",
+        )  # fmt: skip
+        self._log_write(
+            MemoryTarget.WORKING_SET,
+            "local_decisions",
+            verdict,
+            problem_id=problem_id,
+            source="user",
+            request_reason=f"the person asked to forget a decision ({asked})",
+            outcome={"problem_id": problem_id, "removed": removed},
+        )
+        return verdict
+
     def write(self, request: WriteRequest) -> WriteDecision:
         """Evaluate `request` with the gate and carry the decision out.
 
@@ -422,3 +451,10 @@ def _as_pattern(payload: Any, key: str) -> SynthesizedPattern:
     data = dict(payload)
     data.setdefault("id", key)
     return SynthesizedPattern.from_dict(data)
+
+
+def _decision_text(decision: Any) -> str:
+    """What a stated decision in a working set says (``decision``), whatever its shape."""
+    if isinstance(decision, dict):
+        return str(decision.get("decision", ""))
+    return str(decision)

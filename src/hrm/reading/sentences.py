@@ -13,11 +13,18 @@ import re
 
 from hrm.reading.types import Span
 
-__all__ = ["MAX_READ_CHARS", "sentence_spans"]
+__all__ = ["IN_PHRASE", "IN_SENTENCE", "MAX_READ_CHARS", "sentence_spans"]
 
 MAX_READ_CHARS = 20_000
 """Characters of a message that readers look at: a 1 MB paste is read by its head, in bounded
 time, and the model still sees the whole message."""
+
+IN_SENTENCE = r"(?:[^.!?;\n]|\.(?=\w))"
+"""One character of a sentence's words, as a pattern for the readers' slots: anything but where
+a sentence ends, and a dot between word characters ("fly.io", "next.js", "3.12") stays inside
+(D425). Its two alternatives exclude each other, so a repetition of it stays linear."""
+IN_PHRASE = r"(?:[^.!?;,:\n]|\.(?=\w))"
+"""`IN_SENTENCE` that also stops at a comma or a colon: one phrase of a sentence."""
 
 _BREAK = re.compile(r"(?:[.!?;]+(?=\s)|\n)")
 _ABBREVIATIONS = ("e.g", "i.e", "vs", "etc", "approx", "mr", "mrs", "ms", "dr", "st", "no")

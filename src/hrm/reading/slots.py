@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from hrm.reading.guards import readable
 from hrm.reading.rules.cues import without_trailing_aside
+from hrm.reading.sentences import IN_SENTENCE
 from hrm.reading.types import IntentKind, Slots
 
 __all__ = ["SLOT_CHARS", "appositive_named", "number_value", "slots_for"]
@@ -170,7 +171,7 @@ _GUESS = re.compile(
 
 _APPOSITIVE = re.compile(
     r"^[^,;:—–]*[,;:—–]\s*(?:i\s+mean\s+)?(?:the\s+)?(?:thing|bit|part|stuff|note|one|fact|line"
-    r"|preference)s?\s+(?:about|on|re|regarding|with|of)\s+(?P<what>[^.!?;\n]{2,80})",
+    r"|preference)s?\s+(?:about|on|re|regarding|with|of)\s+(?P<what>" + IN_SENTENCE + r"{2,80})",
     re.IGNORECASE,
 )
 """What "that" is said to be after it: "drop that from memory, the thing about charts"."""

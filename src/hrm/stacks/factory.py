@@ -134,6 +134,20 @@ class CognitiveStack:
             view = self._canon_view = (latest, MappingProxyType(dict(latest)))
         return view[1]
 
+    def forgettable(self) -> Mapping[str, Any]:
+        """What a request to forget can name: the canon, and the decisions the person stated
+        in the working sets still live (D424), each under ``decision.<problem id>.<n>``."""
+        from hrm.reading.rules.memory import DECISION_KEY
+
+        canon = self.canon()
+        decisions = {
+            f"{DECISION_KEY}{working.problem_id}.{i}": str(decision.get("decision", ""))
+            for working in self.bus.working.list_active()
+            for i, decision in enumerate(working.local_decisions)
+            if isinstance(decision, dict) and decision.get("decision")
+        }
+        return {**canon, **decisions} if decisions else canon
+
     def learnings(self) -> Any:
         """The home's learnings repository, on the home's database, built once.
 
@@ -257,6 +271,23 @@ class CognitiveStack:
         kept with the version so the history says why.
         """
         return self._retract(key, {"forgotten": asked}, reason="the person asked to forget it")
+
+    def forget_decision(self, key: str, said: str, *, asked: str) -> dict[str, Any]:
+        """Take the stated decision `key` (a `forgettable` key) out of its working set (D424)."""
+        from hrm.reading.rules.memory import DECISION_KEY
+
+        problem_id = key.removeprefix(DECISION_KEY).rpartition(".")[0]
+        verdict = self.bus.forget_decision(problem_id, said, asked=asked)
+        return {
+            "target_requested": "working_set",
+            "key": "local_decisions",
+            "approved": verdict.approved,
+            "target": getattr(verdict.target, "value", verdict.target),
+            "reason": verdict.reason,
+            "conditions": list(verdict.conditions),
+            "decision": said,
+            "forgotten": True,
+        }
 
     def forget_part(self, key: str, kept: str, *, asked: str) -> dict[str, Any]:
         """Keep only `kept` of the canon fact `key`: the person asked to forget the rest (D83).

@@ -13,6 +13,7 @@ from typing import Any
 
 from hrm.reading.rules.decisions import StatedDecision
 from hrm.reading.rules.memory import (
+    DECISION_KEY,
     ForgetRequest,
     MemoryRequest,
     fact_key,
@@ -82,7 +83,7 @@ def forget_kept(
     `just_kept` is the key the turn before wrote, what "forget that" means. A request naming
     nothing kept, or more than one thing, changes nothing and says so.
     """
-    canon = stack.canon()
+    canon = stack.forgettable()
     if request.what is None:
         keys = [just_kept] if just_kept and kept_text(canon.get(just_kept)) is not None else []
     else:
@@ -102,6 +103,8 @@ def forget_kept(
         return [f"More than one thing I keep matches {named}: {listed}. Say which one to forget."]
     key = keys[0]
     statement = kept_text(canon[key]) or ""
+    if key.startswith(DECISION_KEY):
+        return _forget_decision(stack, key, statement, request, asked, record, event)
     # "Forget that I live in Lisbon" of "my name is Ana Costa and I live in Lisbon" keeps the
     # name (D83): a fact said in several clauses loses only the one named.
     rest = (
@@ -126,6 +129,18 @@ def forget_kept(
     return [f"I could not forget “{statement}”: {decision.get('reason')}."]
 
 
+def _forget_decision(
+    stack: Any, key: str, said: str, request: ForgetRequest, asked: ForgetRequestRecord,
+    record: DecisionRecord, event: Any,
+) -> list[str]:
+    """Take a stated decision out of its problem's working set (D424); the notes to show."""
+    decision = stack.forget_decision(key, said, asked=request.clause)
+    record.writes.append(decision)
+    asked.resolution = "forgotten"
+    event("decision_forgotten", key=key, decision=said)
+    return [f"Forgotten the decision “{said}”; it is no longer part of the problem's notes."]
+
+
 def keep_decision(
     stack: Any, problem_id: str, stated: StatedDecision, *, turn: int, event: Any
 ) -> dict[str, Any]:
@@ -143,5 +158,17 @@ def keep_decision(
         "reason": verdict.reason,
         "conditions": list(verdict.conditions),
         "decision": stated.decision,
+        "kept_as": _kept_as(stack, problem_id, stated.decision),
     }
+
+
+def _kept_as(stack: Any, problem_id: str, decision: str) -> str | None:
+    """The `forgettable` key of a decision in the problem's working set, so that "forget
+    that" right after it takes it back (D424)."""
+    working = stack.bus.working.get(problem_id)
+    said = decision.casefold()
+    for i, kept in enumerate(working.local_decisions if working is not None else ()):
+        if isinstance(kept, dict) and str(kept.get("decision", "")).casefold() == said:
+            return f"{DECISION_KEY}{problem_id}.{i}"
+    return None
 

@@ -35,7 +35,7 @@ _PROBLEM_KINDS: dict[str, Literal["resolve", "park"]] = {"resolve": "resolve", "
 def ask_to_forget(ctx: TurnContext, intent: Intent, request: ForgetRequest) -> list[str]:
     """The note for a request to forget read in the ask band: the question, held in the turn
     state, or that nothing kept matches (then there is nothing to ask)."""
-    canon = ctx.services.stack.canon()
+    canon = ctx.services.stack.forgettable()
     keys = kept_matching(canon, request.what or "") if request.what else []
     if len(keys) != 1:
         named = f"“{request.what}”" if request.what else "that"

@@ -290,8 +290,11 @@ class TurnRunner:
 
 
 def _kept(writes: list[dict[str, Any]]) -> str | None:
-    """The key of the last preference or fact this turn's writes kept in the canon, if any."""
+    """The key of the last preference or fact this turn's writes kept in the canon, or of the
+    decision it kept in a working set (D424), if any."""
     for write in reversed(writes):
+        if write.get("approved") and write.get("kept_as"):
+            return str(write["kept_as"])
         key = str(write.get("key") or "")
         if (
             write.get("approved") and write.get("target") == "shared_reference"

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from hrm._keywords import keywords as extract_keywords
 from hrm._text import shorten
+from hrm.reading.sentences import IN_SENTENCE
 from hrm.reading.types import Intent, IntentKind, Slots
 
 __all__ = ["StatedDecision", "read_decision_intents", "read_stated_decision"]
@@ -50,7 +51,8 @@ _FORMS = (
     r"(?:final\s+|the\s+)?decision(?:\s+is)?\s*:",
 )
 _DECISION = re.compile(
-    _LEAD + r"(?P<lead>" + "|".join(_FORMS) + r")\s+(?P<what>[^.!?;\n]{3,200})(?P<end>[.!?;]|$)",
+    _LEAD + r"(?P<lead>" + "|".join(_FORMS) + r")\s+"
+    r"(?P<what>" + IN_SENTENCE + r"{3,200})(?P<end>[.!?;]|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 _DECISION_WORDS = ("go with", "use", "stick with", "stay with", "pick", "choose", "switch to",

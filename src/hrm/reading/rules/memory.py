@@ -31,10 +31,12 @@ from hrm.reading.cue_gates import has_cue
 from hrm.reading.rules.answers import without_feedback
 from hrm.reading.rules.cues import filler_pattern, without_announcement, without_trailing_aside
 from hrm.reading.rules.preference_scope import sentences
+from hrm.reading.sentences import IN_SENTENCE
 from hrm.reading.slots import appositive_named
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = [
+    "DECISION_KEY",
     "ForgetRequest",
     "MemoryRequest",
     "fact_key",
@@ -53,11 +55,18 @@ _LEAD = r"^\W*+(?:(?:ok(?:ay)?|also|and|so|btw|oh|hey|fyi)\b\W+)*"
 _POLITE = r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?)\s+)?"
 _THIS = r"(?:this|that|it)"
 _SEP = r"\s*[,:\-–—]"
+_NOT_FORGET = (
+    r"(?:don'?t|do\s+not|not|never|(?:you\s+)?(?:must|should)\s*not|mustn'?t|shouldn'?t)"
+    r"\s+forget"
+)
+"""A negated "forget", as people say it: "don't forget", "please not forget", "you must not
+forget" — a request to keep, never to forget (D427)."""
 _REQUEST = re.compile(
     _LEAD + _POLITE + r"(?:"
     r"remember(?:\s+(?:that|this)\s*:?|\s*[,:]|\s*[-–—]|(?=\s+to\s))"
     r"|you should know(?:\s+that|\s*[,:])|save(?:\s+" + _THIS + r")?\s+for later" + _SEP + r"?"
-    r"|(?:keep|bear) in mind(?:\s+that|\s*:)?|(?:don'?t|do not) forget(?:\s+that|\s*:|(?=\s+to\s))?"
+    r"|(?:keep|bear) in mind(?:\s+that|\s*:)?"
+    r"|" + _NOT_FORGET + r"(?:\s+that|\s*:|(?=\s+to\s))?"
     r"|for (?:future|later) reference\s*[,:]?"
     r"|make a note(?:\s+(?:of\s+)?" + _THIS + r")?(?:\s+that|" + _SEP + r")"
     # A verb of keeping, its object "this", then what to keep: "keep this in mind, we ship on
@@ -73,7 +82,7 @@ _REQUEST_AFTER = re.compile(
     # The fact ends at a character that is no separator or space, and the run after it is
     # taken whole (possessive): a run of 2,000 dashes is scanned once, not once a position.
     _LEAD + r"(?P<fact>\S.{5,}?)(?<![\s,;:\-–—])\s*+[,;:\-–—]++\s*+(?:(?:so\s+)?please\s+|pls\s+)?"
-    r"(?:remember|(?:keep|bear)|note|save|store|(?:don'?t|do not) forget)\s+(?:that|this|it)"
+    r"(?:remember|(?:keep|bear)|note|save|store|" + _NOT_FORGET + r")\s+(?:that|this|it)"
     r"(?:\s+in mind)?(?:\s+(?:going forward|from now on|for later|for the future|please))?"
     r"\s*[.!]*$",
     re.IGNORECASE | re.DOTALL,
@@ -179,7 +188,7 @@ def fact_key(request: MemoryRequest) -> str:
 
 _KEEP_LEAD = re.compile(
     _LEAD + r"(?:please\s+)?(?:keep in mind|remember|note|just so you know|"
-    r"for (?:future|later) reference|fyi|for the record|(?:don'?t|do not) forget)"
+    r"for (?:future|later) reference|fyi|for the record|" + _NOT_FORGET + r")"
     r"(?:\s+that)?\s*[,:\-–—]?\s+(?=\S)",
     re.IGNORECASE,
 )
@@ -261,17 +270,19 @@ _FORGET_THAT = re.compile(
 _FORGET_NAMED = re.compile(
     r"(?:forget|disregard|ignore|never ?mind|drop)\s+(?:about\s+)?what\s+(?:i|we)\s+"
     r"(?:said|told you|mentioned|wrote|asked you to remember)\s+(?:about|regarding|on|re)\s+"
-    r"(?P<about>[^.!?;\n]+)"
+    r"(?P<about>" + IN_SENTENCE + r"+)"
     r"|(?:forget|disregard)\s+(?:about\s+)?(?:the|my|that|our)\s+"
-    r"(?P<told>[^.!?;\n]+?)\s+(?:i|we)\s+(?:told you(?:\s+about)?|mentioned|gave you|said"
-    r"|asked you to remember)(?=\W|$)[^.!?;\n]*"
+    r"(?P<told>" + IN_SENTENCE + r"+?)"
+    r"\s+(?:i|we)\s+(?:told you(?:\s+about)?|mentioned|gave you|said"
+    r"|asked you to remember)(?=\W|$)" + IN_SENTENCE + r"*"
     r"|(?:forget|disregard|drop|delete|remove)\s+(?:about\s+)?(?:my|the|that)\s+"
-    r"(?:preference|fact|note)s?\s+(?:for|about|on|that|regarding)\s+(?P<kept>[^.!?;\n]+)"
+    r"(?:preference|fact|note)s?\s+(?:for|about|on|that|regarding)\s+"
+    r"(?P<kept>" + IN_SENTENCE + r"+)"
     r"|forget\s+that\s+(?P<said>(?:i|we)\s+(?:prefer|like|want|hate|use|said|told you)\b"
-    r"[^.!?;\n]*)"
+    + IN_SENTENCE + r"*)"
     r"|forget\s+that\s+(?P<guess>(?:i|we|my|our|i'm|we're|i've|we've)\s+[^.!?;,\n]+)"
     r"|(?:stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\s+"
-    r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+[^.!?;\n]+)",
+    r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+" + IN_SENTENCE + r"+)",
     re.IGNORECASE,
 )
 """"Forget what I said about paragraphs", "Forget the deadline I told you", "Forget my
@@ -363,6 +374,13 @@ _CLAUSE_PART = re.compile(
 _JOINER_AT_EDGES = re.compile(r"^\s*(?:and|but)\s+|\s+(?:and|but)\s*$", re.IGNORECASE)
 
 
+DECISION_KEY = "decision."
+"""How a decision the person stated, kept in a problem's working set, is named beside the
+canon's preferences and facts when a request to forget is matched (D424)."""
+
+_FORGETTABLE = ("preference.", "fact.", DECISION_KEY)
+
+
 def kept_matching(canon: Mapping[str, Any], what: str) -> list[str]:
     """The kept preferences and facts that `what` names best: those sharing the most content
     words with it, none when no entry shares one. More than one is an ambiguity the person
@@ -373,7 +391,7 @@ def kept_matching(canon: Mapping[str, Any], what: str) -> list[str]:
     scored: list[tuple[int, str]] = []
     for key, value in canon.items():
         text = kept_text(value)
-        if text is None or not key.startswith(("preference.", "fact.")):
+        if text is None or not key.startswith(_FORGETTABLE):
             continue
         shared = len(wanted & _stems(text))
         if shared:
@@ -410,7 +428,8 @@ _SAID_OF_EVERY_ENTRY = frozenset(
 
 _FROM_MEMORY = re.compile(
     r"(?:^|(?<=[\s,;:]))(?:please\s+|pls\s+|can you\s+|could you\s+)?"
-    r"(?:delete|remove|erase|wipe|clear|drop|forget)\s+(?P<what>that|this|it|[^.!?;\n]{2,80}?)"
+    r"(?:delete|remove|erase|wipe|clear|drop|forget)\s+"
+    r"(?P<what>that|this|it|" + IN_SENTENCE + r"{2,80}?)"
     r"\s+(?:from|out of)\s+(?:your\s+|the\s+)?(?:memory|memories|notes|canon)\b",
     re.IGNORECASE,
 )

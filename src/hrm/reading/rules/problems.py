@@ -28,6 +28,7 @@ from typing import Literal
 
 from hrm._keywords import keywords as extract_keywords
 from hrm.reading.rules.focus import read_set_aside
+from hrm.reading.sentences import IN_PHRASE
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = ["ProblemRequest", "read_problem_intents", "read_problem_request"]
@@ -47,10 +48,10 @@ _POLITE = (
 _NOUN = r"(?:problem|issue|task|thread|topic|ticket|item|one|matter)"
 _DONE = r"(?:done|resolved|solved|complete|completed|finished|closed|fixed|sorted)"
 _THE_WORK = r"(?:it|this|that)(?:\s+" + _NOUN + r")?"
-_NAMED = r"(?:the|this|that|my|our)\s+[^.!?;,:\n]{0,60}?\b" + _NOUN + r"s?"
-_ANY_REF = r"[^.!?;,:\n]{1,80}?"
-_ABOUT = r"(?:\s+(?:for|on|with)\s+(?P<about>[^.!?;,:\n]{1,60}?))?"
-_END = r"(?=\s*(?:[.!?;,:]|\s(?:now|please|then|too|already|for\s+good)\b|$))"
+_NAMED = r"(?:the|this|that|my|our)\s+" + IN_PHRASE + r"{0,60}?\b" + _NOUN + r"s?"
+_ANY_REF = IN_PHRASE + r"{1,80}?"
+_ABOUT = r"(?:\s+(?:for|on|with)\s+(?P<about>" + IN_PHRASE + r"{1,60}?))?"
+_END = r"(?=\s*(?:[.!?;,:](?!\w)|\s(?:now|please|then|too|already|for\s+good)\b|$))"
 _RESOLVE = tuple(
     re.compile(_LEAD + form + _END, re.IGNORECASE)
     for form in (
@@ -174,7 +175,7 @@ _KIND_OF = {"resolve": IntentKind.RESOLVE, "park": IntentKind.PARK,
 
 
 _PARK_NAMED = re.compile(
-    _LEAD + _POLITE + r"(?:park|pause|shelve)\s+(?P<ref>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)"
+    _LEAD + _POLITE + r"(?:park|pause|shelve)\s+(?P<ref>(?:the|my|our)\s+" + IN_PHRASE + r"{2,60}?)"
     + _END,
     re.IGNORECASE,
 )
@@ -185,13 +186,16 @@ the garage" asks nothing of hrm."""
 
 _SAID_FINISHED = re.compile(
     _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
-    r"(?P<ref>(?:the|my|our)\s+[^.!?;,:\n]{2,60}?)"
-    r"|(?P<subject>(?:(?:the|my|our)\s+)?[^.!?;,:\n]{2,60}?)\s+(?:is|are)\s+(?:now\s+"
-    r"|finally\s+|all\s+)?(?:done|finished|finish|complete|completed))" + _END,
+    r"(?P<ref>(?:the|my|our)\s+" + IN_PHRASE + r"{2,60}?)"
+    r"|(?P<subject>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,60}?)\s+(?:is|are)\s+(?:now\s+"
+    r"|finally\s+|all\s+)?(?:done|finished|finish|complete|completed|fixed|solved|sorted)"
+    # said in a note's words, without "is": "windows fixed", "ok crash solved"
+    r"|(?P<noted>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,40}?)\s+(?:fixed|solved|sorted))"
+    + _END,
     re.IGNORECASE,
 )
-""""The report is done", "I'm done with the cover letter": the work may be over, or only a
-part of it; asked about, never acted on (D422)."""
+""""The report is done", "I'm done with the cover letter", "crashing is fixed": the work may
+be over, or only a part of it; asked about, never acted on (D422)."""
 FINISHED_ASK = 0.6
 """In the middle band: "Do you want me to resolve …?" settles it."""
 
@@ -203,7 +207,7 @@ class _OpenProblemForm:
 
     kind: IntentKind
     pattern: re.Pattern[str]
-    """Names the problem in its group ``ref`` (or ``subject``)."""
+    """Names the problem in its group ``ref`` (or ``subject``, or ``noted``)."""
     words: tuple[str, ...]
     """One of these is in every message the pattern matches: the others are not searched."""
     confidence: float
@@ -213,7 +217,8 @@ class _OpenProblemForm:
 _NAMING_OPEN = (
     _OpenProblemForm(IntentKind.PARK, _PARK_NAMED, ("park", "pause", "shelve"), 0.9,
                      "rules:problems.park_named"),  # D418
-    _OpenProblemForm(IntentKind.RESOLVE, _SAID_FINISHED, ("done", "finish", "complete"),
+    _OpenProblemForm(IntentKind.RESOLVE, _SAID_FINISHED,
+                     ("done", "finish", "complete", "fixed", "solved", "sorted"),
                      FINISHED_ASK, "rules:problems.said_finished"),  # D422
 )  # fmt: skip
 
@@ -228,7 +233,8 @@ def _naming_open_problem(said: str, context: ReadingContext) -> Intent | None:
         found = form.pattern.search(head) if any(w in low for w in form.words) else None
         if found is None:
             continue
-        ref = _ref(found.groupdict().get("ref") or found.groupdict().get("subject"))
+        named = found.groupdict()
+        ref = _ref(named.get("ref") or named.get("subject") or named.get("noted"))
         if ref is None or not _names_open(ref, context.open_problems):
             continue
         start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())

@@ -27,7 +27,7 @@ def memory(ctx: TurnContext) -> Outcome | None:
         # the billing migration" shares one word with "the billing db host is pg-billing-2"
         # and forgot it; now that is asked about (D377).
         if intent.confidence >= ctx.services.bands.act and names_fully(
-            stack.canon(), ctx.forget.what
+            stack.forgettable(), ctx.forget.what
         ):
             ctx.notes += forget_kept(
                 stack, ctx.forget, just_kept=ctx.just_kept, record=record, event=ctx.event

@@ -91,7 +91,9 @@ def _pending(ctx: TurnContext) -> str | None:
     return None
 
 
-_NAMES_PROBLEMS = re.compile(r"forget|park|pause|shelve|done|finish|complete", re.IGNORECASE)
+_NAMES_PROBLEMS = re.compile(
+    r"forget|park|pause|shelve|done|finish|complete|fixed|solved|sorted", re.IGNORECASE
+)
 """Words of the requests whose reading needs the open problems' titles ("forget about X" may
 name a problem instead of something kept; "park the X" pauses only an open problem's X; "the
 report is done" asks about an open problem's report only)."""
