@@ -192,3 +192,33 @@ def test_a_standing_instruction_taken_back_replaces_the_kept_one_when_confirmed(
     )
     assert settled.response == reply
     assert kept == canon
+
+
+@pytest.mark.parametrize(
+    ("answer", "canon"),
+    [
+        ("yes", {"preference.i-prefer-metric-units": "I prefer metric units",
+                 "preference.i-want-a-friendly-tone-not-firm": "i want a friendly tone not firm"}),
+        ("no", {"preference.i-prefer-metric-units": "I prefer metric units",
+                "preference.i-prefer-a-polite-but-firm-tone": "I prefer a polite but firm tone"}),
+    ],
+)
+def test_a_change_of_mind_is_asked_about_in_place_of_what_it_revises(
+    home: HRMHome, answer: str, canon: dict[str, str]
+) -> None:
+    # D428: "i changed my mind, i want a friendly tone not firm" was read as a request for
+    # something now and answered as ordinary text; the firm tone stayed canon.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("my landlord wants to raise the rent and I need to write him a reply")
+        h.turn("I prefer a polite but firm tone")
+        h.turn("I prefer metric units")
+        asked = h.turn("i changed my mind, i want a friendly tone not firm")
+        h.turn(answer)
+        kept = {k: v for k, v in h.stack.canon().items() if isinstance(v, str)}
+        other = h.turn("changed my mind, I want the blue one")  # revises nothing kept
+    assert asked.response == (
+        "Should I remember “i want a friendly tone not firm” as your preference, in place of "
+        "“I prefer a polite but firm tone”? (yes/no)"
+    )
+    assert kept == canon
+    assert other.response == "Should I remember “I want the blue one” as your preference? (yes/no)"

@@ -12,6 +12,7 @@ in the decision record.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from hrm.governance.preferences import (
     PreferenceClassification,
     preference_key,
 )
+from hrm.reading.rules.memory import kept_matching, kept_text
+from hrm.reading.rules.preferences import REVISION
 from hrm.reading.types import IntentKind
 from hrm.turn.records import HeldPreferenceRecord, PreferenceRecord
 
@@ -107,6 +110,9 @@ class PreferenceReading:
     sentence: str | None = None
     """The sentence as said, when it says more than `statement` ("Keep in mind I prefer
     tabs."): what is left out of arbitration."""
+    revises: bool = False
+    """Said as a change of mind ("I changed my mind, I want …", D428): it replaces the kept
+    preferences it shares its words with, when the person says yes."""
 
     @property
     def about_the_person(self) -> bool:
@@ -140,7 +146,8 @@ def preference_reading(reading: Reading, bands: Bands) -> PreferenceReading | No
         sentence = reading.text_of(intent)
         statement = slots.statement or sentence
         return PreferenceReading(
-            classification, statement, sentence=sentence if sentence != statement else None
+            classification, statement, sentence=sentence if sentence != statement else None,
+            revises=slots.scope == REVISION,
         )
     declined = next((d for d in reading.declined if d.kind is IntentKind.PREFERENCE), None)
     if declined is None:
@@ -157,6 +164,7 @@ _CLASS_OF = {
     "explicit": PreferenceClass.EXPLICIT,
     "instruction": PreferenceClass.EXPLICIT,
     "inferred": PreferenceClass.INFERRED_CONFIRM_REQUIRED,
+    REVISION: PreferenceClass.INFERRED_CONFIRM_REQUIRED,
     "behavioural": PreferenceClass.BEHAVIORAL,
 }
 
@@ -171,6 +179,15 @@ def contradicted_canon(signals: Any, prefix: str = "") -> dict[str, str]:
         if isinstance(key, str) and key.startswith(prefix):
             found[key] = str(item.get("canon_value", ""))
     return found
+
+
+def revised_canon(canon: Mapping[str, Any], statement: str) -> dict[str, str]:
+    """The kept preferences a change of mind (D428) revises, key → what it says: those sharing
+    the most distinguishing words with `statement` ("a friendly tone not firm" of "I prefer a
+    polite but firm tone")."""
+    kept = {k: v for k, v in canon.items() if k.startswith("preference.")}
+    found = {key: kept_text(kept[key]) for key in kept_matching(kept, statement)}
+    return {key: text for key, text in found.items() if text is not None}
 
 
 def without_preference(turn_input: TurnInput, reading: PreferenceReading | None) -> TurnInput:
@@ -270,7 +287,9 @@ def handle_preference(
         if pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
             # A yes to one that contradicts a kept preference replaces it (D415), as a yes to
             # the question after a conflicting stated preference does (D70).
-            replaces = contradicted_canon(signals, "preference.")
+            replaces = contradicted_canon(signals, "preference.") or (
+                revised_canon(stack.canon(), statement) if reading.revises else {}
+            )
             state.pending_preference = {"statement": statement, "key": key}
             if replaces:  # nothing was kept of it: a no leaves the earlier one alone
                 state.pending_preference.update(replaces=replaces, inferred=True)

@@ -202,6 +202,7 @@ def find_stated_preference(
     return StatedPreference(None, None, first_reason, declined)
 
 
+ASKS_NOW = "it asks for something now; it is not a standing preference"
 DECLINES_TO_SAY = "it declines to say; it states no preference"
 REPORTS_AN_EVENT = "it reports what happened; it is not a habit"
 FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT})
@@ -241,7 +242,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         if not about_person:
             return "it is not about what you prefer"
         if _is_request(after) and not _standing(after, habitual=habitual):
-            return "it asks for something now; it is not a standing preference"
+            return ASKS_NOW
     elif head in _LIKES or not _LIKING.isdisjoint(words_in_match):
         if head == "like" and before[-1:] and before[-1] in _PERCEIVING:
             return "‘like’ there compares; it says nothing of what you prefer"
@@ -250,7 +251,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         if after[:1] == ["not"] and _DECLINING.intersection(after[1:3]):
             return DECLINES_TO_SAY  # "I'd rather not say"
         if not habitual and after[:1] == ["to"] and _ONE_OFF.search(" ".join(after)):
-            return "it asks for something now; it is not a standing preference"
+            return ASKS_NOW
         if not habitual and _reacts_to_something_present(after):
             return "it reacts to what is in front of us; it is not a standing preference"
         if not habitual and _about_how_things_are(after):

@@ -15,20 +15,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from hrm.governance.preferences import PreferenceClass, PreferenceClassification
+from hrm.governance.preferences import (
+    PreferenceClass,
+    PreferenceClassification,
+    confirm_required,
+)
 from hrm.reading.rules.focus import FOR_TURNS
 from hrm.reading.rules.instructions import standing_instruction
 from hrm.reading.rules.memory import without_discourse_lead, without_keep_lead
 from hrm.reading.rules.preference_scope import (
+    ASKS_NOW,
     FINAL_REASONS,
     find_stated_preference,
     sentences,
 )
 from hrm.reading.types import Declined, Intent, IntentKind, Slots, Span
 
-__all__ = ["SCOPE_OF", "PreferenceRules", "preference_statement"]
+__all__ = ["REVISION", "SCOPE_OF", "PreferenceRules", "preference_statement"]
 
 SCOPE_OF: dict[PreferenceClass, str] = {
     PreferenceClass.EXPLICIT: "explicit",
@@ -36,6 +41,9 @@ SCOPE_OF: dict[PreferenceClass, str] = {
     PreferenceClass.BEHAVIORAL: "behavioural",
 }
 """The slot a preference's class is recorded as (`Slots.scope`)."""
+REVISION = "revision"
+"""The scope of a want said as a change of mind (D428): asked about, in place of the kept
+preferences it shares its words with."""
 
 _SCAN_LIMIT = 4000
 """Characters of input searched for the preference sentence (a megabyte input stays cheap)."""
@@ -62,6 +70,12 @@ _REQUEST_NOW = re.compile(
     re.IGNORECASE,
 )
 """A clause after the preference that asks for something now: "…, can you explain …?"."""
+_CHANGED_MIND = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|hmm+|wait|actually|sorry|no)\W+)*"
+    r"(?:(?:i(?:'ve|\s+have)?\s+)?changed\s+my\s+mind|on\s+second\s+thoughts?)\b\W*",
+    re.IGNORECASE,
+)
+"""A message that opens by taking back what the person said before."""
 QUESTION_OR_REQUEST = "it asks something now: a question or a request states no preference"
 FOR_A_SPAN = "it holds for a number of turns: a focus request, not a standing preference"
 
@@ -96,6 +110,13 @@ class PreferenceRules:
         stated = find_stated_preference(text, self.classify, self.spans)
         if stated.classification is None or stated.sentence is None:
             span = _span_of(said, text, stated.declined) if stated.declined else (0, len(said))
+            if stated.reason == ASKS_NOW and stated.declined and _CHANGED_MIND.search(text):
+                # "I changed my mind, I want a friendly tone not firm": a want that revises
+                # what the person said before may be a standing one; asked about (D428).
+                revised = without_discourse_lead(_CHANGED_MIND.sub("", stated.declined, 1))
+                asked = confirm_required(revised or stated.declined)
+                intent = self._intent(said, text, stated.declined, asked, asked.statement)
+                return [replace(intent, slots=replace(intent.slots, scope=REVISION))], []
             return [], [_declined(span, whole, stated.reason)]
         sentence = stated.sentence
         if _asks_now(said, text, sentence):
