@@ -186,7 +186,10 @@ BACKUP = "Our nightly backup job to S3 failed last night with an access denied e
 @pytest.mark.parametrize(
     "text",
     ["switch to the nightly backup job", "Let's go back to the backup job", "back to the backup",
-     "resume the S3 backup"],
+     "resume the S3 backup",
+     # a wish to take it up now (D430)
+     "can we talk about the backup job for a bit", "let's work on the S3 backup",
+     "i'd like to look at the nightly backup now"],
 )
 def test_a_switch_request_names_a_problem_by_part_of_its_title(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str
@@ -196,6 +199,18 @@ def test_a_switch_request_names_a_problem_by_part_of_its_title(
     decision = arbiter.decide(turn(text), state(), registry, signals())
     assert decision.disposition is ArbitrationDisposition.SWITCH
     assert decision.candidate_problem_id == backup.id and decision.explicit_request
+
+
+@pytest.mark.parametrize(
+    "text", ["can we talk about the weather for a bit", "let's look at the pricing page"]
+)
+def test_a_wish_to_take_up_work_no_open_problem_is_moves_nowhere(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str
+) -> None:
+    registry.create(BACKUP, status=ProblemStatus.QUEUED)
+    registry.create("How do I read a CSV file with pandas?", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert not decision.explicit_request
 
 
 def test_a_word_two_problems_share_names_neither(
@@ -416,6 +431,13 @@ def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
         ("I'm a bit stuck on the parser. It fails on nested lists.",
          "I'm a bit stuck on the parser."),
         ("I'm planning a team offsite for 12 people.", "I'm planning a team offsite for 12 people."),
+        # a greeting is never the title when anything else says something (D429)
+        ("Hi! I run a small online shop selling handmade candles",
+         "I run a small online shop selling handmade candles"),
+        # sentences end where the readers end them: not after "Mr." or "e.g." (D429)
+        ("My professor is Mr. Lindqvist, he asks about type 2 errors",
+         "My professor is Mr. Lindqvist, he asks about type 2 errors"),
+        ("Our API e.g. the orders endpoint times out", "Our API e.g. the orders endpoint times out"),
     ],
 )
 def test_a_new_problem_is_titled_by_its_first_sentence_with_content(text: str, title: str) -> None:

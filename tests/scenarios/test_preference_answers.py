@@ -222,3 +222,17 @@ def test_a_change_of_mind_is_asked_about_in_place_of_what_it_revises(
     )
     assert kept == canon
     assert other.response == "Should I remember “I want the blue one” as your preference? (yes/no)"
+
+
+def test_forgetting_the_preference_being_asked_about_answers_no(home: HRMHome) -> None:
+    # D431: "ok, forget the German thing" after "Should I remember “I'd like answers in German
+    # from now on” …?" was told that nothing kept matched "the German thing".
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I run a small online shop selling handmade candles")
+        asked = h.turn("I'd like answers in German from now on")
+        assert asked.response.startswith("Should I remember “I'd like answers in German")
+        taken_back = h.turn("ok, forget the German thing, English is fine")
+        kept = {k: v for k, v in h.stack.canon().items() if isinstance(v, str)}
+    assert "Understood — I will not treat that as a preference." in taken_back.response
+    assert "Nothing I keep matches" not in taken_back.response
+    assert kept == {}

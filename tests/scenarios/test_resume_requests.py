@@ -206,3 +206,22 @@ def test_where_it_was_left_is_said_in_the_persons_words_without_the_paste(
         h.turn(CRASH)
         result = h.turn("Where were we?")
         assert result.response.endswith("The last thing you said there: “The import fails with this:”")
+
+
+def test_asking_to_take_up_queued_work_moves_there_and_decides_nothing(home: HRMHome) -> None:
+    # D430: "can we talk about the newsletter for a bit" stayed on the shop, and "let's switch
+    # to the newsletter" was kept as the newsletter's decision "switch to the newsletter".
+    with HRM.open(home, "ADMIN", "offline") as h:
+        shop = h.turn("Hi! I run a small online shop selling handmade candles").decision
+        assert shop.problem is not None
+        assert shop.problem.title == "I run a small online shop selling handmade candles"
+        h.turn("also I want to plan the christmas newsletter")
+        talk = h.turn("can we talk about the newsletter for a bit").decision
+        assert talk.arbitration["disposition"] == "switch"
+        assert talk.problem is not None and "newsletter" in talk.problem.title
+        h.turn("back to the candle shop")
+        moved = h.turn("let's switch to the newsletter").decision
+        assert moved.arbitration["candidate_match"] == "explicit switch request"
+        assert not [w for w in moved.writes if w.get("key") == "local_decisions"]
+        decided = h.turn("let's switch to mailchimp for sending it").decision  # a decision
+        assert [w["decision"] for w in decided.writes] == ["switch to mailchimp for sending it"]

@@ -75,6 +75,7 @@ from hrm.governance.signals import (
 from hrm.reading.pasted import error_line, spoken
 from hrm.reading.rules.cues import cues_of, without_announcement, without_lead_in
 from hrm.reading.rules.focus import FocusRequest, SetAside
+from hrm.reading.sentences import sentence_spans
 from hrm.reading.types import Cues
 from hrm.types import Clock, HRMContext, Stance, TurnInput, system_clock
 
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from hrm.config import PolicySurface
 
 __all__ = [
+    "EXPLICIT_SWITCH",
     "ArbitrationDecision",
     "ArbitrationDisposition",
     "CommitmentView",
@@ -100,9 +102,17 @@ EXPLICIT_REFERENCE_THRESHOLD = 0.5
 
 _SWITCH_REQUEST = re.compile(
     r"\b(?:(?:go|get|come|going|getting) back to|back to|return(?:ing)? to|resum(?:e|ing)|"
-    r"switch(?:ing)? (?:back )?to|let'?s do)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
+    r"switch(?:ing)? (?:back )?to|let'?s do"
+    # a wish to take up work now: "can we talk about the newsletter for a bit" (D430)
+    r"|(?:let'?s|can we|could we|shall we|i'?d like to|i want to|i wanna)\s+"
+    r"(?:talk about|work on|turn to|move on to|get to|look at)"
+    r")\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
 )
+"""A request to move to work that names it: it switches when its words name an open problem
+(`_named_problem`), and is an ordinary message otherwise."""
+EXPLICIT_SWITCH = "explicit switch request"
+"""How a candidate the person asked to move to is matched (`Arbitration.candidate_match`)."""
 _MENTION = re.compile(
     r"\b(?:about|regarding|re:|on|for)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
@@ -527,7 +537,7 @@ class PreemptScoreArbiter:
         if cues.resume_to:
             named = resume_target(cues.resume_to, registry)
             if named is not None:
-                return _Candidate(named, False, True, "explicit switch request")
+                return _Candidate(named, False, True, EXPLICIT_SWITCH)
             if cues.resume_only:
                 # A move back to work that is not open opens nothing: no problem is titled
                 # "Resume the garden project".
@@ -780,7 +790,7 @@ class PreemptScoreArbiter:
                 match.group("ref"), registry, by_part=switch or loose, loose=back or loose
             )
             if named is not None:
-                how = "explicit switch request" if switch else "explicit mention"
+                how = EXPLICIT_SWITCH if switch else "explicit mention"
                 return _Candidate(named, False, switch, how)
         return None
 
@@ -869,17 +879,20 @@ def title_of(text: str) -> str:
 
     "Thanks. Our office wifi drops every afternoon" was titled "Thanks.", and "Also, my
     laptop's battery drains …" kept its "Also,": `/problems`, the status line and "switch
-    to …" offers showed them. An announcement goes too ("Unrelated: …", D59).
+    to …" offers showed them. An announcement goes too ("Unrelated: …", D59). Sentences are
+    split as the readers split them: "My professor is Mr. Lindqvist" is one (D429).
     """
     body = without_announcement(text.strip())
-    parts = [part.strip() for part in re.split(r"(?<=[.!?])\s+|\n", body) if part.strip()]
+    parts = [body[start:end] for start, end in sentence_spans(body, len(body))]
+    saying = [part for part in parts if extract_keywords(part)]
+    # An introduction or a report is the title only when nothing else says anything ("Hi! I
+    # run a small online shop" is not titled "Hi!").
     first = next(
         (
-            part for part in parts
-            if extract_keywords(part) and not _DONE_REPORT.match(part)
-            and not _INTRODUCTION.match(without_lead_in(part))
+            part for part in saying
+            if not _DONE_REPORT.match(part) and not _INTRODUCTION.match(without_lead_in(part))
         ),
-        parts[0] if parts else body,
+        saying[0] if saying else parts[0] if parts else body,
     )
     rest = without_lead_in(first)
     if extract_keywords(rest):

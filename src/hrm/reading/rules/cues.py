@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from hrm.reading.rules._engine import TASK_VERBS
 from hrm.reading.rules.preference_scope import INTERROGATIVES, is_past_form
+from hrm.reading.sentences import sentence_spans
 from hrm.reading.types import Cues
 
 __all__ = [
@@ -69,9 +70,13 @@ _NEW_TOPIC = re.compile(
 )
 """How people announce that what follows is about something else, at a message's start."""
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-"""Between sentences: after an end mark and a space ("/var/log/app/*.log" is one sentence)."""
 _WORD = re.compile(r"[a-z0-9'][a-z0-9'_-]*")
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of `text` as every reader splits them (`hrm.reading.sentences`): after an
+    end mark and a space ("/var/log/app/*.log" is one sentence), not after "Mr." (D429)."""
+    return [text[start:end] for start, end in sentence_spans(text, len(text))]
 _MORE_QUESTION_TEXT = """
 wasn't weren't haven't hasn't any anything whats what's hows how's whys why's wheres where's
 """
@@ -299,7 +304,7 @@ def is_follow_up(text: str) -> bool:
     if len(text) > _HEAD_CHARS:
         return False
     moved = False
-    for sentence in _SENTENCE_BREAK.split(text.strip().lower()):
+    for sentence in _sentences(text.strip().lower()):
         words = _WORD.findall(sentence)
         if not words:
             continue
@@ -376,7 +381,7 @@ def opens_on_own_subject(text: str) -> bool:
     different host, does it need upgrading first?"): words cannot tell the two apart, so the
     arbiter asks a sentence model when one is installed (D68).
     """
-    for sentence in _SENTENCE_BREAK.split(text[:_HEAD_CHARS].strip().lower()):
+    for sentence in _sentences(text[:_HEAD_CHARS].strip().lower()):
         words = _WORD.findall(sentence)
         if words and _own_subject(words):
             return True
@@ -397,7 +402,7 @@ def remarks_on_own_subject(text: str) -> bool:
     if "our " not in lower and "my " not in lower:
         return False  # most messages: no subject of one's own to remark on
     remarked = False
-    for sentence in _SENTENCE_BREAK.split(lower.strip()):
+    for sentence in _sentences(lower.strip()):
         words = _WORD.findall(sentence)
         if not words:
             continue

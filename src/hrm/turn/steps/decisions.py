@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hrm.governance.arbiter import EXPLICIT_SWITCH
 from hrm.reading.rules.decisions import StatedDecision
 from hrm.reading.types import IntentKind
 from hrm.turn.facts import keep_decision
@@ -20,6 +21,9 @@ def decisions(ctx: TurnContext) -> Outcome | None:
     if went_to is None:
         return None
     intent = ctx.reading.first(IntentKind.DECISION)
+    if ctx.record.arbitration.get("candidate_match") == EXPLICIT_SWITCH:
+        # "let's switch to the newsletter" chose where to work, not how (D430): no decision.
+        return None
     if intent is not None and intent.confidence >= ctx.services.bands.act:
         stated = StatedDecision(intent.slots.statement or "", ctx.reading.text_of(intent))
         ctx.record.writes.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from hrm.reading.rules.memory import kept_matching
 from hrm.reading.types import IntentKind
 from hrm.turn.intents import settle_intent
 from hrm.turn.preferences import resolve_pending
@@ -22,13 +23,14 @@ from hrm.turn.switch import last_queued
 if TYPE_CHECKING:
     from hrm.reading.types import Reading
     from hrm.turn.context import Outcome, TurnContext
+    from hrm.turn.state import TurnState
 
 __all__ = ["pending"]
 
 
 def pending(ctx: TurnContext) -> Outcome | None:
     services, state, reading = ctx.services, ctx.state, ctx.reading
-    answer = _answer(reading, IntentKind.YES, IntentKind.NO)
+    answer = _answer(reading, IntentKind.YES, IntentKind.NO) or _takes_back_held(reading, state)
     ctx.confirmation = resolve_pending(services.stack, state, answer, ctx.record, ctx.event)
     if ctx.confirmation is None and state.pending_intent:
         ctx.confirmation = settle_intent(ctx, answer)
@@ -59,3 +61,15 @@ def pending(ctx: TurnContext) -> Outcome | None:
 
 def _answer(reading: Reading, *kinds: IntentKind) -> IntentKind | None:
     return next((i.kind for i in reading.intents if i.kind in kinds), None)
+
+
+def _takes_back_held(reading: Reading, state: TurnState) -> IntentKind | None:
+    """A request to forget the preference hrm is asking about is a no (D431): "ok, forget the
+    German thing" after "Should I remember “I'd like answers in German …”?" keeps nothing,
+    where it used to be told that nothing kept matched "the German thing"."""
+    held = state.pending_preference
+    forget = reading.first(IntentKind.FORGET)
+    if not isinstance(held, dict) or forget is None or not forget.slots.what:
+        return None
+    asked = {"preference.asked": str(held.get("statement") or "")}
+    return IntentKind.NO if kept_matching(asked, forget.slots.what) else None
