@@ -582,3 +582,24 @@ def test_setting_a_part_of_the_work_aside_asks_for_no_switch(
                            registry, signals())  # fmt: skip
     assert stays.disposition is ArbitrationDisposition.STAY
     assert stays.active_problem_id == offsite.id
+
+
+@pytest.mark.parametrize(
+    ("text", "stays"),
+    [
+        ("the report needs AWS spend per team for october", True),
+        ("OK so the report should list the spend of every team", True),
+        ("this report has to go to the board", True),
+        ("the report generator is down, urgent!", False),  # pressing: weighed as its own
+    ],
+)
+def test_an_input_opening_on_the_work_in_focus_continues_it(
+    arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str, stays: bool
+) -> None:
+    # D434: "the report needs …" shared one word with "The CEO needs a cost report by
+    # tomorrow" and was queued as a problem titled by itself.
+    active = registry.create("The CEO needs a cost report by tomorrow", status=ProblemStatus.ACTIVE)
+    decision = arbiter.decide(turn(text), state(), registry, signals())
+    assert (decision.candidate_problem_id == active.id) is stays, decision.candidate_match
+    if stays:
+        assert decision.disposition is ArbitrationDisposition.STAY

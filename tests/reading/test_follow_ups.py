@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrm.reading.rules.cues import (
+    cues_of,
     is_closing,
     is_follow_up,
     opens_new_topic,
@@ -56,10 +57,27 @@ from hrm.reading.rules.cues import (
         "Now add a retry to the upload function",
         "Fix it",
         "I like that idea. How would the villagers react?",  # a reaction, not a need
+        # the question withdrawn because the answer was found (D433)
+        "nvm it was the wrong user crontab",
+        "never mind, it was a typo in the path",
     ],
 )
 def test_questions_requests_and_reports_are_follow_ups(text: str) -> None:
     assert is_follow_up(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "aside"),
+    [
+        ("nvm it was the wrong user crontab", None),
+        ("never mind that, it was a typo in the path", None),
+        ("Never mind that, how do I rotate the signing secret?", "that"),
+        ("nvm, the payment webhook is failing", ""),
+        ("never mind the offsite", "the offsite"),
+    ],
+)
+def test_never_mind_sets_aside_only_what_is_not_its_answer(text: str, aside: str | None) -> None:
+    assert cues_of(text).aside == aside
 
 
 @pytest.mark.parametrize(

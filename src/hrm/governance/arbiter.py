@@ -614,6 +614,8 @@ class PreemptScoreArbiter:
         sharing = _sharing_title(keywords, registry)
         if sharing is not None:
             return _Candidate(sharing, False, False, "shares two words with its title")
+        if _opens_on_the_work(heard.text, active) and not self._pressing(heard):
+            return _Candidate(active, False, False, "names the work in focus")
         follows = cues.follow_up
         if not follows:
             remark = self._remark_on(
@@ -940,6 +942,21 @@ def _pasted_title(text: str) -> str:
         return title
     first = next((line.strip() for line in text.split("\n") if line.strip("`~ \t")), text)
     return shorten(error or first, 80)
+
+
+_DEFINITE_SUBJECT = re.compile(r"^(?:the|this|that)\s+([\w-]+)(?:\s+([\w-]+))?", re.IGNORECASE)
+
+
+def _opens_on_the_work(text: str, active: Problem) -> bool:
+    """Does the input open on the work in focus by its name, "the X" where X is a word of its
+    title (D434)? "the report needs AWS spend per team for october", while the CEO's cost
+    report is in focus, shared one word with its title, not two, and was queued as a problem
+    titled by itself."""
+    found = _DEFINITE_SUBJECT.match(without_lead_in(text.strip()))
+    if found is None:
+        return False
+    named = extract_keywords(" ".join(word for word in found.groups() if word))
+    return not _title_words(active.title).isdisjoint(named)
 
 
 def _continues_last(keywords: tuple[str, ...], context: Any) -> bool:

@@ -77,6 +77,8 @@ def _sentences(text: str) -> list[str]:
     """The sentences of `text` as every reader splits them (`hrm.reading.sentences`): after an
     end mark and a space ("/var/log/app/*.log" is one sentence), not after "Mr." (D429)."""
     return [text[start:end] for start, end in sentence_spans(text, len(text))]
+
+
 _MORE_QUESTION_TEXT = """
 wasn't weren't haven't hasn't any anything whats what's hows how's whys why's wheres where's
 """
@@ -84,7 +86,7 @@ _QUESTION_WORDS = INTERROGATIVES | frozenset(_MORE_QUESTION_TEXT.split())
 """First words of a question that may lack its question mark ("would chunks work")."""
 _LEADING_TEXT = """
 ok okay so and also then now but right alright great cool thanks hmm well please oh hey yes
-no sure fine hi
+no sure fine hi nvm nevermind
 """
 _LEADING = frozenset(_LEADING_TEXT.split())
 """Words that may precede a follow-up's first word ("OK so how …", "Now tighten …")."""
@@ -451,6 +453,13 @@ def _troubled(words: list[str]) -> bool:
     )
 
 
+def reports_on_the_work(text: str) -> bool:
+    """Does `text` open by reporting on the work at hand (`_reports`): "it was the wrong user
+    crontab", "I restarted it but nothing changed"?"""
+    words = _WORD.findall(text[:_HEAD_CHARS].lower())
+    return bool(words) and _reports(words)
+
+
 def _reports(words: list[str]) -> bool:
     """A sentence that reports on the work at hand: what was tried or seen ("I restarted the
     upstream service but nothing changed", "It listens on port 8000", "The logs say …",
@@ -492,9 +501,11 @@ _OF_PREPOSITIONS = frozenset(("for", "of", "in", "on", "with", "behind", "from",
 def _after_leading(words: list[str]) -> int:
     """Where a sentence starts after "OK", "so", "now" …"""
     start = 0
-    while start < len(words) - 1 and words[start] in _LEADING:
-        start += 1
-    return start
+    while start < len(words) - 1 and (
+        words[start] in _LEADING or words[start : start + 2] == ["never", "mind"]
+    ):
+        start += 2 if words[start] == "never" else 1
+    return min(start, len(words) - 1)
 
 
 def _asks(words: list[str]) -> bool:

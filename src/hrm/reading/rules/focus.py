@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from hrm._text import shorten
 from hrm.reading.rules._engine import NUMBER, number_of
+from hrm.reading.rules.cues import reports_on_the_work
 from hrm.reading.slots import slots_for
 from hrm.reading.types import Intent, IntentKind, Slots
 
@@ -226,7 +227,7 @@ _SET_ASIDE = tuple(
         # "Put the offsite on hold", "Let's set the report aside"
         _WE + r"(?:put|set|leave)\s+" + _THING + r"\s+" + _ON_HOLD + _FOR_NOW + "?",
         # "Never mind the offsite", "Never mind, …", "Forget about the report"
-        r"(?:never\s*mind|nevermind|forget\s+about)(?:\s+(?:about\s+)?" + _THING + r")?"
+        r"(?:never\s*mind|nevermind|nvm|forget\s+about)(?:\s+(?:about\s+)?" + _THING + r")?"
         + _FOR_NOW + "?",
         # "Forget that, …" (D77 reads it as well, when the turn before kept something)
         r"forget\s+(?P<aside>it|that|this)" + _FOR_NOW + "?",
@@ -237,8 +238,10 @@ _SET_ASIDE = tuple(
         + _FOR_NOW + "?",
     )
 )
-_SET_ASIDE_WORDS = ("forget", "mind", "leave", "drop", "park", "pause", "shelve", "skip", "put",
-                    "set", "enough", "wait")
+_NEVER_MIND = _SET_ASIDE[2]
+"""The "never mind …" form: what follows it may be the answer found, not other work."""
+_SET_ASIDE_WORDS = ("forget", "mind", "nvm", "leave", "drop", "park", "pause", "shelve", "skip",
+                    "put", "set", "enough", "wait")
 """A word every set-aside form holds, in its first `_SET_ASIDE_REACH` characters."""
 _SET_ASIDE_REACH = 160
 """Where a set-aside's verb can be: every form opens the message (a few leading words, at
@@ -265,7 +268,13 @@ def _set_aside(head: str) -> SetAside | None:
         found = pattern.match(head)
         if found is not None:
             aside = (found.group("aside") or "").strip(_EDGES)
-            return SetAside(aside, found.group("rest").strip())
+            rest = found.group("rest").strip()
+            pointed = aside.lower() in ("", "it", "that", "this")
+            if pattern is _NEVER_MIND and reports_on_the_work(rest if pointed else aside):
+                # "nvm, it was the wrong user crontab": the question is withdrawn because the
+                # answer was found — a report on the work, nothing set aside (D433).
+                return None
+            return SetAside(aside, rest)
     return None
 
 

@@ -118,6 +118,12 @@ _IRREGULAR_PAST = _words(
 )
 
 
+_SAME_AS_BASE = _words("read put set quit hit shut reset cut let cost spread")
+"""Verbs whose past is spelt as their base ("put", "set"): past only where a subject says so."""
+_ASKS = _words("please pls plz and also so ok okay just")
+"""Words a command may open with before "always"/"never"."""
+
+
 def is_past_form(word: str) -> bool:
     """A past tense or participle: an irregular one, or a regular "-ed" ("restarted")."""
     return word in _IRREGULAR_PAST or (len(word) > 4 and word.endswith("ed"))
@@ -257,7 +263,8 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         if not habitual and _about_how_things_are(after):
             return "it reacts to how things are; it is not a standing preference"
     elif head in ("always", "never"):
-        if _reports_an_event(after, low):
+        commanded = not about_person and _ASKS.issuperset(before)
+        if _reports_an_event(after, low, commanded=commanded):
             return REPORTS_AN_EVENT
     elif head in _COMPARATIVES and first in _DEICTIC | {"that"}:
         return "it reacts to what is in front of us; it is not a standing preference"
@@ -380,10 +387,13 @@ def _about_how_things_are(after: list[str]) -> bool:
     )
 
 
-def _reports_an_event(after: list[str], low: str) -> bool:
+def _reports_an_event(after: list[str], low: str, *, commanded: bool = False) -> bool:
+    """Does "always/never <after>" report what happened rather than state a habit? `commanded`:
+    nobody before "always" ("always put comments in scripts"), so a verb whose past is its base
+    form is the imperative (D432)."""
     if not after:
         return False
-    if is_past_form(after[0]):
+    if is_past_form(after[0]) and not (commanded and after[0] in _SAME_AS_BASE):
         return True
     verb = after[0]
     if verb in _HAPPENS_TO:
