@@ -285,3 +285,19 @@ def test_a_bakery_website_in_learners_english(home: HRMHome) -> None:
     assert detour.arbitration["is_new_candidate"] is True
     assert back.problem["id"] == site.problem["id"]  # type: ignore[index]
     assert "Do you want me to resolve “Hello i want make website for my bakery”?" in done.response
+
+
+def test_remember_it_keeps_what_was_said_just_before(home: HRMHome) -> None:
+    # D435: "i forget tell you, my boss name is Carla" then "remember it please" kept
+    # nothing: the request named no fact of its own, and the one it pointed at was not read.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("i need make presentation for my boss about sales")
+        h.turn("my boss name is Carla")
+        kept = h.turn("remember it please")
+        assert kept.response == "Noted as canon: “my boss name is Carla”."
+        assert kept.action == "remember" and not kept.decision.execution
+        h.turn("why march is down?")
+        asked = h.turn("note that down")  # a question is nothing to keep
+        assert asked.response.startswith("What should I keep?")
+        canon = [v for v in h.stack.canon().values() if isinstance(v, str)]
+    assert canon == ["my boss name is Carla"]

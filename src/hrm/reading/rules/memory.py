@@ -37,12 +37,14 @@ from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = [
     "DECISION_KEY",
+    "POINTING",
     "ForgetRequest",
     "MemoryRequest",
     "fact_key",
     "kept_matching",
     "kept_text",
     "names_fully",
+    "pointed_request",
     "read_forget_request",
     "read_memory_intents",
     "read_memory_request",
@@ -156,6 +158,22 @@ class MemoryRequest:
     """What the fact is about ("our API base URL"): the canon's key."""
 
 
+_POINTING_KEEP = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|and|so|also|oh|pls|please)\W+)*"
+    r"(?:(?:please|pls|can you|could you|will you|would you)\s+)?"
+    r"(?:remember|memori[sz]e|note|save|store|keep|write)\s+(?:that|this|it)"
+    r"(?:\s+(?:down|in mind|for (?:me|later)))*(?:\s+(?:please|pls|for me|too|as well))*"
+    r"\s*[.!?]*\s*$",
+    re.IGNORECASE,
+)
+"""A request to keep that points at what was said and says nothing else: "remember it
+please", "note that down", "can you remember that?"."""
+_POINTING_CHARS = 80
+POINTING = "rules:memory.pointing"
+"""The reader of a request to keep that only points (`_POINTING_KEEP`): its fact is the
+person's message before it."""
+
+
 def read_memory_request(text: str) -> MemoryRequest | None:
     """The first sentence of `text` that asks to remember a fact, if any (module docstring)."""
     head = text[:_SCAN_LIMIT]
@@ -178,6 +196,15 @@ def read_memory_request(text: str) -> MemoryRequest | None:
             fact = fact[3:].lstrip()  # "remember to run the linter": "run the linter" (D420)
         return MemoryRequest(statement=sentence, fact=fact, subject=_subject(fact))
     return None
+
+
+def pointed_request(statement: str, said_before: str) -> MemoryRequest | None:
+    """The request "remember it please" (`statement`) makes of the message before it, when
+    that stated something whole: not a question, not clipped, two content words or more."""
+    fact = without_discourse_lead(said_before.strip()).rstrip(" .!;,")
+    if not fact or fact.endswith(("?", "…")) or len(extract_keywords(fact)) < 2:
+        return None
+    return MemoryRequest(statement=statement, fact=fact, subject=_subject(fact))
 
 
 def fact_key(request: MemoryRequest) -> str:
@@ -502,6 +529,9 @@ def read_memory_intents(
             slots = Slots(statement=memo.fact, subject=memo.subject)
             found.append(Intent(IntentKind.FACT, (at, at + len(memo.statement)), 0.9,
                                 "rules:memory.remember", slots))  # fmt: skip
+    elif len(said) <= _POINTING_CHARS and _POINTING_KEEP.match(said):
+        # "remember it please" keeps what the person said just before (D435)
+        found.append(Intent(IntentKind.FACT, (0, len(said)), 0.9, POINTING, Slots()))
     return found
 
 

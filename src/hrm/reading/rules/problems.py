@@ -188,7 +188,7 @@ _SAID_FINISHED = re.compile(
     _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
     r"(?P<ref>(?:the|my|our)\s+" + IN_PHRASE + r"{2,60}?)"
     r"|(?P<subject>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,60}?)\s+(?:is|are)\s+(?:now\s+"
-    r"|finally\s+|all\s+)?(?:done|finished|finish|complete|completed|fixed|solved|sorted)"
+    r"|finally\s+|all\s+)?(?:done|finished|finish|complete|completed|fixed|solved|sorted|ready)"
     # said in a note's words, without "is": "windows fixed", "ok crash solved"
     r"|(?P<noted>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,40}?)\s+(?:fixed|solved|sorted))"
     + _END,
@@ -218,7 +218,7 @@ _NAMING_OPEN = (
     _OpenProblemForm(IntentKind.PARK, _PARK_NAMED, ("park", "pause", "shelve"), 0.9,
                      "rules:problems.park_named"),  # D418
     _OpenProblemForm(IntentKind.RESOLVE, _SAID_FINISHED,
-                     ("done", "finish", "complete", "fixed", "solved", "sorted"),
+                     ("done", "finish", "complete", "fixed", "solved", "sorted", "ready"),
                      FINISHED_ASK, "rules:problems.said_finished"),  # D422
 )  # fmt: skip
 

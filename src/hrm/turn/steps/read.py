@@ -92,7 +92,7 @@ def _pending(ctx: TurnContext) -> str | None:
 
 
 _NAMES_PROBLEMS = re.compile(
-    r"forget|park|pause|shelve|done|finish|complete|fixed|solved|sorted", re.IGNORECASE
+    r"forget|park|pause|shelve|done|finish|complete|fixed|solved|sorted|ready", re.IGNORECASE
 )
 """Words of the requests whose reading needs the open problems' titles ("forget about X" may
 name a problem instead of something kept; "park the X" pauses only an open problem's X; "the

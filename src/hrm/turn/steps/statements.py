@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.reading.rules.memory import MemoryRequest
+from hrm.reading.rules.memory import POINTING, MemoryRequest, pointed_request
 from hrm.reading.types import IntentKind
 from hrm.turn.preferences import preference_reading, without_preference, without_sentence
 
@@ -32,9 +32,12 @@ def statements(ctx: TurnContext) -> Outcome | None:
     # preference's.
     fact = ctx.reading.first(IntentKind.FACT)
     if fact is not None and (reading is None or reading.statement is None):
-        ctx.memo = MemoryRequest(
-            statement=ctx.reading.text_of(fact), fact=fact.slots.statement or "",
-            subject=fact.slots.subject or fact.slots.statement or "",
+        said = ctx.reading.text_of(fact)
+        ctx.memo = (_pointed_at(ctx, said) if fact.reader == POINTING else None) or (
+            MemoryRequest(
+                statement=said, fact=fact.slots.statement or "",
+                subject=fact.slots.subject or fact.slots.statement or "",
+            )
         )  # fmt: skip
     if ctx.memo is not None:
         before = arbitrated
@@ -63,3 +66,11 @@ def _without_more_preferences(ctx: TurnContext, arbitrated: TurnInput) -> TurnIn
             "if you want me to remember it too."
         )
     return arbitrated
+
+
+def _pointed_at(ctx: TurnContext, said: str) -> MemoryRequest | None:
+    """What "remember it please" asks to keep: the person's message just before, when it
+    stated something (D435); None leaves the request naming nothing ("What should I keep?")."""
+    recent = ctx.state.recent
+    before = recent[-1].get("input") if recent else None
+    return pointed_request(said, before) if isinstance(before, str) else None
