@@ -265,3 +265,37 @@ def test_a_stated_decision_can_be_forgotten(home: HRMHome) -> None:
     rebuild(home)  # the databases made anew from the ledgers: still gone
     with HRM.open(home, "ADMIN", "offline") as rebuilt:
         assert _decisions(rebuilt) == []
+
+
+def test_forgetting_everything_is_asked_about_listing_what_goes(home: HRMHome) -> None:
+    # D436: "forget everything you know about me" listed what was kept (read as "what do you
+    # know about me") and "forget all my preferences" said nothing kept matched "all my
+    # preferences": the person had no way to take it all back but one entry at a time.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I prefer short answers")
+        h.turn("remember that my daughter's school is St Mary's")
+        h.turn("I like metric units")
+        asked = h.turn("forget all my preferences")
+        assert asked.response == (
+            "Do you want me to forget these 2 things I keep: “I prefer short answers”; "
+            "“I like metric units”? (yes/no)"
+        ) or asked.response == (
+            "Do you want me to forget these 2 things I keep: “I like metric units”; "
+            "“I prefer short answers”? (yes/no)"
+        )
+        assert h.turn("no").response == (
+            "Understood — nothing was forgotten; I still keep these 2 things."
+        )
+        assert len(_kept(h)) == 3
+        again = h.turn("can you forget everything I told you")
+        assert again.response.startswith("Do you want me to forget these 3 things I keep:")
+        done = h.turn("yes")
+        assert done.response.startswith("Forgotten: ")
+        assert _kept(h) == {}
+        assert h.turn("forget all my preferences").response == (
+            "I keep no preferences of yours, so nothing was forgotten."
+        )
+        # a request naming something is matched as before
+        h.turn("remember that the school is St Mary's")
+        named = h.turn("forget everything about the school")
+        assert named.response == "Forgotten: “the school is St Mary's”."

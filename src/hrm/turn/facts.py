@@ -24,7 +24,7 @@ from hrm.reading.rules.memory import (
 from hrm.turn.preferences import contradicted_canon
 from hrm.turn.records import DecisionRecord, FactRequestRecord, ForgetRequestRecord
 
-__all__ = ["forget_kept", "keep_decision", "remember_fact"]
+__all__ = ["forget_all", "forget_kept", "keep_decision", "remember_fact"]
 
 
 def remember_fact(
@@ -127,6 +127,30 @@ def forget_kept(
         return [f"Forgotten: “{statement}”."]
     asked.resolution = "refused"
     return [f"I could not forget “{statement}”: {decision.get('reason')}."]
+
+
+def forget_all(
+    stack: Any, request: ForgetRequest, keys: list[str], *, record: DecisionRecord, event: Any
+) -> list[str]:
+    """Retract every kept entry in `keys`, as the person confirmed (D436); the notes to show.
+    One already gone (forgotten since the question) is passed over."""
+    canon = stack.forgettable()
+    asked = ForgetRequestRecord(forget=request.clause, what=request.what, matched=keys)
+    record.memory_request = asked
+    forgotten: list[str] = []
+    for key in keys:
+        statement = kept_text(canon.get(key))
+        if statement is None:
+            continue
+        decision = stack.forget(key, asked=request.clause)
+        record.writes.append(decision)
+        if decision.get("approved"):
+            event("canon_forgotten", key=key, statement=statement)
+            forgotten.append(f"“{statement}”")
+    asked.resolution = "forgotten" if forgotten else "nothing kept matches"
+    if not forgotten:
+        return ["Nothing of it is kept any more, so nothing was forgotten."]
+    return [f"Forgotten: {'; '.join(forgotten)}."]
 
 
 def _forget_decision(

@@ -17,14 +17,16 @@ from hrm.governance.arbiter import named_problem
 from hrm.reading.rules.memory import ForgetRequest, kept_matching, kept_text
 from hrm.reading.rules.problems import ProblemRequest
 from hrm.reading.types import IntentKind
-from hrm.turn.facts import forget_kept
+from hrm.turn.facts import forget_all, forget_kept
 from hrm.turn.problems import act_on_problem
 
 if TYPE_CHECKING:
     from hrm.reading.types import Intent
     from hrm.turn.context import TurnContext
 
-__all__ = ["START", "ask_about_problem", "ask_to_forget", "settle_intent"]
+__all__ = [
+    "START", "ask_about_problem", "ask_to_forget", "ask_to_forget_all", "settle_intent",
+]
 
 START = "start"
 """The request held after "resume the garden project" named nothing open: start it? (D410)"""
@@ -51,6 +53,30 @@ def ask_to_forget(ctx: TurnContext, intent: Intent, request: ForgetRequest) -> l
     }  # fmt: skip
     ctx.event("intent_pending", kind="forget", key=keys[0], confidence=intent.confidence)
     return [f"Do you want me to forget “{said}”? (yes/no)"]
+
+
+def ask_to_forget_all(
+    ctx: TurnContext, intent: Intent, request: ForgetRequest, kinds: tuple[str, ...]
+) -> list[str]:
+    """The question for "forget all my preferences" / "forget everything you know about me"
+    (D436): every kept entry of those kinds, listed, asked about whatever the confidence —
+    forgetting them all is never done on one reading — and held in the turn state."""
+    canon = ctx.services.stack.forgettable()
+    keys = [k for k in canon if k.startswith(kinds) and kept_text(canon[k]) is not None]
+    if not keys:
+        what = "preferences" if kinds == ("preference.",) else (
+            "facts" if kinds == ("fact.",) else "preferences or facts"
+        )
+        return [f"I keep no {what} of yours, so nothing was forgotten."]
+    listed = "; ".join(f"“{kept_text(canon[key])}”" for key in keys)
+    said = "that one thing" if len(keys) == 1 else f"these {len(keys)} things"
+    ctx.state.pending_intent = {
+        "kind": IntentKind.FORGET.value, "clause": request.clause, "what": request.what,
+        "keys": keys, "said": said, "asked_turn": ctx.record.turn,
+        "confidence": round(intent.confidence, 3),
+    }  # fmt: skip
+    ctx.event("intent_pending", kind="forget", keys=keys, confidence=intent.confidence)
+    return [f"Do you want me to forget {said} I keep: {listed}? (yes/no)"]
 
 
 def ask_about_problem(ctx: TurnContext, intent: Intent, request: ProblemRequest) -> list[str]:
@@ -88,6 +114,8 @@ def settle_intent(ctx: TurnContext, answer: IntentKind | None) -> str | None:
         ctx.event("intent_declined", kind=kind, key=held.get("key"))
         if kind in _PROBLEM_KINDS:
             return f"Understood — “{held.get('said')}” stays as it is."
+        if isinstance(held.get("keys"), list):
+            return f"Understood — nothing was forgotten; I still keep {held.get('said')}."
         return f"Understood — I still keep “{held.get('said')}”."
     if kind in _PROBLEM_KINDS:
         asked = ProblemRequest(_PROBLEM_KINDS[kind], held.get("ref"), str(held.get("clause")))
@@ -97,6 +125,10 @@ def settle_intent(ctx: TurnContext, answer: IntentKind | None) -> str | None:
                                event=ctx.event)  # fmt: skip
         return "\n".join(notes)
     request = ForgetRequest(clause=str(held.get("clause") or ""), what=held.get("what"))
+    keys = held.get("keys")
+    if isinstance(keys, list):  # "forget everything you know about me", confirmed (D436)
+        return "\n".join(forget_all(ctx.services.stack, request, [str(k) for k in keys],
+                                    record=ctx.record, event=ctx.event))  # fmt: skip
     notes = forget_kept(ctx.services.stack, request, just_kept=None, record=ctx.record,
                         event=ctx.event)  # fmt: skip
     return "\n".join(notes)

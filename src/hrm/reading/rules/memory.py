@@ -40,6 +40,7 @@ __all__ = [
     "POINTING",
     "ForgetRequest",
     "MemoryRequest",
+    "bulk_kinds",
     "fact_key",
     "kept_matching",
     "kept_text",
@@ -446,9 +447,49 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(extract_keywords(text)) - _SAID_OF_EVERY_ENTRY
 
 
+_BULK = re.compile(r"^\W*(?:all|every|everything|anything)\b", re.IGNORECASE)
+_OF_THE_PERSON = frozenset(
+    extract_keywords(
+        "all every everything anything about me you know remember kept keep said told gave "
+        "mentioned stored saved memory memories stuff things thing of it from your data info "
+        "information have has on"
+    )
+)
+"""Words a request to forget everything says besides which kind ("all my preferences")."""
+
+
+_BULK_ASKED = re.compile(
+    r"\b(?:forget|delete|erase|wipe|remove|clear|drop)\s+(?:about\s+)?"
+    r"(?P<what>(?:all|every|everything|anything)\b[^.!?;\n]{0,80})",
+    re.IGNORECASE,
+)
+
+
+def bulk_kinds(what: str | None, clause: str = "") -> tuple[str, ...]:
+    """The kinds of kept entries "forget all my preferences" / "forget everything you know
+    about me" asks to forget, as key prefixes; () when it names something (D436). `what` is
+    the request's slot; `clause`, its words, read when the slot took only a part ("me")."""
+    if (not what or _BULK.match(what) is None) and clause:
+        asked = _BULK_ASKED.search(clause)
+        what = asked.group("what") if asked is not None else None
+    if not what or _BULK.match(what) is None:
+        return ()
+    said = frozenset(extract_keywords(what)) - _OF_THE_PERSON
+    preferences = bool(said & _PREFERENCE_WORDS)
+    facts = bool(said & _FACT_WORDS)
+    if said - _PREFERENCE_WORDS - _FACT_WORDS:
+        return ()  # "everything about the school" names the school
+    if preferences != facts:
+        return ("preference.",) if preferences else ("fact.",)
+    return ("preference.", "fact.")
+
+
 _SAID_OF_EVERY_ENTRY = frozenset(
     extract_keywords("prefer preference like want use hate love always never please rather")
 )
+
+_PREFERENCE_WORDS = frozenset(extract_keywords("preference preferences"))
+_FACT_WORDS = frozenset(extract_keywords("fact facts detail details"))
 
 
 # ── as intents (the rules tier) ─────────────────────────────────────────────

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.reading.rules.memory import ForgetRequest
+from hrm.reading.rules.memory import ForgetRequest, bulk_kinds
 from hrm.reading.types import IntentKind
 from hrm.turn.preferences import without_sentence
 
@@ -35,7 +35,10 @@ def forget(ctx: TurnContext) -> Outcome | None:
         return None  # an ordinary message (`answer` says a command-shaped one was not acted on)
     slots = intent.slots
     clause = ctx.reading.text_of(intent)
-    if slots.what is None and ctx.just_kept is None and not _says_memory(clause):
+    if (
+        slots.what is None and ctx.just_kept is None and not _says_memory(clause)
+        and not bulk_kinds(None, clause)  # "forget everything I told you" (D436)
+    ):
         # "Scratch that", "forget it" with nothing just kept takes back what the person said,
         # not what hrm keeps (D77), whichever reader heard it; "delete that from your memory"
         # asks of hrm's memory all the same, and is told that "that" names nothing (D416).

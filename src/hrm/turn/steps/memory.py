@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hrm._text import shorten
-from hrm.reading.rules.memory import names_fully
+from hrm.reading.rules.memory import bulk_kinds, names_fully
 from hrm.reading.types import COMMANDS, IntentKind
 from hrm.turn.facts import forget_kept, remember_fact
-from hrm.turn.intents import ask_to_forget
+from hrm.turn.intents import ask_to_forget, ask_to_forget_all
 from hrm.turn.preferences import handle_preference
 
 if TYPE_CHECKING:
@@ -23,10 +23,13 @@ def memory(ctx: TurnContext) -> Outcome | None:
     stack, record = ctx.services.stack, ctx.record
     intent = ctx.forget_intent
     if ctx.forget is not None and intent is not None:
+        bulk = bulk_kinds(ctx.forget.what, ctx.forget.clause)
         # Acted on at once only when it names what it forgets by every word it says: "forget
         # the billing migration" shares one word with "the billing db host is pg-billing-2"
-        # and forgot it; now that is asked about (D377).
-        if intent.confidence >= ctx.services.bands.act and names_fully(
+        # and forgot it; now that is asked about (D377). Forgetting all is always asked (D436).
+        if bulk:
+            ctx.notes += ask_to_forget_all(ctx, intent, ctx.forget, bulk)
+        elif intent.confidence >= ctx.services.bands.act and names_fully(
             stack.forgettable(), ctx.forget.what
         ):
             ctx.notes += forget_kept(
