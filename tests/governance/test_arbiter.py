@@ -189,7 +189,7 @@ BACKUP = "Our nightly backup job to S3 failed last night with an access denied e
      "resume the S3 backup",
      # a wish to take it up now (D430)
      "can we talk about the backup job for a bit", "let's work on the S3 backup",
-     "i'd like to look at the nightly backup now"],
+     "i'd like to get to the nightly backup now"],
 )
 def test_a_switch_request_names_a_problem_by_part_of_its_title(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str
@@ -202,7 +202,9 @@ def test_a_switch_request_names_a_problem_by_part_of_its_title(
 
 
 @pytest.mark.parametrize(
-    "text", ["can we talk about the weather for a bit", "let's look at the pricing page"]
+    "text",
+    ["can we talk about the weather for a bit", "let's work on the pricing page",
+     "let's look at the backup job's error message"],  # "look at" looks, it does not move
 )
 def test_a_wish_to_take_up_work_no_open_problem_is_moves_nowhere(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str

@@ -105,7 +105,7 @@ _SWITCH_REQUEST = re.compile(
     r"switch(?:ing)? (?:back )?to|let'?s do"
     # a wish to take up work now: "can we talk about the newsletter for a bit" (D430)
     r"|(?:let'?s|can we|could we|shall we|i'?d like to|i want to|i wanna)\s+"
-    r"(?:talk about|work on|turn to|move on to|get to|look at)"
+    r"(?:talk about|work on|turn to|move on to|get (?:back )?to)"
     r")\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
 )
