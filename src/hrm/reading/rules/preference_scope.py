@@ -129,6 +129,8 @@ def is_past_form(word: str) -> bool:
     return word in _IRREGULAR_PAST or (len(word) > 4 and word.endswith("ed"))
 _PERSON = frozenset({"i", "i'd", "i'm", "i've", "i'll", "we", "we'd", "we're", "me", "my", "our"})
 _WANTS = frozenset({"need", "needs", "want", "wants"})
+_SOMEONE_ELSE = frozenset({"she", "he", "they", "she's", "he's", "they're", "it"})
+"""Who says a preference word right before it when it is not the person's."""
 _LIKES = _words(
     "like likes love loves hate hates prefer prefers dislike dislikes enjoy enjoys avoid "
     "avoids"
@@ -243,7 +245,10 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         return "it is a question"
     habitual = _HABITUAL.search(low) is not None
     first = clause_words[0] if clause_words else ""
-    about_person = bool(_PERSON.intersection(before + words_in_match))
+    # "my wife just said she wants 2 days in Okinawa": the want is hers (D437)
+    about_person = bool(_PERSON.intersection(before + words_in_match)) and not (
+        _SOMEONE_ELSE.intersection(before[-1:] + words_in_match[:1])
+    )
     if head in _WANTS or (head in ("like", "love") and before[-1:] in (["i'd"], ["would"])):
         if not about_person:
             return "it is not about what you prefer"
