@@ -152,12 +152,18 @@ def _read(head: str) -> FocusRequest | None:
     turns = number_of(span.group("n") or span.group("m")) if span else None
     if topic is not None:
         said = _without_span(_first_sentence(topic))
+        if span is None and _WH_CLAUSE.match(said):
+            return None  # "let's focus on what matters: how do I …?" names no work (D438)
         if said:
             return FocusRequest(turns, shorten(said, 80))
         if span is None:  # "let's focus on ..." names nothing and gives no span
             return None
     rest = _without_span(_first_sentence(_without_span(head)))
     return FocusRequest(turns, shorten(rest, 80))
+
+
+_WH_CLAUSE = re.compile(r"^\W*(?:what|how|why|which|where|who|whatever|whichever)\b", re.I)
+"""A focus "on what matters", "on how it works": a figure of speech unless it gives a span."""
 
 
 def _topic(head: str) -> str | None:
