@@ -192,6 +192,16 @@ def test_urgency_markers_raise_urgency() -> None:
         ("What should I do, the deadline is today?", True),
         ("The tests for it are failing now.", False),  # a trouble as it stands (D78)
         ("Fix the failing tests now", True),
+        # D426: "now" closing a state as it stands
+        ("actually the budget is 350 now", False),
+        ("we're vegan now", False),
+        ("my email is bob@x.io now", False),
+        ("it is needed now", True),
+        ("I need it now", True),
+        # D439: a deadline that moved is news about the dates
+        ("actually, the deadline moved to the 20th", False),
+        ("the deadline got pushed to monday", False),
+        ("the deadline is tomorrow!", True),
     ],
 )
 def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) -> None:

@@ -46,7 +46,10 @@ DEV_FLOORS: dict[IntentKind, tuple[float, float]] = {
 
 @pytest.fixture(scope="module")
 def reports(exemplar_reader: ExemplarReader) -> dict[str, ReadingReport]:
-    items = load_labelled(DEVSET)
+    # A statement that names an open problem as finished ("the permit's done", D422) is read
+    # by the rules against the open problems' titles, which the sentence model never sees:
+    # those messages measure the rules with their context, not this tier.
+    items = [i for i in load_labelled(DEVSET) if not i.context.open_problems]
 
     def read(item):  # type: ignore[no-untyped-def]
         return exemplar_reader.read(item.text, sentence_spans(item.text), item.context)

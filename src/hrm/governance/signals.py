@@ -209,6 +209,8 @@ def deadline_markers_in(text: str) -> list[str]:
     hits = _DEADLINE.hits(text)
     if "now" in (hit.lower() for hit in hits) and _STATE_NOW.search(spoken(text)):
         hits = tuple(hit for hit in hits if hit.lower() != "now")
+    if hits and _MOVED_DEADLINE.search(spoken(text)):
+        hits = tuple(hit for hit in hits if hit.lower() not in _ASKABLE)
     if not hits or not any(hit.lower() in _ASKABLE for hit in hits):
         return list(hits)
     asked = _ASKS_WHEN_DUE.search(spoken(text))
@@ -225,6 +227,13 @@ _STATE_NOW = re.compile(
 """A state as it stands: "the budget is 350 now", "we're vegan now", "my email is x@y.z now".
 Its "now" means "by this time", not "at once": it presses nothing (D426). Needs said with a
 copula ("it's needed now") still do."""
+_MOVED_DEADLINE = re.compile(
+    r"\b(?:deadline|due date)\s+(?:was\s+|has\s+been\s+|got\s+|is\s+)?"
+    r"(?:moved|changed|pushed|extended|postponed|shifted|delayed|bumped)\b",
+    re.IGNORECASE,
+)
+"""A deadline said to have moved: news about the work's dates, not pressure of its own
+("actually, the deadline moved to the 20th", D439)."""
 _ASKABLE = frozenset(("deadline", "due"))
 _ASKS_WHEN_DUE = re.compile(
     r"(?:^|(?<=[.!?])\s+|\n)\W*(?:so\W+|and\W+|also\W+|ok(?:ay)?\W+)*"
