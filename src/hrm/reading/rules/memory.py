@@ -159,6 +159,14 @@ class MemoryRequest:
     """What the fact is about ("our API base URL"): the canon's key."""
 
 
+_SAYS_SOMETHING = re.compile(
+    r"^\W*(?:i|we|you|they|he|she)\s"
+    r"|\b(?:is|are|was|were|am|be|been|has|have|had|will|would|can|could|should|must|do|does"
+    r"|did)\b|['’](?:s|re|ve|ll|d|m)\b|\b\w+(?:ed|es)\b",
+    re.IGNORECASE,
+)
+"""A clause with a verb in it: what a question asking to keep something must hold to state a
+fact (D440)."""
 _POINTING_KEEP = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|and|so|also|oh|pls|please)\W+)*"
     r"(?:(?:please|pls|can you|could you|will you|would you)\s+)?"
@@ -186,8 +194,12 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         if match is None:
             continue
         fact = without_trailing_aside(match.group("fact").strip()).rstrip(" .!;,")
-        if sentence.endswith("?") and not _POLITE_START.match(sentence):
-            continue  # "Remember that bug from last week?"
+        if sentence.endswith("?") and (
+            not _POLITE_START.match(sentence) or not _SAYS_SOMETHING.search(fact)
+        ):
+            # "Remember that bug from last week?", "can you remember that bug from last week?"
+            # recall a thing; "can you remember that my flight is at 9?" states one (D440)
+            continue
         fact = fact.rstrip("?").strip()
         if _QUESTION_AFTER.match(fact) or len(extract_keywords(fact)) < 2:
             continue
