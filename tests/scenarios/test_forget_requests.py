@@ -276,10 +276,7 @@ def test_forgetting_everything_is_asked_about_listing_what_goes(home: HRMHome) -
         h.turn("remember that my daughter's school is St Mary's")
         h.turn("I like metric units")
         asked = h.turn("forget all my preferences")
-        assert asked.response == (
-            "Do you want me to forget these 2 things I keep: “I prefer short answers”; "
-            "“I like metric units”? (yes/no)"
-        ) or asked.response == (
+        assert asked.response == (  # in the canon's order, by key
             "Do you want me to forget these 2 things I keep: “I like metric units”; "
             "“I prefer short answers”? (yes/no)"
         )

@@ -62,7 +62,7 @@ def ask_to_forget_all(
     (D436): every kept entry of those kinds, listed, asked about whatever the confidence —
     forgetting them all is never done on one reading — and held in the turn state."""
     canon = ctx.services.stack.forgettable()
-    keys = [k for k in canon if k.startswith(kinds) and kept_text(canon[k]) is not None]
+    keys = sorted(k for k in canon if k.startswith(kinds) and kept_text(canon[k]) is not None)
     if not keys:
         what = "preferences" if kinds == ("preference.",) else (
             "facts" if kinds == ("fact.",) else "preferences or facts"
