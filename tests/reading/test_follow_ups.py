@@ -127,6 +127,9 @@ def test_statements_and_tasks_are_not(text: str) -> None:
         "sorry other thing, my laptop battery die very fast",
         "Other question: how i can renew my passport?",
         "One other thing, the deploy failed",
+        # after a word on the last answer, at a sentence's start (D441)
+        "ok I'll try the compost tea. Different topic: my neighbour's dog barks all night",
+        "Thanks, that worked! Quick question: is Python 3.13 out?",
     ],
 )
 def test_announced_new_topics(text: str) -> None:
@@ -137,6 +140,7 @@ def test_announced_new_topics(text: str) -> None:
     "text",
     [
         "How do I test the unrelated modules separately?",  # the words, not at the start
+        "I tried it. It fails on an unrelated test now",  # nor at a sentence's start
         "What about large files?",
         "A new feature flag broke the build",  # "new" without "topic/task/…"
         "Other than that, it works",

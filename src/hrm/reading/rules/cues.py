@@ -209,8 +209,27 @@ def is_closing(text: str) -> bool:
 
 
 def opens_new_topic(text: str) -> bool:
-    """Does the message open by saying it is about something else ("Unrelated: …")?"""
-    return _NEW_TOPIC.match(text[:200]) is not None
+    """Does the message say it turns to something else ("Unrelated: …"), at its start or at
+    the start of a sentence after a word on the last answer ("ok I'll try the compost tea.
+    Different topic: …", D441)?"""
+    return _announcement(text) is not None
+
+
+_ANNOUNCE_REACH = 200
+"""Characters of a message in which a sentence may announce a new topic."""
+
+
+def _announcement(text: str) -> tuple[str, re.Match[str]] | None:
+    """The text from the sentence that announces a new topic, with the announcement's match."""
+    head = text[:_ANNOUNCE_REACH]
+    found = _NEW_TOPIC.match(head)
+    if found is not None:
+        return head, found
+    for start, _ in sentence_spans(head, len(head))[1:]:
+        found = _NEW_TOPIC.match(head[start:])
+        if found is not None:
+            return head[start:], found
+    return None
 
 
 _AFTER_ANNOUNCEMENT = re.compile(
@@ -228,10 +247,11 @@ def without_announcement(text: str) -> str:
     `hrm chat` then offered "switch to Unrelated rename git". The rest, capitalised; the text
     as it was when it announces nothing or is nothing but the announcement.
     """
-    match = _NEW_TOPIC.match(text[:200])
-    if match is None:
+    announced = _announcement(text)
+    if announced is None:
         return text
-    rest = text[match.end() :]
+    head, match = announced
+    rest = text[len(text[:_ANNOUNCE_REACH]) - len(head) + match.end() :]
     rest = _AFTER_ANNOUNCEMENT.sub("", rest, count=1)
     return rest[:1].upper() + rest[1:] if rest.strip() else text
 

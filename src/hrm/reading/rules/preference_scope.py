@@ -136,6 +136,8 @@ _LIKES = _words(
     "avoids"
 )
 _COMPARATIVES = frozenset({"better", "worse", "rather"})
+_SINCE_BEFORE = frozenset({"now", "today", "already", "again", "lately", "recently", "since"})
+"""After "better"/"worse", a change over time ("better now"): a report, not a preference."""
 _PERCEIVING = _words(
     "looks look looked smells smell smelled tastes taste sounds sound feels feel seems seem "
     "acts act behaves behave"
@@ -273,6 +275,9 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
             return REPORTS_AN_EVENT
     elif head in _COMPARATIVES and first in _DEICTIC | {"that"}:
         return "it reacts to what is in front of us; it is not a standing preference"
+    elif head in _COMPARATIVES and after[:1] and after[0] in _SINCE_BEFORE:
+        # "the tomatoes are better now thanks to the compost tea": how things went (D441)
+        return "it reacts to how things are; it is not a standing preference"
     return None
 
 

@@ -31,7 +31,7 @@ from hrm.reading.rules.focus import read_set_aside
 from hrm.reading.sentences import IN_PHRASE
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
-__all__ = ["ProblemRequest", "read_problem_intents", "read_problem_request"]
+__all__ = ["FINISHED_WORDS", "ProblemRequest", "read_problem_intents", "read_problem_request"]
 
 _HEAD_CHARS = 2000
 """A request to close a problem is said in a message's first lines, not in a long paste."""
@@ -51,7 +51,7 @@ _THE_WORK = r"(?:it|this|that)(?:\s+" + _NOUN + r")?"
 _NAMED = r"(?:the|this|that|my|our)\s+" + IN_PHRASE + r"{0,60}?\b" + _NOUN + r"s?"
 _ANY_REF = IN_PHRASE + r"{1,80}?"
 _ABOUT = r"(?:\s+(?:for|on|with)\s+(?P<about>" + IN_PHRASE + r"{1,60}?))?"
-_END = r"(?=\s*(?:[.!?;,:](?!\w)|\s(?:now|please|then|too|already|for\s+good)\b|$))"
+_END = r"(?=\s*(?:[.!?;,:](?!\w)|\s(?:now|please|then|too|already|for\s+good|and)\b|$))"
 _RESOLVE = tuple(
     re.compile(_LEAD + form + _END, re.IGNORECASE)
     for form in (
@@ -184,14 +184,23 @@ whatever follows. Only when the name is an open problem's (`_names_open`): "park
 the garage" asks nothing of hrm."""
 
 
+FINISHED_WORDS = (
+    "done", "finished", "finish", "complete", "completed", "fixed", "solved", "sorted", "ready",
+    "set-up", "working", "live", "shipped", "deployed", "merged", "sent", "submitted",
+    "published", "green",
+)  # fmt: skip
+_FINISHED = r"(?:" + "|".join(w.replace("-", r"\s+") for w in FINISHED_WORDS) + r")"
+"""What a piece of work is said to be when it may be over ("the report is sent", "the CI is
+set up and green"): asked about, never acted on (D422, D441)."""
 _SAID_FINISHED = re.compile(
     _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
     r"(?P<ref>(?:the|my|our)\s+" + IN_PHRASE + r"{2,60}?)"
     r"|(?P<subject>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,60}?)(?:\s+(?:is|are)|['’]s)\s+"
     r"(?:now\s+"
-    r"|finally\s+|all\s+)?(?:done|finished|finish|complete|completed|fixed|solved|sorted|ready)"
-    # said in a note's words, without "is": "windows fixed", "ok crash solved"
-    r"|(?P<noted>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,40}?)\s+(?:fixed|solved|sorted))"
+    r"|finally\s+|all\s+)?" + _FINISHED
+    # said in a note's words, without "is": "windows fixed", "ok crash solved", "report sent"
+    + r"|(?P<noted>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,40}?)"
+    r"\s+(?:fixed|solved|sorted|sent|submitted|merged|deployed|shipped))"
     + _END,
     re.IGNORECASE,
 )
@@ -219,7 +228,7 @@ _NAMING_OPEN = (
     _OpenProblemForm(IntentKind.PARK, _PARK_NAMED, ("park", "pause", "shelve"), 0.9,
                      "rules:problems.park_named"),  # D418
     _OpenProblemForm(IntentKind.RESOLVE, _SAID_FINISHED,
-                     ("done", "finish", "complete", "fixed", "solved", "sorted", "ready"),
+                     tuple(w.split("-")[0] for w in FINISHED_WORDS),
                      FINISHED_ASK, "rules:problems.said_finished"),  # D422
 )  # fmt: skip
 

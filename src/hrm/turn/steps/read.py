@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hrm.reading.reader import read
 from hrm.reading.rules.memory import kept_text
 from hrm.reading.rules.preferences import PreferenceRules
+from hrm.reading.rules.problems import FINISHED_WORDS
 from hrm.reading.rules.tier import RulesReader
 from hrm.reading.types import ReadingContext
 from hrm.turn.steps.forget import just_kept
@@ -92,7 +93,8 @@ def _pending(ctx: TurnContext) -> str | None:
 
 
 _NAMES_PROBLEMS = re.compile(
-    r"forget|park|pause|shelve|done|finish|complete|fixed|solved|sorted|ready", re.IGNORECASE
+    r"forget|park|pause|shelve|" + "|".join(w.split("-")[0] for w in FINISHED_WORDS),
+    re.IGNORECASE,
 )
 """Words of the requests whose reading needs the open problems' titles ("forget about X" may
 name a problem instead of something kept; "park the X" pauses only an open problem's X; "the
