@@ -105,9 +105,13 @@ def test_a_number_that_is_not_finite_is_refused_where_it_is(bad: float) -> None:
         _prepare_item("event", {"b": bad})
 
 
+# Keys the scrubber leaves as they are: the property is about the values ("<PRIVATE>" as a key
+# is scrubbed to "[private]", as any string of a record is).
+_KEYS = st.text().filter(lambda key: scrub_text(key) == key)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.text(), st.one_of(st.floats(), st.booleans(), st.integers()),
-                       max_size=8))
+@given(st.dictionaries(_KEYS, st.one_of(st.floats(), st.booleans(), st.integers()), max_size=8))
 def test_scalars_kept_inline_are_prepared_as_the_walk_prepares_them(
     data: dict[str, Any],
 ) -> None:
