@@ -130,6 +130,7 @@ def test_statements_and_tasks_are_not(text: str) -> None:
         # after a word on the last answer, at a sentence's start (D441)
         "ok I'll try the compost tea. Different topic: my neighbour's dog barks all night",
         "Thanks, that worked! Quick question: is Python 3.13 out?",
+        "thank you, it is good. now other thing: how i ask my manager for holiday?",
     ],
 )
 def test_announced_new_topics(text: str) -> None:

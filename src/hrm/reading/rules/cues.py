@@ -56,7 +56,8 @@ _HEAD_CHARS = 2000
 """A follow-up is a short message; a longer one (a paste) is not one, and is not read."""
 
 _NEW_TOPIC = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw|sorry|stop|wait)\W+)?(?:(?:completely|totally|entirely)\s+)?(?:"
+    r"^\W*(?:(?:ok(?:ay)?|also|and|oh|btw|sorry|stop|wait|now)\W+)?"
+    r"(?:(?:completely|totally|entirely)\s+)?(?:"
     r"unrelated|(?:on an?|in an?)\s+(?:other|different|unrelated|separate)\s+(?:note|topic|matter)"
     r"|on another (?:note|topic|matter)|(?:a\s+)?different (?:topic|question|subject|matter)"
     r"|(?:a\s+)?new (?:topic|task|question|subject|problem|issue)|separately"

@@ -524,12 +524,13 @@ _FORGET_ABOUT = re.compile(
 work aside ("Forget about the report") or ask to forget what was never kept."""
 _FORGET_THE = re.compile(
     r"^\W*(?:(?:please|pls|ok(?:ay)?|also|and|actually|oh)\W+)*(?:can you\s+|could you\s+)?"
-    r"forget\s+(?P<what>(?:my|our|the|this)\s+[^.!?;,\n]{1,80}?)\s*[.!]*$",
+    r"forget\s+(?P<what>(?:my|our|the|this)\s+[^.!?;,\n]{1,80}?)\s*(?:[.!]*$|,\s)",
     re.IGNORECASE,
 )
 """"Forget the billing db host": a request to forget only when something kept says it — and
 acted on only when one kept entry holds every word of it; "Forget the offsite for now" with
-nothing kept about an offsite sets work aside (focus rules)."""
+nothing kept about an offsite sets work aside (focus rules). A comment after a comma is the
+request's too: "forget the coriander thing, i'm fine with it now" (D442)."""
 _LOOSE_FORGET = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|also|and|actually|oh|so|please|pls)\W+)*"
     r"(?:drop|scrap|ditch|never\s*mind|disregard|ignore|lose|wipe|erase|clear)\s+"
