@@ -171,3 +171,18 @@ def test_what_is_open_is_answered_from_the_registry(home: HRMHome) -> None:
     )
     assert parked.response.startswith("Nothing is in focus.\nQueued: ")
     assert "What's" not in " ".join(_responds(model)) and len(titles) == 2
+
+
+def test_a_part_of_the_work_said_done_is_asked_about(home: HRMHome) -> None:
+    # D443: "ok login bug done. next the PR" (read by the sentence model) resolved a problem
+    # titled by all three tasks of the day.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I have three things today: fix the login bug, review Ana's PR, and write "
+               "the release notes")  # fmt: skip
+        part = h.turn("ok login bug done. next the PR")
+        active = h.focus.problem_registry.get_active()
+        assert active is not None and active.status is ProblemStatus.ACTIVE
+        assert [i["kind"] for i in part.decision.reading["intents"]] == ["resolve"]
+        assert "Do you want me to resolve “I have three things today" in part.response
+        whole = h.turn("done with this")  # naming nothing: the whole
+        assert h.focus.problem_registry.get_active() is None, whole.response

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
-from hrm.reading.rules.problems import ProblemRequest
+from hrm._keywords import keywords as extract_keywords
+from hrm.reading.rules.problems import FINISHED_WORDS, ProblemRequest
 from hrm.reading.types import IntentKind
 from hrm.turn.intents import ask_about_problem
 from hrm.turn.preferences import without_sentence
@@ -15,9 +16,15 @@ from hrm.turn.problems import act_on_problem
 from hrm.turn.topics import about_the_closed, closed_in_focus, parked
 
 if TYPE_CHECKING:
+    from hrm.reading.types import Intent
     from hrm.turn.context import Outcome, TurnContext
 
 __all__ = ["problems"]
+
+_SAID_OF_ANY_ENDING = frozenset(
+    extract_keywords(" ".join(FINISHED_WORDS) + " next then now ok okay thanks close resolve")
+)
+"""Words any "it is done" says, whatever work it ends."""
 
 _KINDS: dict[IntentKind, Literal["resolve", "park", "list"]] = {
     IntentKind.RESOLVE: "resolve", IntentKind.PARK: "park", IntentKind.LIST_OPEN: "list",
@@ -33,7 +40,9 @@ def problems(ctx: TurnContext) -> Outcome | None:
     asked_of = ProblemRequest(_KINDS[intent.kind], intent.slots.ref, ctx.reading.text_of(intent))
     ctx.asked_of = asked_of
     services, record = ctx.services, ctx.record
-    if intent.confidence < services.bands.act and asked_of.kind != "list":
+    if (intent.confidence < services.bands.act or _a_part_of_it(ctx, intent)) and (
+        asked_of.kind != "list"
+    ):
         # The middle band: one short question, settled by the next yes or no (D150).
         ctx.notes += ask_about_problem(ctx, intent, asked_of)
     else:
@@ -54,3 +63,19 @@ def problems(ctx: TurnContext) -> Outcome | None:
         ctx.told_of_closed = True
         record.notes.append("what the message tells of the closed problem opens none")
     return None
+
+
+def _a_part_of_it(ctx: TurnContext, intent: Intent) -> bool:
+    """Does a sentence-model "done" name only a part of the work in focus? "ok login bug done.
+    next the PR", under "I have three things today: fix the login bug, review Ana's PR, and
+    write the release notes", resolved all three (D443): asked about, as D422's statements are.
+    The rules' forms say which problem they mean; a sentence naming nothing ("done with this")
+    means the whole."""
+    if intent.kind is not IntentKind.RESOLVE or intent.reader.startswith("rules"):
+        return False
+    active = ctx.services.focus.problem_registry.get_active()
+    if active is None:
+        return False
+    named = set(extract_keywords(ctx.reading.text_of(intent))) - _SAID_OF_ANY_ENDING
+    title = set(extract_keywords(active.title))
+    return bool(named & title) and bool(title - named - _SAID_OF_ANY_ENDING)
