@@ -4,6 +4,7 @@ out of focus."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
@@ -25,6 +26,8 @@ _SAID_OF_ANY_ENDING = frozenset(
     extract_keywords(" ".join(FINISHED_WORDS) + " next then now ok okay thanks close resolve")
 )
 """Words any "it is done" says, whatever work it ends."""
+_A_LIST = re.compile(r",[^,]+,|:[^:]+,|,\s*(?:and|then)\s")
+"""A title that lists several pieces of work ("…: fix the login bug, review Ana's PR, and …")."""
 
 _KINDS: dict[IntentKind, Literal["resolve", "park", "list"]] = {
     IntentKind.RESOLVE: "resolve", IntentKind.PARK: "park", IntentKind.LIST_OPEN: "list",
@@ -76,6 +79,8 @@ def _a_part_of_it(ctx: TurnContext, intent: Intent) -> bool:
     active = ctx.services.focus.problem_registry.get_active()
     if active is None:
         return False
+    if _A_LIST.search(active.title) is None:
+        return False  # "the duplicate emails problem" names the problem by its subject
     named = set(extract_keywords(ctx.reading.text_of(intent))) - _SAID_OF_ANY_ENDING
     title = set(extract_keywords(active.title))
     return bool(named & title) and bool(title - named - _SAID_OF_ANY_ENDING)
