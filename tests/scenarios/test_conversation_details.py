@@ -279,7 +279,7 @@ def test_a_bakery_website_in_learners_english(home: HRMHome) -> None:
         back = h.turn("ok back to website").decision
         done = h.turn("website is finish, thank you")
     assert site.preference is not None and site.preference.not_a_preference == (
-        "it asks for something now; it is not a standing preference"
+        "it asks for a task to be done; it is not a preference"  # D444
     )
     assert site.arbitration["is_new_candidate"] is True
     assert detour.arbitration["is_new_candidate"] is True
@@ -301,3 +301,17 @@ def test_remember_it_keeps_what_was_said_just_before(home: HRMHome) -> None:
         assert asked.response.startswith("What should I keep?")
         canon = [v for v in h.stack.canon().values() if isinstance(v, str)]
     assert canon == ["my boss name is Carla"]
+
+
+def test_a_task_wanted_after_a_thanks_is_no_preference_and_no_goodbye(home: HRMHome) -> None:
+    # D444: "thx. now I want to set up pre-commit hooks for ruff and mypy" was asked about as
+    # a preference by the sentence model, and what was left, "thx.", closed the exchange.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("how do I undo the last git commit but keep the changes?")
+        task = h.turn("thx. now I want to set up pre-commit hooks for ruff and mypy")
+    assert "preference" not in task.response
+    assert task.decision.arbitration["candidate_match"] == "new"
+    assert task.decision.preference is not None
+    assert task.decision.preference.not_a_preference == (
+        "it asks for a task to be done; it is not a preference"
+    )

@@ -213,9 +213,11 @@ def find_stated_preference(
 
 
 ASKS_NOW = "it asks for something now; it is not a standing preference"
+WANTS_A_TASK = "it asks for a task to be done; it is not a preference"
+"""Final: no tier reads a preference there (D444), as no tier does in a declined answer."""
 DECLINES_TO_SAY = "it declines to say; it states no preference"
 REPORTS_AN_EVENT = "it reports what happened; it is not a habit"
-FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT})
+FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT, WANTS_A_TASK})
 """Reasons that say what the sentence is instead of a preference: no tier reads one there.
 The others ("not about what you prefer", "only contains a preference word") say only that the
 rule found no preference, which a paraphrase it does not know can still state."""
@@ -255,7 +257,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         if not about_person:
             return "it is not about what you prefer"
         if _is_request(after) and not _standing(after, habitual=habitual):
-            return ASKS_NOW
+            return WANTS_A_TASK if _names_a_task(after) else ASKS_NOW
     elif head in _LIKES or not _LIKING.isdisjoint(words_in_match):
         if head == "like" and before[-1:] and before[-1] in _PERCEIVING:
             return "‘like’ there compares; it says nothing of what you prefer"
@@ -363,6 +365,12 @@ def _is_request(after: list[str]) -> bool:
         return True
     # "i want make website for my bakery": a task said without its "to" (D423)
     return bool(after) and (after[0] in _REQUEST_OBJECTS or after[0] in TASK_VERBS)
+
+
+def _names_a_task(after: list[str]) -> bool:
+    """"I want to set up pre-commit hooks", "i want make website": a want of a task (D444)."""
+    verb = after[1:2] if after[:1] == ["to"] else after[:1]
+    return bool(verb) and verb[0] in TASK_VERBS
 
 
 def _standing(after: list[str], *, habitual: bool) -> bool:
