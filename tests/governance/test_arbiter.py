@@ -189,7 +189,9 @@ BACKUP = "Our nightly backup job to S3 failed last night with an access denied e
      "resume the S3 backup",
      # a wish to take it up now (D430)
      "can we talk about the backup job for a bit", "let's work on the S3 backup",
-     "i'd like to get to the nightly backup now"],
+     "i'd like to get to the nightly backup now",
+     # the words any work is called by add nothing to its name (D445)
+     "back to the backup job stuff", "switch to the S3 backup planning"],
 )
 def test_a_switch_request_names_a_problem_by_part_of_its_title(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str

@@ -34,6 +34,8 @@ K = IntentKind
         pytest.param(K.PREFERENCE, "no emojis", True, id="no-x"),
         pytest.param(K.THANKS, "cheers!", True, id="thanks"),
         pytest.param(K.YES, "anything at all", True, id="answers-are-not-gated"),
+        pytest.param(K.RESUME, "pls help w/ my resume", False, id="a-cv-is-no-resume"),  # D445
+        pytest.param(K.RESUME, "lets resume where we left off", True, id="resume"),
     ],
 )
 def test_a_reading_needs_a_cue_of_its_intent(kind: IntentKind, sentence: str, allowed: bool) -> None:

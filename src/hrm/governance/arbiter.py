@@ -1171,7 +1171,9 @@ def _named_problem(
     to X", "resume X") X need not be made only of title words: "back to the sales data" names
     "I have a CSV of 2 million sales rows …" by "sales" alone, when no other title has it (D59).
     """
-    words = frozenset(extract_keywords(reference))
+    said = frozenset(extract_keywords(reference))
+    # "the contract planning", "the webhook problem": the work's own words name it (D445)
+    words = (said - _WORK_NOUNS) or said
     if not words:
         return None
     best: tuple[float, Problem] | None = None
@@ -1208,6 +1210,12 @@ def _reference_kinds(text: str) -> frozenset[str]:
     """Which of the reference patterns may match `text`: an arbitration asks up to four times
     of one text, and the scan of its words is most of a miss's cost."""
     return frozenset(_REFERENCE_WORDS.candidates(text))
+
+
+_WORK_NOUNS = frozenset(
+    extract_keywords("planning plan work stuff thing things project task problem issue topic")
+)
+"""Words a reference adds to the name of any work ("the contract planning"): not the title's."""
 
 
 @lru_cache(maxsize=1024)
