@@ -191,7 +191,8 @@ BACKUP = "Our nightly backup job to S3 failed last night with an access denied e
      "can we talk about the backup job for a bit", "let's work on the S3 backup",
      "i'd like to get to the nightly backup now",
      # the words any work is called by add nothing to its name (D445)
-     "back to the backup job stuff", "switch to the S3 backup planning"],
+     "back to the backup job stuff", "switch to the S3 backup planning",
+     "let's pick up the backup job again"],
 )
 def test_a_switch_request_names_a_problem_by_part_of_its_title(
     arbiter: PreemptScoreArbiter, registry: ProblemRegistry, text: str

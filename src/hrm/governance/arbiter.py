@@ -105,7 +105,7 @@ _SWITCH_REQUEST = re.compile(
     r"switch(?:ing)? (?:back )?to|let'?s do"
     # a wish to take up work now: "can we talk about the newsletter for a bit" (D430)
     r"|(?:let'?s|can we|could we|shall we|i'?d like to|i want to|i wanna)\s+"
-    r"(?:talk about|work on|turn to|move on to|get (?:back )?to)"
+    r"(?:talk about|work on|turn to|move on to|get (?:back )?to|pick up|continue with)"
     r")\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
 )
@@ -1213,9 +1213,13 @@ def _reference_kinds(text: str) -> frozenset[str]:
 
 
 _WORK_NOUNS = frozenset(
-    extract_keywords("planning plan work stuff thing things project task problem issue topic")
+    extract_keywords(
+        "planning plan work stuff thing things project task problem issue topic again now "
+        "today please then"
+    )
 )
-"""Words a reference adds to the name of any work ("the contract planning"): not the title's."""
+"""Words a reference adds to the name of any work ("the contract planning", "the grant again"):
+not the title's."""
 
 
 @lru_cache(maxsize=1024)

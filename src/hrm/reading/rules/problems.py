@@ -51,7 +51,10 @@ _THE_WORK = r"(?:it|this|that)(?:\s+" + _NOUN + r")?"
 _NAMED = r"(?:the|this|that|my|our)\s+" + IN_PHRASE + r"{0,60}?\b" + _NOUN + r"s?"
 _ANY_REF = IN_PHRASE + r"{1,80}?"
 _ABOUT = r"(?:\s+(?:for|on|with)\s+(?P<about>" + IN_PHRASE + r"{1,60}?))?"
-_END = r"(?=\s*(?:[.!?;,:](?!\w)|\s(?:now|please|then|too|already|for\s+good|and)\b|$))"
+_END = (
+    r"(?=\s*(?:[.!?;,:](?!\w)|\s(?:now|please|then|too|already|for\s+good|and|again|after)\b"
+    r"|$))"
+)
 _RESOLVE = tuple(
     re.compile(_LEAD + form + _END, re.IGNORECASE)
     for form in (
@@ -200,7 +203,7 @@ _SAID_FINISHED = re.compile(
     r"|finally\s+|all\s+)?" + _FINISHED
     # said in a note's words, without "is": "windows fixed", "ok crash solved", "report sent"
     + r"|(?P<noted>(?:(?:the|my|our)\s+)?" + IN_PHRASE + r"{2,40}?)"
-    r"\s+(?:fixed|solved|sorted|sent|submitted|merged|deployed|shipped))"
+    r"\s+(?:fixed|solved|sorted|sent|submitted|merged|deployed|shipped|works?))"
     + _END,
     re.IGNORECASE,
 )
@@ -228,7 +231,7 @@ _NAMING_OPEN = (
     _OpenProblemForm(IntentKind.PARK, _PARK_NAMED, ("park", "pause", "shelve"), 0.9,
                      "rules:problems.park_named"),  # D418
     _OpenProblemForm(IntentKind.RESOLVE, _SAID_FINISHED,
-                     tuple(w.split("-")[0] for w in FINISHED_WORDS),
+                     (*(w.split("-")[0] for w in FINISHED_WORDS), "work"),
                      FINISHED_ASK, "rules:problems.said_finished"),  # D422
 )  # fmt: skip
 
@@ -241,8 +244,8 @@ def _naming_open_problem(said: str, context: ReadingContext) -> Intent | None:
     head = said[:_HEAD_CHARS]
     for form in _NAMING_OPEN:
         found = form.pattern.search(head) if any(w in low for w in form.words) else None
-        if found is None:
-            continue
+        if found is None or head[found.end() :].lstrip().startswith("?"):
+            continue  # "does the laptop work?" asks, it says nothing is over
         named = found.groupdict()
         ref = _ref(named.get("ref") or named.get("subject") or named.get("noted"))
         if ref is None or not _names_open(ref, context.open_problems):

@@ -93,7 +93,7 @@ def _pending(ctx: TurnContext) -> str | None:
 
 
 _NAMES_PROBLEMS = re.compile(
-    r"forget|park|pause|shelve|" + "|".join(w.split("-")[0] for w in FINISHED_WORDS),
+    r"forget|park|pause|shelve|work|" + "|".join(w.split("-")[0] for w in FINISHED_WORDS),
     re.IGNORECASE,
 )
 """Words of the requests whose reading needs the open problems' titles ("forget about X" may
