@@ -195,6 +195,10 @@ FINISHED_WORDS = (
 _FINISHED = r"(?:" + "|".join(w.replace("-", r"\s+") for w in FINISHED_WORDS) + r")"
 """What a piece of work is said to be when it may be over ("the report is sent", "the CI is
 set up and green"): asked about, never acted on (D422, D441)."""
+_NOT_ALL_OF_IT = re.compile(
+    r"[^.!?;\n]*\b(?:but|except|still|yet|although|though|only)\b", re.IGNORECASE
+)
+"""What a sentence goes on to say after "the X works now" when the work is not over."""
 _SAID_FINISHED = re.compile(
     _LEAD + r"(?:(?:i'?m|we'?re|i am|we are)\s+(?:all\s+)?(?:done|finished)\s+with\s+"
     r"(?P<ref>(?:the|my|our)\s+" + IN_PHRASE + r"{2,60}?)"
@@ -246,6 +250,8 @@ def _naming_open_problem(said: str, context: ReadingContext) -> Intent | None:
         found = form.pattern.search(head) if any(w in low for w in form.words) else None
         if found is None or head[found.end() :].lstrip().startswith("?"):
             continue  # "does the laptop work?" asks, it says nothing is over
+        if form.kind is IntentKind.RESOLVE and _NOT_ALL_OF_IT.match(head[found.end() :]):
+            continue  # "the deploy works now on staging, but prod still fails" (D447)
         named = found.groupdict()
         ref = _ref(named.get("ref") or named.get("subject") or named.get("noted"))
         if ref is None or not _names_open(ref, context.open_problems):
