@@ -48,7 +48,7 @@ when its metadata sets ``emergency: true``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -102,15 +102,22 @@ EXPLICIT_REFERENCE_THRESHOLD = 0.5
 
 _SWITCH_REQUEST = re.compile(
     r"\b(?:(?:go|get|come|going|getting) back to|back to|return(?:ing)? to|resum(?:e|ing)|"
-    r"switch(?:ing)? (?:back )?to|let'?s do"
-    # a wish to take up work now: "can we talk about the newsletter for a bit" (D430)
-    r"|(?:let'?s|can we|could we|shall we|i'?d like to|i want to|i wanna)\s+"
-    r"(?:talk about|work on|turn to|move on to|get (?:back )?to|pick up|continue with)"
-    r")\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
+    r"switch(?:ing)? (?:back )?to|let'?s do)\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
     re.IGNORECASE,
 )
 """A request to move to work that names it: it switches when its words name an open problem
 (`_named_problem`), and is an ordinary message otherwise."""
+_MOVE_VERBS = ("talk about", "work on", "turn to", "move on to", "get to", "get back to",
+               "pick up", "continue with")  # fmt: skip
+_WISH_TO_MOVE = re.compile(
+    r"\b(?:let'?s|can we|could we|shall we|i'?d like to|i want to|i wanna)\s+"
+    r"(?:" + "|".join(v.replace(" ", r"\s+") for v in _MOVE_VERBS) + r")"
+    r"\s+(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+)",
+    re.IGNORECASE,
+)
+"""A wish to take up work now, "can we talk about the newsletter for a bit" (D430): a switch
+request as `_SWITCH_REQUEST` is; searched only in a message holding one of `_MOVE_VERBS` (its
+leads, "can we", "let's", are in most messages)."""
 EXPLICIT_SWITCH = "explicit switch request"
 """How a candidate the person asked to move to is matched (`Arbitration.candidate_match`)."""
 _MENTION = re.compile(
@@ -779,10 +786,7 @@ class PreemptScoreArbiter:
         only where they open the message ("For the migration, how …"), not as a preposition
         inside what it says ("we use the dirs crate for home paths", D414); "about X" anywhere
         ("a note about backups")."""
-        name, pattern = ("switch", _SWITCH_REQUEST) if switch else ("mention", _MENTION)
-        if name not in _reference_kinds(text):
-            return None
-        for match in pattern.finditer(text):
+        for match in self._references(text, switch):
             if opening and _inside_what_is_said(text, match):
                 continue
             # "back to X" names where the person was; "switch to X" may be a question about
@@ -795,6 +799,20 @@ class PreemptScoreArbiter:
                 how = EXPLICIT_SWITCH if switch else "explicit mention"
                 return _Candidate(named, False, switch, how)
         return None
+
+    @staticmethod
+    def _references(text: str, switch: bool) -> Iterator[re.Match[str]]:
+        """Where `text` asks to switch (`switch`) or mentions work: the matches, in order."""
+        kinds = _reference_kinds(text)
+        if not switch:
+            if "mention" in kinds:
+                yield from _MENTION.finditer(text)
+            return
+        if "switch" in kinds:
+            yield from _SWITCH_REQUEST.finditer(text)
+        low = text.lower()
+        if any(verb in low for verb in _MOVE_VERBS):
+            yield from _WISH_TO_MOVE.finditer(text)
 
     def _focus_target(
         self,
