@@ -184,5 +184,5 @@ def test_a_part_of_the_work_said_done_is_asked_about(home: HRMHome) -> None:
         assert active is not None and active.status is ProblemStatus.ACTIVE
         assert [i["kind"] for i in part.decision.reading["intents"]] == ["resolve"]
         assert "Do you want me to resolve “I have three things today" in part.response
-        whole = h.turn("done with this")  # naming nothing: the whole
+        whole = h.turn("This is resolved.")  # naming nothing: the whole
         assert h.focus.problem_registry.get_active() is None, whole.response
