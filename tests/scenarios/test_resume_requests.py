@@ -225,3 +225,18 @@ def test_asking_to_take_up_queued_work_moves_there_and_decides_nothing(home: HRM
         assert not [w for w in moved.writes if w.get("key") == "local_decisions"]
         decided = h.turn("let's switch to mailchimp for sending it").decision  # a decision
         assert [w["decision"] for w in decided.writes] == ["switch to mailchimp for sending it"]
+
+
+def test_where_were_we_stays_when_a_queued_aside_never_took_focus(home: HRMHome) -> None:
+    # D449: "jellyfin transcoding is super slow" was queued while a home server was set up;
+    # two turns later, back on the server all along, "where were we?" went to the queued one.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        server = h.turn("Setting up a home server on a raspberry pi 5").decision
+        aside = h.turn("jellyfin transcoding is super slow").decision
+        assert aside.arbitration["disposition"] == "queue"
+        h.turn("the pi is not powerful enough for transcoding i guess")
+        h.turn("ok decided: no transcoding, direct play only")
+        where = h.turn("where were we?").decision
+    assert where.arbitration["disposition"] == "stay"
+    assert where.problem is not None and server.problem is not None
+    assert where.problem.id == server.problem.id

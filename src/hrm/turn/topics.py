@@ -39,10 +39,14 @@ _LAST_INPUT_CHARS = 160
 
 def move_topic(state: TurnState, topic: dict[str, Any] | None) -> None:
     """Make `topic` the last one; when the conversation moved to another problem, the one it
-    left is the earlier topic, where "Where were we?" goes back to (D75)."""
-    before = state.last_topic.get("problem_id") if isinstance(state.last_topic, dict) else None
+    left is the earlier topic, where "Where were we?" goes back to (D75). A problem the last
+    input was only queued as was never where the conversation was (D449): "jellyfin
+    transcoding is super slow", queued while setting up a home server, then "where were we?"
+    went back to it."""
+    last = state.last_topic if isinstance(state.last_topic, dict) else {}
+    before = last.get("problem_id")
     after = topic.get("problem_id") if topic is not None else None
-    if before and after and before != after:
+    if before and after and before != after and not last.get("queued"):
         leave(state, before)
     state.last_topic = topic
 

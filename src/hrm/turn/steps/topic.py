@@ -34,7 +34,8 @@ def topic(ctx: TurnContext) -> Outcome | None:
     last = ctx.state.last_topic if isinstance(ctx.state.last_topic, dict) else {}
     kept_words = not words and went_to is not None and last.get("problem_id") == went_to
     if (words or arbitrated is ctx.turn_input) and not kept_words:
+        queued = arbitration.disposition is ArbitrationDisposition.QUEUE
         move_topic(ctx.state, None if went_to is None else {
-            "problem_id": went_to, "keywords": list(words),
+            "problem_id": went_to, "keywords": list(words), **({"queued": True} if queued else {}),
         })  # fmt: skip
     return None
