@@ -207,13 +207,16 @@ def deadline_markers_in(text: str) -> list[str]:
     is not a marker.
     """
     hits = _DEADLINE.hits(text)
-    if "now" in (hit.lower() for hit in hits) and _STATE_NOW.search(spoken(text)):
+    if not hits:
+        return []
+    said = spoken(text)
+    if "now" in (hit.lower() for hit in hits) and _STATE_NOW.search(said):
         hits = tuple(hit for hit in hits if hit.lower() != "now")
-    if hits and _MOVED_DEADLINE.search(spoken(text)):
+    if hits and _MOVED_DEADLINE.search(said):
         hits = tuple(hit for hit in hits if hit.lower() not in _ASKABLE)
     if not hits or not any(hit.lower() in _ASKABLE for hit in hits):
         return list(hits)
-    asked = _ASKS_WHEN_DUE.search(spoken(text))
+    asked = _ASKS_WHEN_DUE.search(said)
     if asked is None:
         return list(hits)
     return [hit for hit in hits if hit.lower() != asked.group("word").lower()]

@@ -272,22 +272,32 @@ class CognitiveStack:
         """
         return self._retract(key, {"forgotten": asked}, reason="the person asked to forget it")
 
+    def record_decision(self, problem_id: str, decision: dict[str, Any]) -> dict[str, Any]:
+        """Keep a decision the person stated in the problem's working set (D88); the write as
+        the decision record keeps it, with the `forgettable` key it is kept under, so that
+        "forget that" right after it takes it back (D424)."""
+        from hrm.reading.rules.memory import DECISION_KEY
+
+        verdict = self.bus.record_decision(problem_id, decision)
+        said = str(decision.get("decision", "")).casefold()
+        working = self.bus.working.get(problem_id)
+        kept_as = next(
+            (
+                f"{DECISION_KEY}{problem_id}.{i}"
+                for i, kept in enumerate(working.local_decisions if working is not None else ())
+                if isinstance(kept, dict) and str(kept.get("decision", "")).casefold() == said
+            ),
+            None,
+        )
+        return _decision_write_record(verdict, decision.get("decision"), kept_as=kept_as)
+
     def forget_decision(self, key: str, said: str, *, asked: str) -> dict[str, Any]:
         """Take the stated decision `key` (a `forgettable` key) out of its working set (D424)."""
         from hrm.reading.rules.memory import DECISION_KEY
 
         problem_id = key.removeprefix(DECISION_KEY).rpartition(".")[0]
         verdict = self.bus.forget_decision(problem_id, said, asked=asked)
-        return {
-            "target_requested": "working_set",
-            "key": "local_decisions",
-            "approved": verdict.approved,
-            "target": getattr(verdict.target, "value", verdict.target),
-            "reason": verdict.reason,
-            "conditions": list(verdict.conditions),
-            "decision": said,
-            "forgotten": True,
-        }
+        return _decision_write_record(verdict, said, forgotten=True)
 
     def forget_part(self, key: str, kept: str, *, asked: str) -> dict[str, Any]:
         """Keep only `kept` of the canon fact `key`: the person asked to forget the rest (D83).
@@ -741,6 +751,20 @@ def _relatedness(switch: str) -> Callable[[str, str], float | None] | None:
             key="topic_embeddings",
         )
     return found
+
+
+def _decision_write_record(verdict: Any, decision: Any, **extra: Any) -> dict[str, Any]:
+    """A write of a stated decision to a working set, as the decision record keeps it."""
+    return {
+        "target_requested": "working_set",
+        "key": "local_decisions",
+        "approved": verdict.approved,
+        "target": getattr(verdict.target, "value", verdict.target),
+        "reason": verdict.reason,
+        "conditions": list(verdict.conditions),
+        "decision": decision,
+        **extra,
+    }
 
 
 def _shared_write_record(decision: Any, key: str, **extra: Any) -> dict[str, Any]:

@@ -170,29 +170,8 @@ def keep_decision(
 ) -> dict[str, Any]:
     """Record a decision the person stated in the problem's working set (D88); returns the
     write as the decision record keeps it. Said quietly: no note in the answer."""
-    verdict = stack.bus.record_decision(
+    write: dict[str, Any] = stack.record_decision(
         problem_id, {"decision": stated.decision, "said": stated.sentence, "turn": turn}
     )
     event("decision_recorded", problem_id=problem_id, decision=stated.decision)
-    return {
-        "target_requested": "working_set",
-        "key": "local_decisions",
-        "approved": verdict.approved,
-        "target": getattr(verdict.target, "value", verdict.target),
-        "reason": verdict.reason,
-        "conditions": list(verdict.conditions),
-        "decision": stated.decision,
-        "kept_as": _kept_as(stack, problem_id, stated.decision),
-    }
-
-
-def _kept_as(stack: Any, problem_id: str, decision: str) -> str | None:
-    """The `forgettable` key of a decision in the problem's working set, so that "forget
-    that" right after it takes it back (D424)."""
-    working = stack.bus.working.get(problem_id)
-    said = decision.casefold()
-    for i, kept in enumerate(working.local_decisions if working is not None else ()):
-        if isinstance(kept, dict) and str(kept.get("decision", "")).casefold() == said:
-            return f"{DECISION_KEY}{problem_id}.{i}"
-    return None
-
+    return write
