@@ -20,6 +20,7 @@ from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.reading.rules.memory import kept_matching, read_forget_request, without_clause
 from hrm.storage.rebuild import rebuild
+from hrm.testing import ScriptedAdapter, ScriptedReply
 
 SHORT = "I prefer short paragraphs."
 DEADLINE = "Remember that the grant deadline is March 3."
@@ -296,3 +297,38 @@ def test_forgetting_everything_is_asked_about_listing_what_goes(home: HRMHome) -
         h.turn("remember that the school is St Mary's")
         named = h.turn("forget everything about the school")
         assert named.response == "Forgotten: “the school is St Mary's”."
+
+
+def _sent(call: Any) -> str:
+    """Everything a model call was sent: the system prompt and every message."""
+    return "\n".join([call.system, *(m.content for m in call.messages)])
+
+
+def test_what_was_forgotten_is_no_longer_shown_to_the_model(home: HRMHome) -> None:
+    """D450: the forget retracted the fact, but the exchange that said it — and the answer that
+    quoted it — went on reaching the model, which then knew where the person lives."""
+    said = "Remember that I live in Lisbon. What's a good day trip from here?"
+    model = ScriptedAdapter(
+        [ScriptedReply(respond=lambda *_: "Sintra, since you live in Lisbon.")], repeat=True,
+    )
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn(said)
+        h.turn("and one for a weekend?")
+        before = len(model.calls)
+        assert h.turn("forget that I live in Lisbon").response == "Forgotten: “I live in Lisbon”."
+        h.turn("and one by train?")
+        after = [_sent(call) for call in model.calls[before:]]
+        assert after and all("lisbon" not in text.lower() for text in after)
+        # the exchanges are still shown, with the forgotten words marked
+        assert "Remember that [forgotten]. What's a good day trip from here?" in after[-1]
+        assert "Sintra, since you live in [forgotten]." in after[-1]
+        assert h.stack.attention.last_failures == []
+    replay = ScriptedAdapter([ScriptedReply(respond=lambda *_: "Try Évora.")], repeat=True)
+    with HRM.open(home, "ADMIN", replay) as again:  # a new process rebuilds the same view
+        again.turn("any day trip by train?")
+        assert replay.calls and "lisbon" not in _sent(replay.calls[-1]).lower()
+        # rolled back, it is said again, and shown again
+        versions = again.stack.bus.shared.list_versions("fact.i-live-in-lisbon")
+        again.stack.bus.shared.rollback("fact.i-live-in-lisbon", versions[0])
+        again.turn("and a day trip by bus?")
+        assert "I live in Lisbon" in _sent(replay.calls[-1])

@@ -180,3 +180,33 @@ def test_a_forget_in_the_middle_of_a_session_leaves_the_session_working(home: HR
         assert hrm.turn_number == 141
     assert hits(home.root, "I live in Lisbon") == []
     assert verify_home(home).ok
+
+
+def test_hrm_memory_erase_says_where_then_erases_what_a_forget_only_retracted(
+    home: HRMHome,
+) -> None:
+    """D450: "forget that I live in Lisbon" retracts the canon entry (its history keeps it);
+    `hrm memory erase` is how the person takes it out of every file for good."""
+    from hrm.cli.app import app
+
+    talk(home, "Remember that I live in Lisbon. What's a good day trip from here?",
+         "forget that I live in Lisbon", "and one for a weekend?")
+    assert hits(home.root, "I live in Lisbon")
+    where = runner.invoke(app, ["memory", "erase", "I live in Lisbon", "--home", str(home.root),
+                                "--json"])
+    assert where.exit_code == 0, where.output
+    listed = json.loads(where.stdout)
+    assert listed["erased"] is False
+    assert "HO2/ledger/ADMIN/workorder.jsonl" in listed["found_in"]
+    # every file holding it, as written or as a key made of it ("fact.i-live-in-lisbon")
+    assert set(hits(home.root, "I live in Lisbon")) <= set(listed["found_in"])
+    done = runner.invoke(app, ["memory", "erase", "i live in LISBON", "--yes",
+                               "--home", str(home.root)])
+    assert done.exit_code == 0, done.output
+    assert "Erased: no byte of it is left under the home." in done.stdout
+    assert hits(home.root, "I live in Lisbon") == []
+    assert verify_home(home).ok
+    again = runner.invoke(app, ["memory", "erase", "I live in Lisbon", "--home", str(home.root)])
+    assert "nothing to erase" in again.stdout
+    short = runner.invoke(app, ["memory", "erase", "ab", "--yes", "--home", str(home.root)])
+    assert short.exit_code != 0 and "at least 3 characters" in short.output

@@ -16,7 +16,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for _module in ("hrm.cli.memory_bus", "hrm.cli.learnings"):
+for _module in ("hrm.cli.memory_bus", "hrm.cli.learnings", "hrm.cli.erase"):
     try:
         _sub: typer.Typer = importlib.import_module(_module).app
     except ModuleNotFoundError as _exc:

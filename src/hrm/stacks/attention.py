@@ -19,15 +19,17 @@ token budget and records what was retrieved, excluded, and why (``attention_stat
 
 from __future__ import annotations
 
+import calendar
 import csv
 import functools
 import json
 import logging
 import os
+import re
 import stat as stat_module
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,7 @@ from hrm.errors import HRMError
 from hrm.governance.preferences import is_retracted
 from hrm.home import HRMHome, parse_agent_class
 from hrm.llm.types import estimate_tokens as estimate_model_tokens
+from hrm.storage.redaction import MARKER, MIN_TEXT, Needles
 from hrm.turn.state import RECENT_CLIP, shown
 from hrm.types import HRMContext
 
@@ -240,6 +243,9 @@ class AttentionPipeline:
             stage_type = stage.get("type", "")
             fn = runner.source(stage_type, stage.get("config", {}))
             sources.append((f"{stage.get('template_id')}:{stage.get('stage', stage_type)}", fn))
+        forgotten = _forgotten(self.stack.forgotten())
+        if forgotten is not None:
+            sources = [(name, _masking(fn, forgotten)) for name, fn in sources]
         failures: list[str] = []
         budget = fitted_budget(self.stack, self.budget_tokens, text)
         assembler = ContextAssembler(_ROLE[kind], budget)
@@ -252,6 +258,83 @@ class AttentionPipeline:
         }
         self.last_failures = failures
         return assembled
+
+
+@dataclass(frozen=True)
+class _Forgotten:
+    """What the person asked to forget, as context assembly finds it in stored text: each
+    statement in any case and as a key made of it (`Needles`), and the names it holds as
+    words of their own — "Sintra, since you live in Lisbon" quotes no statement but still
+    says where the person lives."""
+
+    needles: Needles | None
+    names: re.Pattern[str] | None
+
+    def search(self, text: str) -> bool:
+        return bool(
+            (self.needles is not None and self.needles.pattern.search(text))
+            or (self.names is not None and self.names.search(text))
+        )
+
+    def sub(self, text: str) -> str:
+        if self.needles is not None:
+            text = self.needles.sub(text)
+        return text if self.names is None else self.names.sub(MARKER, text)
+
+
+_NAME = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][\w'-]*[a-z][\w'-]*")
+"""A capitalised word that does not open a sentence: a name ("Lisbon", "Carla", "O'Neill")."""
+
+
+@functools.lru_cache(maxsize=8)
+def _forgotten(texts: tuple[str, ...]) -> _Forgotten | None:
+    """The matcher of `texts` (the stack's `forgotten`); None when nothing was forgotten, or
+    only texts too short to match safely. Month and day names are not private: kept."""
+    usable = tuple(text for text in texts if len("".join(text.split())) >= MIN_TEXT)
+    if not usable:
+        return None
+    names = sorted({
+        name for text in usable for name in _NAME.findall(text)
+        if len(name) >= MIN_TEXT and name not in _CALENDAR_WORDS
+    }, key=len, reverse=True)
+    return _Forgotten(
+        Needles(usable),
+        re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b") if names else None,
+    )
+
+
+_CALENDAR_WORDS = frozenset(calendar.month_name[1:]).union(calendar.day_name)
+"""Month and day names (casefolded below): capitalised, but no one's private detail."""
+
+
+def _masking(
+    source: Callable[[str], Iterable[ContextItem]], forgotten: _Forgotten
+) -> Callable[[str], Iterable[ContextItem]]:
+    """`source` with what was forgotten replaced by the redaction marker in every item it gives.
+
+    A forget retracts the canon entry, but the conversation that said it ("Remember that I
+    live in Lisbon. What's a good day trip?") and the answer that quoted it were still shown
+    to the model next turn, which then answered "where do I live?" with Lisbon (D450).
+    """
+
+    def masked(text: str) -> Iterable[ContextItem]:
+        items = []
+        for item in source(text):
+            exchange = item.exchange
+            if forgotten.search(item.text) or (
+                exchange is not None and forgotten.search(f"{exchange[0]}\n{exchange[1]}")
+            ):
+                items.append(replace(
+                    item,
+                    text=forgotten.sub(item.text),
+                    exchange=None if exchange is None else (forgotten.sub(exchange[0]),
+                                                            forgotten.sub(exchange[1])),
+                ))  # fmt: skip
+            else:
+                items.append(item)
+        return items
+
+    return masked
 
 
 CONTEXT_MARGIN = 1.85

@@ -80,6 +80,7 @@ class CognitiveStack:
     _home_db: Database | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
     _canon_view: tuple[Any, Mapping[str, Any]] | None = field(default=None, repr=False)
+    _forgotten: tuple[Any, tuple[str, ...]] | None = field(default=None, repr=False)
 
     # ── HO2m ───────────────────────────────────────────────────────────────
 
@@ -147,6 +148,33 @@ class CognitiveStack:
             if isinstance(decision, dict) and decision.get("decision")
         }
         return {**canon, **decisions} if decisions else canon
+
+    def forgotten(self) -> tuple[str, ...]:
+        """What the person asked hrm to forget of its canon: the last statement of each entry
+        a forget retracted (D450), for context assembly to keep out of what the model is shown.
+
+        A forget is a new version of the key, so the statement is still in the key's history
+        (and `rollback` brings it back); the conversation that said it is still in the recent
+        exchanges. Read again only when the canon changes. An entry replaced by a newer
+        statement (D70) or rolled back is not forgotten.
+        """
+        from hrm.reading.rules.memory import kept_text
+
+        latest = self.bus.shared.latest()
+        cached = self._forgotten
+        if cached is not None and cached[0] is latest:
+            return cached[1]
+        texts: list[str] = []
+        for key, value in latest:
+            if not (isinstance(value, Mapping) and value.get("retracted") is True
+                    and "forgotten" in value):
+                continue
+            said = (kept_text(version.value) for version in reversed(self.bus.shared.history(key)))
+            statement = next((text for text in said if text), None)
+            if statement is not None:
+                texts.append(statement)
+        self._forgotten = (latest, tuple(texts))
+        return self._forgotten[1]
 
     def learnings(self) -> Any:
         """The home's learnings repository, on the home's database, built once.

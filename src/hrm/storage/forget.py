@@ -1,7 +1,7 @@
 """Forgetting for real: a text leaves every store under the home, and the chains still verify.
 
-`forget(home, texts)` is what "Forget that I live in Lisbon" and `hrm memory forget` come down
-to (D184). In order:
+`forget(home, texts)` is what `hrm memory erase TEXT` and `hrm memory forget` come down to
+(D184, D450); "Forget that I live in Lisbon" in conversation retracts instead (D77). In order:
 
 1. Every database (the home's ``memory.db`` and each stack's own, D320): every row holding a
    text has it replaced by `MARKER` (a learning is deleted, with its tags and vectors; a row

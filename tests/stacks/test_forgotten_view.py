@@ -1,0 +1,42 @@
+"""What the person asked to forget stays out of what the model is shown (D450): the statement in
+any case or as a key, and the names it holds — never a month, never part of a longer word."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hrm.stacks.attention import _forgotten
+
+
+@pytest.mark.parametrize(
+    ("forgotten", "shown", "seen"),
+    [
+        ("I live in Lisbon", "Sintra, since you live in Lisbon.", "Sintra, since you live in [forgotten]."),
+        ("I live in Lisbon", "REMEMBER THAT I LIVE IN LISBON", "REMEMBER THAT [forgotten]"),
+        ("I live in Lisbon", "fact.i-live-in-lisbon: noted", "fact.[forgotten]: noted"),
+        ("my boss name is Carla", "Ask Carla first.", "Ask [forgotten] first."),
+        ("my boss name is Carla", "Carlas and Carlatown stay", "Carlas and Carlatown stay"),
+        ("the grant deadline is March 3", "We start in March.", "We start in March."),
+        ("my name is Ana Costa", "Dear Ana Costa,", "Dear [forgotten] [forgotten],"),
+        ("i live in lisbon", "you live in Lisbon", "you live in Lisbon"),  # no capital: no name
+    ],
+)
+def test_what_a_forget_hides_from_the_model(forgotten: str, shown: str, seen: str) -> None:
+    matcher = _forgotten((forgotten,))
+    assert matcher is not None
+    assert matcher.sub(shown) == seen
+    assert matcher.search(shown) is (seen != shown)
+
+
+def test_nothing_forgotten_or_too_short_to_match_safely_hides_nothing() -> None:
+    assert _forgotten(()) is None
+    assert _forgotten(("ok",)) is None
+
+
+@given(st.text(max_size=200))
+def test_a_statement_never_survives_its_forget(text: str) -> None:
+    matcher = _forgotten(("I live in Lisbon",))
+    assert matcher is not None
+    assert "i live in lisbon" not in matcher.sub(text + " I live in Lisbon " + text).lower()
