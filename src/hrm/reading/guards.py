@@ -93,10 +93,31 @@ Not a bar on preferences: "Show me type hints in every answer from now on" is an
 _TOLD_BARS = frozenset({IntentKind.FACT, IntentKind.DECISION})
 
 
+_RECALLS = re.compile(
+    _LEAD + _POLITE + r"?(?:do\s+you\s+)?remember\s+(?:when|how|what|where|who|why|which|whether|if"
+    r"|the\s+(?:time|day|bug|issue|thing)|that\s+(?:time|day|bug|issue|thing))\b",
+    re.IGNORECASE,
+)
+""""Remember when we talked about the staging server?", "remember the time the build broke":
+asks to recall something, not to keep it (D451)."""
+
+
+_UNDECIDED = re.compile(
+    r"\b(?:(?:need|needs|have|has|got)\s+to|must|should)\s+(?:(?:still|first|now)\s+)?"
+    r"(?:pick|choose|decide|select|settle\s+on|figure\s+out|make\s+a\s+(?:decision|choice))\b"
+    r"|\b(?:haven'?t|have\s+not|not\s+yet|still\s+not|not)\s+(?:decided|chosen|picked|sure)\b",
+    re.IGNORECASE,
+)
+"""A choice still to make ("we need to pick an ORM for the new service", "not decided yet"):
+no decision is stated (D451)."""
+_UNDECIDED_BARS = frozenset({IntentKind.DECISION})
+
+
 def is_keep_request(sentence: str) -> bool:
     """Whether `sentence` opens by asking hrm to keep something ("remember that …", "can you
-    note …")."""
-    return _KEEP_REQUEST.match(sentence[:GUARD_CHARS]) is not None
+    note …"), not to recall something (`_RECALLS`: "remember when we …?")."""
+    head = sentence[:GUARD_CHARS]
+    return _KEEP_REQUEST.match(head) is not None and _RECALLS.match(head) is None
 
 
 def asks_something(sentence: str) -> bool:
@@ -114,10 +135,13 @@ def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     request, except that a request to keep something may be a fact; fact and decision for a
     sentence asking to be told something ("Summarise what we decided …"); and for a sentence that
     opens as a question not asked as a favour, a request to close, park, forget, focus or set
-    aside (`_NOT_ASKED_AS_QUESTIONS`)."""
+    aside (`_NOT_ASKED_AS_QUESTIONS`); and a decision for a sentence that says a choice is still
+    to make (`_UNDECIDED`)."""
     if not asks_something(sentence):
         told = _ASKS_TO_BE_TOLD.match(sentence[:GUARD_CHARS]) is not None
-        return _TOLD_BARS if told and not is_keep_request(sentence) else _NONE
+        if told and not is_keep_request(sentence):
+            return _TOLD_BARS
+        return _UNDECIDED_BARS if _UNDECIDED.search(sentence[:GUARD_CHARS]) else _NONE
     barred = _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
     head = sentence[:GUARD_CHARS]
     if _OPENS_AS_QUESTION.match(head) is not None and _FAVOUR.match(head) is None:

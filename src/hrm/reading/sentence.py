@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from hrm.reading.guards import answers_for, may_carry, readable
 from hrm.reading.rules.cues import without_opening
-from hrm.reading.slots import slots_for
+from hrm.reading.slots import slots_for, task_start
 from hrm.reading.types import ANSWERS, Bands, Intent, IntentKind, ReadingContext, Span
 
 if TYPE_CHECKING:
@@ -174,8 +174,9 @@ class ExemplarReader:
                 readings[sentence].append((unit, score))
         intents = []
         for span in chosen:
-            for unit, score in self._reading_of(readings[span]):
+            for whole, score in self._reading_of(readings[span]):
                 if score.kind is not None:
+                    unit = _without_task(score.kind, said, whole)
                     intents.append(
                         Intent(
                             kind=score.kind,
@@ -371,6 +372,15 @@ _CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+(?:and|but|then|so|also)\s+|\s+[—–-
 _CLAUSE_WORDS = 9
 """Sentences up to this many words are also read clause by clause: "thanks, bye!" joins two
 moves; a longer sentence with a comma is far more often one thought with a clause or two."""
+
+
+def _without_task(kind: IntentKind, said: str, span: Span) -> Span:
+    """A fact's span without the request for the assistant after it ("remember that my flight
+    is at 9, so remind me tomorrow"): that is answered, not kept (D451)."""
+    if kind is not IntentKind.FACT:
+        return span
+    task = task_start(said[span[0] : span[1]])
+    return span if task is None or task == 0 else (span[0], span[0] + task)
 
 
 def _clauses(said: str, span: Span) -> list[Span]:

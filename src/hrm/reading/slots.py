@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from hrm.reading.guards import readable
 from hrm.reading.rules.cues import without_trailing_aside
+from hrm.reading.rules.instructions import is_imperative
 from hrm.reading.sentences import IN_SENTENCE
 from hrm.reading.types import IntentKind, Slots
 
@@ -325,8 +326,28 @@ def _preference(sentence: str) -> Slots:
     return Slots(statement=statement, scope=scope, hedged=_HEDGE.search(sentence) is not None)
 
 
+_TASK_AFTER_FACT = re.compile(
+    r"\s*[,;]\s*(?:(?:and|so|then|now|just|also)\s+)*(?:please\s+|pls\s+)?"
+    r"(?P<verb>[a-z']+)\s+(?:me|us)\b",
+    re.IGNORECASE,
+)
+"""A request for the assistant after a fact to keep ("…, and write me the flexbox version"):
+an instruction addressed to "me" or "us" is asked for now; a fact states, it never asks."""
+_TASK_SCAN = 2000
+
+
+def task_start(text: str) -> int | None:
+    """Where a request for the assistant begins after a fact to keep (`_TASK_AFTER_FACT`), or
+    None: "Remember that we use 8px spacing, and write me the flexbox version" (D451)."""
+    for task in _TASK_AFTER_FACT.finditer(text[:_TASK_SCAN]):
+        if is_imperative(task.group("verb").lower()):
+            return task.start()
+    return None
+
+
 def _fact(sentence: str) -> Slots:
-    body = _LEAD.sub("", sentence)
+    task = task_start(sentence)
+    body = _LEAD.sub("", sentence if task is None else sentence[:task])
     fact = _KEEP_LEAD.sub("", body, count=1)
     if fact == body:
         fact = _without_misspelt_remember(body)

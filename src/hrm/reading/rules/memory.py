@@ -32,7 +32,7 @@ from hrm.reading.rules.answers import without_feedback
 from hrm.reading.rules.cues import filler_pattern, without_announcement, without_trailing_aside
 from hrm.reading.rules.preference_scope import sentences
 from hrm.reading.sentences import IN_SENTENCE
-from hrm.reading.slots import appositive_named
+from hrm.reading.slots import appositive_named, task_start
 from hrm.reading.types import Intent, IntentKind, ReadingContext, Slots, Span
 
 __all__ = [
@@ -193,9 +193,15 @@ def read_memory_request(text: str) -> MemoryRequest | None:
         match = _REQUEST.match(sentence) or _REQUEST_AFTER.match(sentence) or _led(sentence)
         if match is None:
             continue
-        fact = without_trailing_aside(match.group("fact").strip()).rstrip(" .!;,")
-        if sentence.endswith("?") and (
-            not _POLITE_START.match(sentence) or not _SAYS_SOMETHING.search(fact)
+        said, statement = match.group("fact"), sentence
+        task = task_start(said)
+        if task is not None:
+            # "Remember that we use 8px spacing, and write me the flexbox version": the task is
+            # answered, the fact is what comes before it (D451)
+            said, statement = said[:task], sentence[: match.start("fact") + task]
+        fact = without_trailing_aside(said.strip()).rstrip(" .!;,")
+        if statement.endswith("?") and (
+            not _POLITE_START.match(statement) or not _SAYS_SOMETHING.search(fact)
         ):
             # "Remember that bug from last week?", "can you remember that bug from last week?"
             # recall a thing; "can you remember that my flight is at 9?" states one (D440)
@@ -207,7 +213,7 @@ def read_memory_request(text: str) -> MemoryRequest | None:
             continue  # "remember to handle the None case in that function": a to-do for now
         if fact.lower().startswith("to "):
             fact = fact[3:].lstrip()  # "remember to run the linter": "run the linter" (D420)
-        return MemoryRequest(statement=sentence, fact=fact, subject=_subject(fact))
+        return MemoryRequest(statement=statement, fact=fact, subject=_subject(fact))
     return None
 
 

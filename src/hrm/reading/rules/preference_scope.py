@@ -217,7 +217,8 @@ WANTS_A_TASK = "it asks for a task to be done; it is not a preference"
 """Final: no tier reads a preference there (D444), as no tier does in a declined answer."""
 DECLINES_TO_SAY = "it declines to say; it states no preference"
 REPORTS_AN_EVENT = "it reports what happened; it is not a habit"
-FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT, WANTS_A_TASK})
+SOMEONE_ELSES = "it says what someone else prefers, not you"
+FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT, WANTS_A_TASK, SOMEONE_ELSES})
 """Reasons that say what the sentence is instead of a preference: no tier reads one there.
 The others ("not about what you prefer", "only contains a preference word") say only that the
 rule found no preference, which a paraphrase it does not know can still state."""
@@ -249,6 +250,8 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         return "it is a question"
     habitual = _HABITUAL.search(low) is not None
     first = clause_words[0] if clause_words else ""
+    if (head in _WANTS or head in _LIKES) and _someone_elses(before, head):
+        return SOMEONE_ELSES
     # "my wife just said she wants 2 days in Okinawa": the want is hers (D437)
     about_person = bool(_PERSON.intersection(before + words_in_match)) and not (
         _SOMEONE_ELSE.intersection(before[-1:] + words_in_match[:1])
@@ -295,8 +298,8 @@ def _first_reason(sentence: str, found: list[tuple[int, int]]) -> str | None:
 
 
 _AT_HAND_TASK = re.compile(
-    r"(?:,\s*(?:and\s+)?(?:then\s+)?|;\s*|\s+and\s+then\s+)(?:please\s+)?(?P<verb>[a-z']+)\b"
-    r"(?P<rest>[^.!?]*)",
+    r"(?:,\s*(?P<so>(?:so|just)\s+(?:just\s+)?)?(?:and\s+)?(?:then\s+)?|;\s*|\s+and\s+then\s+)"
+    r"(?:please\s+)?(?P<verb>[a-z']+)\b(?P<rest>[^.!?]*)",
     re.IGNORECASE,
 )
 _AT_HAND = re.compile(r"\b(?:this|that|these|those|it|here|above|below|line \d+)\b", re.I)
@@ -307,12 +310,18 @@ def _without_task(text: str) -> str:
     now on, and fix the bug in line 3": the task is answered, not stored as canon and lost).
 
     Only an instruction about something at hand ("this", "it", "line 3") is cut: "Always use
-    type hints, and keep functions short" is one standing instruction in two parts.
+    type hints, and keep functions short" is one standing instruction in two parts. After
+    "so" or "just" an instruction is for now unless it says it holds from now on ("I prefer
+    metric, so convert 5 miles to km"; "I prefer metric, so always give km" is one
+    preference): the consequence of a preference, asked for at once.
     """
     for match in _AT_HAND_TASK.finditer(text):
-        if match.start() == 0:
+        if match.start() == 0 or not is_imperative(match.group("verb").lower()):
             continue
-        if is_imperative(match.group("verb").lower()) and _AT_HAND.search(match.group("rest")):
+        rest = match.group("rest")
+        if _HABITUAL.search(f"{match.group('verb')}{rest}".lower()) is None and (
+            match.group("so") or _AT_HAND.search(rest)
+        ):
             return text[: match.start()]
     return text
 
@@ -371,6 +380,24 @@ def _names_a_task(after: list[str]) -> bool:
     """"I want to set up pre-commit hooks", "i want make website": a want of a task (D444)."""
     verb = after[1:2] if after[:1] == ["to"] else after[:1]
     return bool(verb) and verb[0] in TASK_VERBS
+
+
+_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your"})
+
+
+def _someone_elses(before: list[str], head: str) -> bool:
+    """Whether the subject right before a preference verb is someone else (D451): "my kids
+    prefer pasta", "our team prefers Slack", "teacher prefers max 10 slides", "my colleague
+    hates tabs" — a noun after a possessive, or any subject but the person's before a liking
+    verb's third-person form. "I really prefer" has the person before its adverb."""
+    if not before or before[-1] in _PERSON or before[-1] in ("you", "u"):
+        return False
+    if _PERSON.intersection(before[-3:]) - {"my", "our"}:
+        return False  # "I really prefer", "we honestly hate"
+    # "prefers", "hates": never the person's form, and said of people ("the build needs" is
+    # no one's preference, but no one else's either)
+    feels = head.endswith("s") and head in _LIKES
+    return feels or (len(before) >= 2 and before[-2] in _POSSESSIVES)
 
 
 def _standing(after: list[str], *, habitual: bool) -> bool:

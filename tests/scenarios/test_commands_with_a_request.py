@@ -1,0 +1,70 @@
+"""A command said with a request in the same sentence keeps only the command and answers the
+request; what only looks like a command keeps nothing (D451).
+
+Found by talking to hrm as new users: "I prefer metric, so convert 5 miles to km" was kept
+whole as canon and never answered; "Remember when we talked about the staging server?" was
+kept as a fact; "my kids prefer pasta over rice" was asked about as the person's preference;
+"we need to pick an ORM" was kept as a decision.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hrm.governance.preferences import is_retracted
+from hrm.home import HRMHome
+from hrm.pipeline import HRM
+
+
+def _kept(h: HRM) -> dict[str, str]:
+    return {k: str(v) for k, v in h.stack.canon().items() if not is_retracted(v)}
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "kept"),
+    [
+        ("I prefer metric, so convert 5 miles to km", "preference.i-prefer-metric",
+         "I prefer metric"),
+        ("I can't stand long intros, so just tell me how to boil an egg",
+         "preference.i-can-t-stand-long-intros", "I can't stand long intros"),
+        ("Remember that our design system uses 8px spacing, and write me the flexbox version",
+         "fact.our-design-system-uses-8px-spacing", "our design system uses 8px spacing"),
+        ("remember that my flight is at 9, so remind me tomorrow", "fact.my-flight",
+         "my flight is at 9"),
+    ],
+)
+def test_the_command_is_kept_and_the_request_answered(
+    home: HRMHome, said: str, key: str, kept: str
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn(said)
+        assert result.action == "respond"  # the request went to the model
+        assert _kept(h) == {key: kept}
+
+
+def test_a_standing_instruction_after_so_stays_part_of_the_preference(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I prefer metric, so always give distances in km")
+        assert list(_kept(h).values()) == ["I prefer metric, so always give distances in km"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Remember when we talked about the staging server?",
+        "remember the time the build broke on friday?",
+        "my kids prefer pasta over rice",
+        "My colleague hates tabs",
+        "teacher prefers max 10 slides",
+        "we need to pick an ORM for our new fastapi service",
+    ],
+)
+def test_what_only_looks_like_a_command_keeps_nothing_and_asks_nothing(
+    home: HRMHome, said: str
+) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'm setting up a new web service for the shop")
+        result = h.turn(said)
+        assert "(yes/no)" not in result.response
+        assert _kept(h) == {}
+        assert not h.stack.forgettable()  # no decision kept either
