@@ -45,6 +45,8 @@ class CueGates:
     unless: dict[IntentKind, tuple[str, ...]]
     """Phrases that use a cue word in another sense ("on another note"): the words of such a
     phrase are not cues."""
+    listed: tuple[str, ...] = ()
+    """Every single-word cue once, in the order of the file (`hrm.reading.spelling`)."""
 
     def allows(self, kind: IntentKind, sentence: str) -> bool:
         """Whether `sentence` mentions one of `kind`'s cues; an intent without cues is not
@@ -87,6 +89,7 @@ def parse_cue_gates(text: str, *, source: str) -> CueGates:
     phrases: dict[IntentKind, tuple[str, ...]] = {}
     near: dict[IntentKind, frozenset[str]] = {}
     unless: dict[IntentKind, tuple[str, ...]] = {}
+    in_order: dict[str, None] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -105,12 +108,14 @@ def parse_cue_gates(text: str, *, source: str) -> CueGates:
         if kind in words:
             raise _error(source, number, f"{kind.value!r} is listed twice")
         single = frozenset(c for c in cues if " " not in c)
+        in_order.update((c, None) for c in cues if " " not in c)
         words[kind] = single
         phrases[kind] = tuple(c for c in cues if " " in c)
         near[kind] = frozenset(
             c[0] + d for c in single if len(c) >= _FUZZY_MIN for d in _deletions(c[1:])
         )
-    return CueGates(words=words, phrases=phrases, near=near, unless=unless)
+    return CueGates(words=words, phrases=phrases, near=near, unless=unless,
+                    listed=tuple(in_order))
 
 
 def _kind(name: str, source: str, number: int) -> IntentKind:

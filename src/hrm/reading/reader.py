@@ -29,6 +29,7 @@ from hrm.reading.pasted import spoken
 from hrm.reading.rules.cues import cues_of
 from hrm.reading.rules.tier import RulesReader
 from hrm.reading.sentences import MAX_READ_CHARS, sentence_spans
+from hrm.reading.spelling import corrected
 from hrm.reading.types import (
     SET_APART,
     Bands,
@@ -129,6 +130,7 @@ def read(
         return Reading(text=text if isinstance(text, str) else "", said="")
     said = spoken(text)
     pasted = _lines(text) - _lines(said) if said is not text else 0
+    said = corrected(said)  # "i prefr dark mode": every tier reads the cue as meant (D452)
     head = said[:MAX_READ_CHARS]
     spans = sentence_spans(head)
     readers = tuple(tiers) if tiers is not None else (RulesReader(),)

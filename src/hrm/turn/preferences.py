@@ -23,6 +23,7 @@ from hrm.governance.preferences import (
 )
 from hrm.reading.rules.memory import kept_matching, kept_text
 from hrm.reading.rules.preferences import REVISION
+from hrm.reading.spelling import corrected
 from hrm.reading.types import IntentKind
 from hrm.turn.records import HeldPreferenceRecord, PreferenceRecord
 
@@ -209,7 +210,13 @@ def without_sentence(turn_input: TurnInput, sentence: str) -> TurnInput:
     text = turn_input.text
     at = text.find(sentence)
     if at < 0:
-        return turn_input
+        # read as corrected ("forgt that" was read as "forget that", D452): found there, the
+        # rest is taken from the corrected text
+        fixed = corrected(text)
+        at = -1 if fixed is text else fixed.find(sentence)
+        if at < 0:
+            return turn_input
+        text = fixed
     # What the sentence leaves around it goes; what ends the rest stays: "I prefer tabs. How
     # do I …?" is still a question once the preference is out.
     before = text[:at].rstrip(_JOINING)
