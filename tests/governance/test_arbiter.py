@@ -443,6 +443,13 @@ def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
         ("My professor is Mr. Lindqvist, he asks about type 2 errors",
          "My professor is Mr. Lindqvist, he asks about type 2 errors"),
         ("Our API e.g. the orders endpoint times out", "Our API e.g. the orders endpoint times out"),
+        # a greeting, or words taking back the message before, lead in (D453)
+        ("Hello, I am planing a travel to Japan for 10 days",
+         "I am planing a travel to Japan for 10 days"),
+        ("forget that I asked, whats the weather like in munich in march?",
+         "Whats the weather like in munich in march?"),
+        ("Never mind that. My printer jams on every page", "My printer jams on every page"),
+        ("Scratch that, how do I bake bread?", "How do I bake bread?"),
     ],
 )
 def test_a_new_problem_is_titled_by_its_first_sentence_with_content(text: str, title: str) -> None:

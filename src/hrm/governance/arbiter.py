@@ -903,6 +903,7 @@ def title_of(text: str) -> str:
     split as the readers split them: "My professor is Mr. Lindqvist" is one (D429).
     """
     body = without_announcement(text.strip())
+    body = _TAKEN_BACK.sub("", body, count=1) or body
     parts = [body[start:end] for start, end in sentence_spans(body, len(body))]
     saying = [part for part in parts if extract_keywords(part)]
     # An introduction or a report is the title only when nothing else says anything ("Hi! I
@@ -918,6 +919,16 @@ def title_of(text: str) -> str:
     if extract_keywords(rest):
         first = rest
     return shorten(first, 80)
+
+
+_TAKEN_BACK = re.compile(
+    r"^\W*(?:(?:forget|ignore|scratch|disregard)\s+(?:that|what)\s+i\s+(?:just\s+)?"
+    r"(?:asked|said|wrote)|(?:scratch|ignore|disregard)\s+that|never\s*mind(?:\s+that)?)"
+    r"\s*[,.;:!\-–—]+\s*",
+    re.IGNORECASE,
+)
+"""What takes back the message before ("Forget that I asked, whats the weather in Munich?"): no
+part of the new problem's title (D453)."""
 
 
 _DONE_REPORT = re.compile(

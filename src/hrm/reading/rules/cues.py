@@ -87,7 +87,7 @@ _QUESTION_WORDS = INTERROGATIVES | frozenset(_MORE_QUESTION_TEXT.split())
 """First words of a question that may lack its question mark ("would chunks work")."""
 _LEADING_TEXT = """
 ok okay so and also then now but right alright great cool thanks hmm well please oh hey yes
-no sure fine hi nvm nevermind
+no sure fine hi hello hiya nvm nevermind
 """
 _LEADING = frozenset(_LEADING_TEXT.split())
 """Words that may precede a follow-up's first word ("OK so how …", "Now tighten …")."""
