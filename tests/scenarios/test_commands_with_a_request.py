@@ -68,3 +68,37 @@ def test_what_only_looks_like_a_command_keeps_nothing_and_asks_nothing(
         assert "(yes/no)" not in result.response
         assert _kept(h) == {}
         assert not h.stack.forgettable()  # no decision kept either
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "don't add comments in this one",
+        "Please use a table for this one comparison: iPhone vs Pixel",
+        "just this time, skip the intro",
+    ],
+)
+def test_an_instruction_for_what_is_at_hand_is_no_standing_preference(
+    home: HRMHome, said: str
+) -> None:
+    """D454: "this one", "this time" scope an instruction to the answer at hand."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("write a python function that parses dates")
+        result = h.turn(said)
+        assert result.action in ("respond", "delegate") and "(yes/no)" not in result.response
+        assert _kept(h) == {}
+
+
+def test_an_instruction_that_opens_with_dont_is_no_answer_to_hrms_question(
+    home: HRMHome,
+) -> None:
+    """D454: "Don't forget to include the price" was read as "no" to "Should I remember …?"."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        asked = h.turn("I prefer concise answers, I think")
+        assert asked.response.endswith("(yes/no)")
+        after = h.turn("Don't forget to include the price")
+        assert "no" not in [i["kind"] for i in after.decision.reading["intents"]]
+        assert "Understood — I will not treat that" not in after.response
+        refused = h.turn("I prefer concise answers, I think")
+        assert refused.response.endswith("(yes/no)")
+        assert h.turn("don't keep that").decision.reading["intents"][0]["kind"] == "no"

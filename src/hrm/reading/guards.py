@@ -113,6 +113,22 @@ no decision is stated (D451)."""
 _UNDECIDED_BARS = frozenset({IntentKind.DECISION})
 
 
+_THIS_ONCE = re.compile(
+    r"\b(?:(?:this|that)\s+(?:one|time|once)|just\s+this|for\s+(?:this|that)\s+(?:answer|reply"
+    r"|response|question|one))\b",
+    re.IGNORECASE,
+)
+"""An instruction scoped to what is at hand ("don't add comments in this one", "use a table for
+this one comparison", "just this time, skip the intro"): asked for now, no standing preference
+(D454)."""
+_STANDING = re.compile(
+    r"\b(?:always|never|from now on|going forward|every|all (?:my|your|the)|any ?time|in future"
+    r"|by default)\b",
+    re.IGNORECASE,
+)
+_THIS_ONCE_BARS = frozenset({IntentKind.PREFERENCE})
+
+
 def is_keep_request(sentence: str) -> bool:
     """Whether `sentence` opens by asking hrm to keep something ("remember that …", "can you
     note …"), not to recall something (`_RECALLS`: "remember when we …?")."""
@@ -135,13 +151,18 @@ def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     request, except that a request to keep something may be a fact; fact and decision for a
     sentence asking to be told something ("Summarise what we decided …"); and for a sentence that
     opens as a question not asked as a favour, a request to close, park, forget, focus or set
-    aside (`_NOT_ASKED_AS_QUESTIONS`); and a decision for a sentence that says a choice is still
-    to make (`_UNDECIDED`)."""
+    aside (`_NOT_ASKED_AS_QUESTIONS`); a decision for a sentence that says a choice is still
+    to make (`_UNDECIDED`); and a preference for an instruction scoped to what is at hand
+    (`_THIS_ONCE`)."""
     if not asks_something(sentence):
         told = _ASKS_TO_BE_TOLD.match(sentence[:GUARD_CHARS]) is not None
         if told and not is_keep_request(sentence):
             return _TOLD_BARS
-        return _UNDECIDED_BARS if _UNDECIDED.search(sentence[:GUARD_CHARS]) else _NONE
+        head = sentence[:GUARD_CHARS]
+        barred = _UNDECIDED_BARS if _UNDECIDED.search(head) else _NONE
+        if _THIS_ONCE.search(head) and not _STANDING.search(head):
+            barred = barred | _THIS_ONCE_BARS
+        return barred
     barred = _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS
     head = sentence[:GUARD_CHARS]
     if _OPENS_AS_QUESTION.match(head) is not None and _FAVOUR.match(head) is None:

@@ -25,8 +25,14 @@ _AFFIRM = re.compile(
     _I,
 )
 _DENY = re.compile(
-    r"^\s*(?:no|nope|nah|don'?t|do not|never mind|forget it|not really|no thanks)\b", _I
+    r"^\s*(?:(?:no|nope|nah|never mind|forget it|not really|no thanks)\b"
+    r"|(?:don'?t|do not)(?:\s+(?:keep|save|store|remember|record|bother|do))?"
+    r"(?:\s+(?:it|that|this|one))?(?=\s*(?:[,.!;]|$)))",
+    _I,
 )
+"""A no to hrm's question. "Don't" is one alone or with what it refuses ("don't keep that"),
+never as the start of an instruction: "Don't forget to include the price" asks for something
+(D454)."""
 _ONLY_AFTER = re.compile(
     r"[\s,.!]*(?:(?:please|pls|thanks|thank you|it is|i do|do|go ahead|remember it|replace it"
     r"|forget it|ok|okay)[\s,.!]*)*",
