@@ -23,6 +23,9 @@ from hrm.reading.rules.decisions import read_stated_decision
         ("our team agreed to freeze the API until June", "freeze the API until June"),
         ("Thanks. Let's go with Lisbon for the offsite. Can you find venues?",
          "go with Lisbon for the offsite"),
+        # a final call (D455)
+        ("final answer: vineyard on june 14", "vineyard on june 14"),
+        ("ok, our final choice is Hetzner", "Hetzner"),
     ],
 )
 def test_reads_a_stated_decision(text: str, decision: str) -> None:
@@ -42,6 +45,8 @@ def test_reads_a_stated_decision(text: str, decision: str) -> None:
         "I want to keep it simple",
         "my manager decided to cancel the project",  # news of someone else's decision
         "lets pick up the thread from before",  # "pick up" resumes, it chooses nothing
+        "is that your final answer?",
+        "the final chapter is done",
     ],
 )
 def test_reads_no_decision_where_none_is_stated(text: str) -> None:

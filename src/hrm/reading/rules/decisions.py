@@ -9,7 +9,7 @@ working set of the problem the input went to.
 A sentence states one when it opens (after "ok", "so", "then" …) with "let's go with / use /
 stick with / pick X", "we'll / we will / we're going to go with / use / … X", "I'll go
 with X", "we (have) decided / agreed / settled (to / on / that) X", "we're going with X", "go
-with X" or "decision: X". A question ("Should we go with X?") and "we use X" (how things are,
+with X", "decision: X" or "final answer / call / choice: X" (D455). A question ("Should we go with X?") and "we use X" (how things are,
 not a decision) are none.
 
 Pure and deterministic (D12).
@@ -49,6 +49,7 @@ _FORMS = (
     r"(?:we'?re|we are|i'?m|i am)\s+going\s+with",
     r"go\s+with",
     r"(?:final\s+|the\s+)?decision(?:\s+is)?\s*:",
+    r"(?:my\s+|our\s+|the\s+)?final\s+(?:answer|call|choice|pick|verdict)(?:\s+is)?\s*[:,-]?",
 )
 _DECISION = re.compile(
     _LEAD + r"(?P<lead>" + "|".join(_FORMS) + r")\s+"
@@ -56,7 +57,8 @@ _DECISION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _DECISION_WORDS = ("go with", "use", "stick with", "stay with", "pick", "choose", "switch to",
-                   "adopt", "decided", "agreed", "settled", "going with", "decision", " it is")
+                   "adopt", "decided", "agreed", "settled", "going with", "decision", " it is",
+                   "final")
 _IT_IS = re.compile(
     r"(?:^|(?<=[.!?;])\s+|\n)\W*(?:(?:ok(?:ay)?|so|then|alright|right|fine|great)\W+)*"
     r"(?P<what>(?!(?:that|this|it|what|here|there|so|such|which|who|how|where|when)\b)"
