@@ -157,3 +157,16 @@ def test_a_span_alone_commits_the_active_problem(home: HRMHome) -> None:
         assert d.arbitration["disposition"] == "stay"
         assert d.commitment_after["description"] == LAUNCH
         assert _titles(h, ProblemStatus.QUEUED) == []
+
+
+def test_a_focus_naming_a_queued_problem_by_the_noun_of_its_verb_moves_there(
+    home: HRMHome,
+) -> None:
+    """D456: "the backup script" names "… a bash script that backs up my photos …"."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Let's design the database schema for a library management app")
+        h.turn("New task: write a bash script that backs up my photos to an external drive")
+        moved = h.turn("for the next 2 turns focus on the backup script")
+        assert moved.decision.problem is not None
+        assert moved.decision.problem["title"].startswith("Write a bash script that backs up")
+        assert moved.decision.commitment_after is not None

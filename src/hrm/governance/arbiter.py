@@ -1252,10 +1252,22 @@ not the title's."""
 
 
 @lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _title_words(title: str) -> frozenset[str]:
     """A problem title's (or commitment description's) keywords: the same few texts are
-    compared with input after input."""
-    return frozenset(extract_keywords(title))
+    compared with input after input. A verb and its particle count as the noun they make too:
+    "… backs up my photos" is named by "the backup script", "set up the VPN" by "the VPN
+    setup" (D456)."""
+    words = set(extract_keywords(title))
+    for verb, particle in _PHRASAL.findall(title):
+        stem = extract_keywords(verb)
+        if stem:
+            words.update(extract_keywords(stem[0] + particle.lower()))
+    return frozenset(words)
+
+
+_PHRASAL = re.compile(r"\b([A-Za-z]{2,})\s+(up|down|in|out|on|off|over)\b", re.IGNORECASE)
+"""A word and the particle after it, which may be written as one noun ("backup", "login")."""
 
 
 def _unit(value: float) -> float:
