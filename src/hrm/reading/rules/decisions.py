@@ -9,8 +9,8 @@ working set of the problem the input went to.
 A sentence states one when it opens (after "ok", "so", "then" …) with "let's go with / use /
 stick with / pick X", "we'll / we will / we're going to go with / use / … X", "I'll go
 with X", "we (have) decided / agreed / settled (to / on / that) X", "we're going with X", "go
-with X", "decision: X" or "final answer / call / choice: X" (D455). A question ("Should we go with X?") and "we use X" (how things are,
-not a decision) are none.
+with X", "decision: X" or "final answer / call / choice: X" (D455). A question ("Should we go
+with X?") and "we use X" (how things are, not a decision) are none.
 
 Pure and deterministic (D12).
 """
