@@ -450,6 +450,9 @@ def test_a_follow_up_naming_one_of_two_threads_goes_to_it(
          "Whats the weather like in munich in march?"),
         ("Never mind that. My printer jams on every page", "My printer jams on every page"),
         ("Scratch that, how do I bake bread?", "How do I bake bread?"),
+        # how pressing it is, not what it is about (D457)
+        ("urgent!! disk full on db-2", "Disk full on db-2"),
+        ("HELP! the wifi is gone", "The wifi is gone"),
     ],
 )
 def test_a_new_problem_is_titled_by_its_first_sentence_with_content(text: str, title: str) -> None:

@@ -226,6 +226,12 @@ def test_deadline_markers_read_the_word_in_its_sense(text: str, deadline: bool) 
         ("What counts as a breach of contract?", False),
         ("We have an outage in the EU region", True),
         ("There was a data breach last night", True),
+        # asking whether an urgent kind of something exists (D457)
+        ("can I do an emergency appointment?", False),
+        ("is there an urgent processing option?", False),
+        ("we have an urgent problem, can you help?", True),
+        ("Can we get an urgent fix out? the site is down", True),
+        ("is this urgent?", True),
     ],
 )
 def test_losing_data_is_an_emergency_only_when_it_happens(text: str, emergency: bool) -> None:

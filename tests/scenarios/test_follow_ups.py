@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from hrm.continuity import embeddings
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
 
@@ -97,3 +100,32 @@ def test_a_short_need_opened_with_also_is_its_own_problem(home: HRMHome) -> None
         assert then.arbitration["candidate_problem_id"] == d.arbitration["candidate_problem_id"]
         more = h.turn("Also add the shoes to the list").decision  # a request: it continues
         assert not more.arbitration["is_new_candidate"]
+
+
+def test_a_question_about_an_urgent_option_stays_with_the_work(home: HRMHome) -> None:
+    """D457: "can I do an emergency appointment?" took focus through the emergency gate."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        first = h.turn("I need to renew my passport before the trip to canada")
+        h.turn("the appointment system is full until june")
+        asked = h.turn("can I do an emergency appointment?")
+        assert asked.decision.arbitration["disposition"] == "stay"
+        assert asked.decision.problem["id"] == first.decision.problem["id"]  # type: ignore[index]
+
+
+@pytest.mark.skipif(not embeddings.available(), reason="needs the embeddings extra")
+def test_a_goodbye_the_sentence_model_reads_opens_nothing_and_moves_nothing(
+    home: HRMHome,
+) -> None:
+    """D458: "thx thats all for today" was queued as a problem; "ok cya" switched to a queued
+    question when nothing was in focus."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("how do I make sourdough starter?")
+        bye = h.turn("thx thats all for today")
+        assert bye.decision.arbitration["disposition"] == "stay"
+        h.turn("unrelated: how do I rename a git branch?")
+        h.turn("resolve the sourdough one")
+        cya = h.turn("ok cya")
+        assert cya.decision.arbitration["disposition"] != "switch"
+        titles = {p.title: p.status.value for p in h.focus.problem_registry.list()}
+    assert titles == {"How do I make sourdough starter?": "resolved",
+                      "How do I rename a git branch?": "queued"}

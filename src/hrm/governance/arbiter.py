@@ -912,6 +912,7 @@ def title_of(text: str) -> str:
         (
             part for part in saying
             if not _DONE_REPORT.match(part) and not _INTRODUCTION.match(without_lead_in(part))
+            and not _ALARM_WORDS.issuperset(re.findall(r"[a-z]+", part.lower()))
         ),
         saying[0] if saying else parts[0] if parts else body,
     )
@@ -921,6 +922,11 @@ def title_of(text: str) -> str:
     return shorten(first, 80)
 
 
+_ALARM_WORDS = frozenset(
+    {"urgent", "urgently", "asap", "emergency", "help", "pls", "please", "important", "critical"}
+)
+"""A sentence of only these ("Urgent!!", "HELP!") says how pressing the message is, not what it
+is about: no title (D457)."""
 _TAKEN_BACK = re.compile(
     r"^\W*(?:(?:forget|ignore|scratch|disregard)\s+(?:that|what)\s+i\s+(?:just\s+)?"
     r"(?:asked|said|wrote)|(?:scratch|ignore|disregard)\s+that|never\s*mind(?:\s+that)?)"

@@ -189,8 +189,24 @@ _HEDGE = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in HEDGE_MARKERS) + r
 
 def emergency_markers_in(text: str) -> list[str]:
     """The emergency markers (`policy.EMERGENCY_MARKERS`) the person says in `text` (not in
-    what it pastes: `_Markers._hits`)."""
-    return list(_EMERGENCY.hits(text))
+    what it pastes: `_Markers._hits`), except in a question asking whether an urgent or
+    emergency kind of something exists (`_ASKS_FOR_AN_OPTION`, D457)."""
+    hits = _EMERGENCY.hits(text)
+    if hits and _ASKS_FOR_AN_OPTION.search(text):
+        return [hit for hit in hits if hit.lower() not in _OPTION_WORDS]
+    return list(hits)
+
+
+_ASKS_FOR_AN_OPTION = re.compile(
+    r"(?:^|[.!?]\s+)\W*(?:(?:ok(?:ay)?|so|and|but|also)\W+)*"
+    r"(?:can|could|may|do|does|is|are|should|will)\s+(?:i|we|you|they|there|it)\b"
+    r"[^.!?]*?\b(?:an?|any|the)\s+(?:emergency|urgent)\s+\w[^.!?]*\?",
+    re.IGNORECASE,
+)
+"""A question about an urgent or emergency kind of something ("can I do an emergency
+appointment?", "is there an urgent processing option?"): it asks whether the option exists,
+it declares no emergency, and the conversation it belongs to stays in focus."""
+_OPTION_WORDS = frozenset({"emergency", "urgent"})
 
 
 def urgency_markers_in(text: str) -> list[str]:

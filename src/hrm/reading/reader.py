@@ -158,6 +158,7 @@ def read(
 
 
 _ABOUT_THE_WORK = frozenset({IntentKind.NEGATIVE_FEEDBACK, IntentKind.DECISION})
+_CLOSINGS = frozenset({IntentKind.GOODBYE, IntentKind.THANKS})
 """Moves that speak of the conversation at hand: what else the message says continues it."""
 
 
@@ -182,6 +183,13 @@ def _with_moves(cues: Cues, intents: Sequence[Intent], bands: Bands, said: str) 
             # "That's wrong, I said no mushrooms" is about the last answer (D419); "we're
             # going with pg_dump for the initial copy" decides something of the work (D420).
             cues = replace(cues, follow_up=True)
+        elif (
+            intent.kind in _CLOSINGS and not cues.closing
+            and not keywords(without_span_text(said, intent.span))
+        ):
+            # "thx thats all for today" read by the sentence model closes the conversation as
+            # the rules' "thanks, that's all" does: no problem of its own, no switch (D458)
+            cues = replace(cues, closing=True)
         elif intent.kind is IntentKind.FOCUS and not cues.focus:
             cues = replace(
                 cues,
