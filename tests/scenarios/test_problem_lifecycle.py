@@ -19,6 +19,7 @@ from hrm.cli.app import app
 from hrm.config import load_config
 from hrm.demo import DemoClock
 from hrm.errors import ErrorCode, HRMError
+from hrm.governance.problems import ProblemStatus
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
 from hrm.storage.ledger import Ledger
@@ -164,3 +165,30 @@ def test_hrm_problems_list_and_resolve(tmp_path: Path) -> None:
     chat = runner.invoke(app, ["chat", *where, "--provider", "offline"], input="/resolve\n/problems\n/quit\n")
     assert chat.exit_code == 0, chat.output
     assert f"Resolved {problems[0]['id']}" in chat.stdout
+
+
+def test_saying_the_work_is_fixed_and_asking_to_close_it_closes_the_one_named(
+    home: HRMHome,
+) -> None:
+    """D459: "the ETL is fixed now, close it" was only asked about, even though it asks."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("the nightly ETL job fails with out of memory")
+        h.turn("unrelated: our grafana dashboard shows no data")
+        h.turn("switch to grafana")
+        closed = h.turn("the ETL is fixed now, close it")
+        assert closed.response == "Resolved ‘The nightly ETL job fails with out of memory’."
+        statuses = {p.title: p.status for p in h.focus.problem_registry.list()}
+    assert statuses["The nightly ETL job fails with out of memory"] is ProblemStatus.RESOLVED
+    assert statuses["Our grafana dashboard shows no data"] is ProblemStatus.ACTIVE
+
+
+def test_a_report_that_it_worked_then_close_this_closes_the_work_in_focus(
+    home: HRMHome,
+) -> None:
+    """D459: "retried the export and it went through, close this" was passed over in silence."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Urgent: the payroll export failed and people won't get paid!")
+        h.turn("it's a timeout on the bank API")
+        closed = h.turn("retried the export and it went through, close this")
+        assert closed.action == "resolve"
+        assert [p.status for p in h.focus.problem_registry.list()] == [ProblemStatus.RESOLVED]

@@ -173,6 +173,23 @@ _CLOSE_IT = re.compile(
     r"(?:close|resolve)\s+(?:it|this|this one|the problem|this problem)\s*(?:now\s*)?[.!]?$",
     re.IGNORECASE,
 )
+_WORKED_THEN_CLOSE = re.compile(
+    r"\b(?:" + "|".join(("went through", "works", "worked", "passes", "passed", "succeeded",
+                          "is done", "is fixed", "fixed", "solved", "resolved", "sorted"))
+    + r")\b[^.!?\n]*?,\s*(?:so\s+|and\s+)?(?:please\s+|pls\s+)?(?:close|resolve)\s+"
+    r"(?:it|this|this one|the problem|this problem)\s*(?:now|please|pls)?\s*[.!]?$",
+    re.IGNORECASE,
+)
+"""A report that the work went well followed by a bare "close this": "retried the export and it
+went through, close this" (D459). Alone, "close this" may mean a file or a pull request."""
+_CLOSE_AFTER = re.compile(
+    r"(?:\s+(?:now|already|finally|again))?\s*,?\s*(?:so\s+|and\s+)?"
+    r"(?:you\s+can\s+|please\s+|pls\s+|go ahead and\s+)?"
+    r"(?:close|resolve)\s+(?:it|this|that|this one|that one)(?:\s+(?:now|please|pls))?"
+    r"\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+""""…, close it" after "the ETL is fixed now": the person asks, so it is acted on (D459)."""
 _KIND_OF = {"resolve": IntentKind.RESOLVE, "park": IntentKind.PARK,
             "list": IntentKind.LIST_OPEN}  # fmt: skip
 
@@ -257,6 +274,10 @@ def _naming_open_problem(said: str, context: ReadingContext) -> Intent | None:
         if ref is None or not _names_open(ref, context.open_problems):
             continue
         start = found.start() + len(found.group(0)) - len(found.group(0).lstrip())
+        asked = _CLOSE_AFTER.match(head, found.end()) if form.kind is IntentKind.RESOLVE else None
+        if asked is not None:  # "the ETL is fixed now, close it": said and asked (D459)
+            return Intent(form.kind, (start, asked.end()), 0.9, form.reader,
+                          Slots(ref=ref))  # fmt: skip
         return Intent(form.kind, (start, found.end()), form.confidence, form.reader,
                       Slots(ref=ref))  # fmt: skip
     return None
@@ -280,10 +301,15 @@ def read_problem_intents(
                 return [Intent(IntentKind.RESOLVE, (start, end), 0.85, "rules:problems.done")]
     request = read_problem_request(said)
     if request is None:
-        if context is None:
-            return []
-        named = _naming_open_problem(said, context)
-        return [named] if named is not None else []
+        named = _naming_open_problem(said, context) if context is not None else None
+        if named is not None:
+            return [named]
+        # "retried the export and it went through, close this": the work in focus, once no
+        # open problem is named ("the ETL is fixed now, close it" names one)
+        for start, end in spans if said_done else ():
+            if _WORKED_THEN_CLOSE.search(said, start, end) is not None:
+                return [Intent(IntentKind.RESOLVE, (start, end), 0.85, "rules:problems.done")]
+        return []
     at = said.find(request.clause)
     if at < 0:
         return []
