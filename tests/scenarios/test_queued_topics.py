@@ -90,3 +90,30 @@ def test_the_words_of_a_running_commitment_keep_an_input_on_its_problem(home: HR
         assert d.arbitration["disposition"] == "stay"
         assert d.arbitration["candidate_match"] == "within the active commitment"
         assert d.commitment_after["turns_remaining"] == 2
+
+
+def test_naming_a_queued_problem_after_ok_or_now_moves_to_it(home: HRMHome) -> None:
+    """D460: "ok the invitations" attached a decision to the honeymoon still in focus."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("wedding planning: need to choose a photographer")
+        h.turn("by the way i need to book flights for the honeymoon to japan")
+        h.turn("also the invitations need to go out by may 1")
+        h.turn("switch to honeymoon")
+        moved = h.turn("ok the invitations")
+        assert moved.decision.arbitration["disposition"] == "switch"
+        decided = h.turn("digital it is")
+        invitations = decided.decision.problem
+        assert invitations is not None and invitations["title"].startswith("The invitations")
+        assert list(h.stack.forgettable().values()) == ["go with digital"]
+        assert h.turn("now the flights").decision.problem["title"].startswith("I need to book")  # type: ignore[index]
+        stay = h.turn("ok the seating chart")  # names no open problem: no move
+        assert stay.decision.arbitration["disposition"] != "switch"
+
+
+def test_the_other_thing_is_the_one_open_problem_not_in_focus(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        cv = h.turn("I'm updating my CV for a data analyst job").decision.problem
+        h.turn("park the CV")
+        h.turn("wedding planning: need to choose a photographer")
+        moved = h.turn("ok the other thing now")
+        assert moved.decision.problem == cv

@@ -118,6 +118,29 @@ _WISH_TO_MOVE = re.compile(
 """A wish to take up work now, "can we talk about the newsletter for a bit" (D430): a switch
 request as `_SWITCH_REQUEST` is; searched only in a message holding one of `_MOVE_VERBS` (its
 leads, "can we", "let's", are in most messages)."""
+_NAME_ALONE = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|now|next|then|right|alright|fine|cool|great)\W+)+"
+    r"(?:on\s+to\s+|onto\s+)?(?:the\s+|my\s+|our\s+)?(?P<ref>[^.,;:!?\n]+?)"
+    r"(?:\s+(?:now|next|then|again|pls|please|thing|one|stuff|part))*\W*$",
+    re.IGNORECASE,
+)
+"""A turn to work said as its name alone after "ok", "now" or "next" ("ok the invitations",
+"now the flights", "ok, honeymoon now"): a switch when the name is an open problem's (D460).
+A lead word is required: a bare name ("the logs") continues the work as often as it turns."""
+_NAME_ALONE_CHARS = 60
+_THE_OTHER = re.compile(
+    r"^\s*(?:the\s+)?other(?:\s+(?:one|thing|problem|topic|task|issue)s?)?\s*$", re.IGNORECASE
+)
+""""back to the other thing", "ok the other one now": the one open problem not in focus."""
+
+
+def _the_other(registry: ProblemRegistry) -> Problem | None:
+    """The open problem that is not the active one, when there is exactly one (D460)."""
+    others = [
+        p for p in registry.list()
+        if p.status not in (ProblemStatus.RESOLVED, ProblemStatus.ACTIVE)
+    ]
+    return others[0] if len(others) == 1 else None
 EXPLICIT_SWITCH = "explicit switch request"
 """How a candidate the person asked to move to is matched (`Arbitration.candidate_match`)."""
 _MENTION = re.compile(
@@ -795,6 +818,8 @@ class PreemptScoreArbiter:
             named = _named_problem(
                 match.group("ref"), registry, by_part=switch or loose, loose=back or loose
             )
+            if named is None and switch and _THE_OTHER.match(match.group("ref")):
+                named = _the_other(registry)
             if named is not None:
                 how = EXPLICIT_SWITCH if switch else "explicit mention"
                 return _Candidate(named, False, switch, how)
@@ -813,6 +838,10 @@ class PreemptScoreArbiter:
         low = text.lower()
         if any(verb in low for verb in _MOVE_VERBS):
             yield from _WISH_TO_MOVE.finditer(text)
+        if len(text) <= _NAME_ALONE_CHARS:
+            alone = _NAME_ALONE.match(text)
+            if alone is not None:
+                yield alone
 
     def _focus_target(
         self,
@@ -1258,7 +1287,6 @@ not the title's."""
 
 
 @lru_cache(maxsize=1024)
-@lru_cache(maxsize=256)
 def _title_words(title: str) -> frozenset[str]:
     """A problem title's (or commitment description's) keywords: the same few texts are
     compared with input after input. A verb and its particle count as the noun they make too:
