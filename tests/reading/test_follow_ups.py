@@ -44,6 +44,9 @@ from hrm.reading.rules.cues import (
         "Tried that, and the wrong header is still sent",
         "They only need the reporting schema",
         "The logs say connect() failed (111: Connection refused)",
+        "Stripe says signature verification failed",  # a service tells what it sees (D461)
+        "error is: No signatures found matching the expected signature",
+        "stripe dashboard shows 12 failed events",
         "Here is my config: /var/log/app/*.log { daily rotate 7 }",
         "Still failing.",
         "OK.",

@@ -157,6 +157,15 @@ _OUTPUTS = frozenset(
     ("logs", "log", "error", "errors", "output", "trace", "traceback", "message", "console",
      "stack", "result", "results", "response", "status", "exit")
 )  # fmt: skip
+_SAYING = frozenset(
+    ("says", "said", "shows", "showed", "returns", "returned", "reports", "reported", "throws",
+     "threw", "prints", "printed", "complains", "complained", "gives", "gave")
+)  # fmt: skip
+"""A thing or a service telling what it sees, two words in at most ("Stripe says …", "the
+stripe dashboard shows …"): a report on the work at hand (D461)."""
+_WANTS_SAID = frozenset(("need", "needs", "want", "wants", "wanted", "asks", "asked", "require",
+                         "requires"))  # fmt: skip
+"""What makes "X said …" a wish of someone's, which may be new work, not a report."""
 _SHOWING = frozenset(
     ("say", "says", "said", "show", "shows", "showed", "print", "prints", "printed", "is", "are",
      "was", "were", "reads", "contains", "code")
@@ -499,6 +508,16 @@ def _reports(words: list[str]) -> bool:
         return is_past_form(next((w for w in rest if w not in _REPORT_ADVERBS), ""))
     if first == "the" and _refers_back(rest):
         return True  # "The tests for it are failing now": the work at hand's, said of it
+    if first in _OUTPUTS and rest[:1] and rest[0] in _SHOWING:
+        return True  # "error is: …", "logs show a 403"
+    if (
+        first not in _OWNERS and first not in _REPORTERS
+        and not _SAYING.isdisjoint(rest[:2])
+        and _WANTS_SAID.isdisjoint(rest)
+    ):
+        # "Stripe says signature verification failed", "the dashboard shows …"; not "John
+        # said he wants a new landing page", a need of someone's
+        return True
     return (
         first == "the"
         and bool(rest)
