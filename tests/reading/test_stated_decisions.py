@@ -26,6 +26,8 @@ from hrm.reading.rules.decisions import read_stated_decision
         # a final call (D455)
         ("final answer: vineyard on june 14", "vineyard on june 14"),
         ("ok, our final choice is Hetzner", "Hetzner"),
+        ("ok we go with a range condition instead of date()",
+         "go with a range condition instead of date()"),
     ],
 )
 def test_reads_a_stated_decision(text: str, decision: str) -> None:

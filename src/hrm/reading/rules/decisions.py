@@ -47,6 +47,7 @@ _FORMS = (
     r"(?=\s+(?:the|our|we|it|on|that)\b)",
     r"(?:it'?s\s+)?decided\s*[:,-]",
     r"(?:we'?re|we are|i'?m|i am)\s+going\s+with",
+    r"we\s+go\s+with",  # "ok we go with a range condition" (D455)
     r"go\s+with",
     r"(?:final\s+|the\s+)?decision(?:\s+is)?\s*:",
     r"(?:my\s+|our\s+|the\s+)?final\s+(?:answer|call|choice|pick|verdict)(?:\s+is)?\s*[:,-]?",
