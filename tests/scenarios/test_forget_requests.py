@@ -332,3 +332,24 @@ def test_what_was_forgotten_is_no_longer_shown_to_the_model(home: HRMHome) -> No
         again.stack.bus.shared.rollback("fact.i-live-in-lisbon", versions[0])
         again.turn("and a day trip by bus?")
         assert "I live in Lisbon" in _sent(replay.calls[-1])
+
+
+def test_the_part_of_a_fact_forgotten_is_not_shown_to_the_model(home: HRMHome) -> None:
+    """D450: the key the whole fact was kept under still said "…-and-i-live-in-lisbon"."""
+    model = ScriptedAdapter([ScriptedReply(respond=lambda *_: "noted")], repeat=True)
+    with HRM.open(home, "ADMIN", model) as h:
+        h.turn("Remember that my name is Ana Costa and I live in Lisbon")
+        h.turn("Forget that I live in Lisbon")
+        h.turn("where do I live?")
+        sent = _sent(model.calls[-1])
+        assert "lisbon" not in sent.lower()
+        assert "my name is Ana Costa" in sent  # what is still kept is still shown
+        assert h.stack.forgotten() == ("I live in Lisbon",)
+
+
+def test_a_fact_holding_a_secret_is_said_back_as_kept(home: HRMHome) -> None:
+    """D462: "Noted as canon: “my pin code is 9911”" while the canon kept it redacted."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        said = h.turn("Remember that my pin code is 9911").response
+        assert "9911" not in said
+        assert said.startswith("Noted as canon, without the secret in it: “my pin code is [")

@@ -203,10 +203,26 @@ def test_hrm_memory_erase_says_where_then_erases_what_a_forget_only_retracted(
     done = runner.invoke(app, ["memory", "erase", "i live in LISBON", "--yes",
                                "--home", str(home.root)])
     assert done.exit_code == 0, done.output
-    assert "Erased: no byte of it is left under the home." in done.stdout
+    assert "Erased: the text is found nowhere under the home any more." in done.stdout
     assert hits(home.root, "I live in Lisbon") == []
     assert verify_home(home).ok
     again = runner.invoke(app, ["memory", "erase", "I live in Lisbon", "--home", str(home.root)])
     assert "nothing to erase" in again.stdout
     short = runner.invoke(app, ["memory", "erase", "ab", "--yes", "--home", str(home.root)])
     assert short.exit_code != 0 and "at least 3 characters" in short.output
+
+
+def test_hrm_memory_erase_finds_the_key_a_text_with_punctuation_was_kept_under(
+    home: HRMHome,
+) -> None:
+    """D450: "12 Rua Augusta, Lisbon" was kept under fact.my-address-is-12-rua-augusta-lisbon,
+    which the erase did not find, and still said nothing was left."""
+    from hrm.cli.app import app
+
+    talk(home, "Remember that my address is 12 Rua Augusta, Lisbon", "forget my address")
+    done = runner.invoke(app, ["memory", "erase", "12 Rua Augusta, Lisbon", "--yes",
+                               "--home", str(home.root), "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["erased"] is True
+    assert hits(home.root, "rua augusta") == hits(home.root, "rua-augusta") == []
+    assert verify_home(home).ok

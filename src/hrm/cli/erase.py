@@ -4,8 +4,10 @@ A request in conversation ("forget that I live in Lisbon") retracts what hrm kee
 version of the canon key, which the history keeps and `rollback` restores, and the model is no
 longer shown the words. Erasing is the person's own act, from the command line: every database
 row, ledger record (redacted in place, vouched for by a redaction record, so the chains still
-verify), handoff, log and cached file holding the text, through `hrm.storage.forget`. Without
-``--yes`` it only says where the text is.
+verify), handoff, log and cached file holding the text, through `hrm.storage.forget`; a kept
+entry whose key is made of the text goes whole (the fact "my name is Ana Costa and I live in
+Lisbon" with "I live in Lisbon"). Without ``--yes`` it only says where the text is; with it,
+the home is read again afterwards, and what still holds the text is named.
 """
 
 from __future__ import annotations
@@ -51,8 +53,10 @@ def erase(
             _say_where(resolved.root, found, json_output=json_output)
             return
         report = forget(resolved, needles.texts, reason="erase")
+        # Checked, not assumed: the files are read again for every form of the text.
+        left = holding(resolved.root, needles)
     if json_output:
-        emit_json({"erased": True, **report.to_dict()})
+        emit_json({"erased": not left, **report.to_dict(), "still_in": left})
         return
     for name, seqs in sorted(report.ledgers.items()):
         console.print(f"redacted {len(seqs)} record(s) in {name}", markup=False, soft_wrap=True)
@@ -62,8 +66,11 @@ def erase(
         console.print(f"rewrote {name}", markup=False, soft_wrap=True)
     for problem in report.remaining:
         console.print(f"warning: {problem}", markup=False, soft_wrap=True)
-    if report.ok:
-        console.print("Erased: no byte of it is left under the home.", markup=False, soft_wrap=True)
+    for name in left:
+        console.print(f"warning: still found in {name}", markup=False, soft_wrap=True)
+    if not left:
+        console.print("Erased: the text is found nowhere under the home any more.",
+                      markup=False, soft_wrap=True)  # fmt: skip
 
 
 def _say_where(root: Path, found: list[str], *, json_output: bool) -> None:

@@ -123,6 +123,19 @@ class SharedReferenceStore:
         first = parse_timestamp(rows[0]["created_at"])
         return [self._build(r, first) for r in rows]
 
+    def values_by_key(self) -> dict[str, list[Any]]:
+        """Every key's values, oldest version first, in one read (what was ever said under
+        each key: `CognitiveStack.forgotten` reads what a forget took away)."""
+        rows = self.db.execute(
+            "SELECT key, value_json FROM shared_references WHERE agent_class = ?"
+            " ORDER BY key, version",
+            (self.agent_class,),
+        )
+        out: dict[str, list[Any]] = {}
+        for row in rows:
+            out.setdefault(str(row["key"]), []).append(decode_json(row["value_json"]))
+        return out
+
     def keys(self) -> list[str]:
         """Every key this stack has set, sorted."""
         rows = self.db.execute(

@@ -304,7 +304,7 @@ def _forgotten(texts: tuple[str, ...]) -> _Forgotten | None:
 
 
 _CALENDAR_WORDS = frozenset(calendar.month_name[1:]).union(calendar.day_name)
-"""Month and day names (casefolded below): capitalised, but no one's private detail."""
+"""Month and day names (in the C locale's English): capitalised, but no one's private detail."""
 
 
 def _masking(

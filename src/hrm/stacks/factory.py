@@ -15,6 +15,7 @@ code, and the Meta Learning Ledger in ``HOT/ledger/meta_learning.jsonl``.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -150,29 +151,27 @@ class CognitiveStack:
         return {**canon, **decisions} if decisions else canon
 
     def forgotten(self) -> tuple[str, ...]:
-        """What the person asked hrm to forget of its canon: the last statement of each entry
-        a forget retracted (D450), for context assembly to keep out of what the model is shown.
+        """What the person asked hrm to forget of its canon (D450), for context assembly to keep
+        out of what the model is shown: the last statement of each entry a forget retracted,
+        and the part a forget took out of a statement ("I live in Lisbon" of "my name is Ana
+        Costa and I live in Lisbon", D83).
 
         A forget is a new version of the key, so the statement is still in the key's history
         (and `rollback` brings it back); the conversation that said it is still in the recent
         exchanges. Read again only when the canon changes. An entry replaced by a newer
         statement (D70) or rolled back is not forgotten.
         """
-        from hrm.reading.rules.memory import kept_text
-
         latest = self.bus.shared.latest()
         cached = self._forgotten
         if cached is not None and cached[0] is latest:
             return cached[1]
+        said_before = {key for key, value in latest if _forgets(value)}
         texts: list[str] = []
-        for key, value in latest:
-            if not (isinstance(value, Mapping) and value.get("retracted") is True
-                    and "forgotten" in value):
-                continue
-            said = (kept_text(version.value) for version in reversed(self.bus.shared.history(key)))
-            statement = next((text for text in said if text), None)
-            if statement is not None:
-                texts.append(statement)
+        if latest:
+            for key, values in self.bus.shared.values_by_key().items():
+                taken = _taken_away(values, retracted=key in said_before)
+                if taken:
+                    texts.append(taken)
         self._forgotten = (latest, tuple(texts))
         return self._forgotten[1]
 
@@ -779,6 +778,33 @@ def _relatedness(switch: str) -> Callable[[str, str], float | None] | None:
             key="topic_embeddings",
         )
     return found
+
+
+def _forgets(value: Any) -> bool:
+    """Is a canon value a retraction the person asked for ("forget my address", D77)?"""
+    return isinstance(value, Mapping) and value.get("retracted") is True and "forgotten" in value
+
+
+_JOINERS = re.compile(r"^(?:\s|[,;.]|\band\b|\bbut\b|\balso\b)+|(?:\s|[,;.]|\band\b)+$", re.I)
+
+
+def _taken_away(values: list[Any], *, retracted: bool) -> str | None:
+    """What the last version of a key took away from the one before: the whole statement of
+    a retraction the person asked for, or the clause a forget of part of it left out — the
+    last version said in the one before, less than it ("my name is Ana Costa" of "my name is
+    Ana Costa and I live in Lisbon"). None when nothing was taken away."""
+    from hrm.reading.rules.memory import kept_text
+
+    said = [text for text in (kept_text(v) for v in values) if text]
+    if retracted:
+        return said[-1] if said else None
+    if len(values) < 2:
+        return None
+    now, before = kept_text(values[-1]), kept_text(values[-2])
+    if not now or not before or now == before or now not in before:
+        return None
+    rest = _JOINERS.sub("", before.replace(now, " ", 1)).strip()
+    return rest or None
 
 
 def _decision_write_record(verdict: Any, decision: Any, **extra: Any) -> dict[str, Any]:

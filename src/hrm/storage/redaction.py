@@ -80,8 +80,13 @@ class Needles:
         variants: list[str] = []
         for text in self.texts:
             words = text.split()
-            # Keys made from the text ("fact.i-live-in-lisbon") hold it too, slugged.
-            slugs = [sep.join(words) for sep in ("-", "_", ".")] if len(words) > 1 else []
+            # Keys made from the text ("fact.i-live-in-lisbon") hold it too, slugged: from its
+            # words as written, and from its letters and digits alone, as keys are made ("12
+            # Rua Augusta, Lisbon" is "12-rua-augusta-lisbon" in a key, D450).
+            plain = re.findall(r"[^\W_]+", text)
+            slugs = [sep.join(w) for w in (words, plain) for sep in ("-", "_", ".")
+                     if len(w) > 1]  # fmt: skip
+            slugs = list(dict.fromkeys(slugs))
             for form in (text, *slugs):
                 for stored in (form, json.dumps(form)[1:-1],
                                json.dumps(form, ensure_ascii=False)[1:-1]):

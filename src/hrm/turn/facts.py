@@ -21,6 +21,7 @@ from hrm.reading.rules.memory import (
     kept_text,
     without_clause,
 )
+from hrm.scrubbing import scrub_text
 from hrm.turn.preferences import contradicted_canon
 from hrm.turn.records import DecisionRecord, FactRequestRecord, ForgetRequestRecord
 
@@ -46,6 +47,11 @@ def remember_fact(
     record.writes.append(decision)
     if decision.get("approved") and decision.get("target") == "shared_reference":
         event("fact_remembered", key=key, fact=request.fact)
+        kept = scrub_text(request.fact)
+        if kept != request.fact:
+            # "my pin code is 9911" is kept as "my pin code is [REDACTED:…]": say what is kept,
+            # never that the secret is (D462)
+            return [f"Noted as canon, without the secret in it: “{kept}”."]
         return [f"Noted as canon: “{request.fact}”."]
     if decision.get("approved") and decision.get("target") == "working_set":
         # The gate keeps what contradicts the canon for the problem at hand (001 §12.6).
