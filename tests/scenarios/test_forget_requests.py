@@ -353,3 +353,13 @@ def test_a_fact_holding_a_secret_is_said_back_as_kept(home: HRMHome) -> None:
         said = h.turn("Remember that my pin code is 9911").response
         assert "9911" not in said
         assert said.startswith("Noted as canon, without the secret in it: “my pin code is [")
+
+
+@pytest.mark.parametrize("said", ["never mind, don't save that", "don't keep that", "nvm, don't store it"])
+def test_dont_save_that_takes_back_what_was_just_kept(home: HRMHome, said: str) -> None:
+    """D463: "never mind, don't save that" went to the model and the number stayed kept."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("remember my passport number is X1234567")
+        result = h.turn(said)
+        assert result.response == "Forgotten: “my passport number is X1234567”."
+        assert _kept(h) == {}

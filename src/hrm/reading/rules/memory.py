@@ -295,24 +295,28 @@ class ForgetRequest:
 
 
 _FORGET_LEAD = re.compile(
-    r"\W*(?:(?:actually|oh|wait|hmm+|no|nah|sorry|ok(?:ay)?|also|and|so|on second thought)\b\W+)*"
+    r"\W*(?:(?:actually|oh|wait|hmm+|no|nah|sorry|ok(?:ay)?|also|and|so|on second thought"
+    r"|never ?mind|nvm)\b\W+)*"
     r"(?:(?:please|(?:can|could|would|will) you(?:\s+please)?|you can|you may)\s+)?",
     re.IGNORECASE,
 )
 """What may come before the verb in a sentence that asks to forget ("Actually, please …")."""
 _FORGET_VERB = re.compile(
     r"\b(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop|delete|remove"
+    r"|(?:don'?t|do not)\s+(?:save|keep|store|remember|note)"
     r"|stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\b",
     re.IGNORECASE,
 )
 """Where a request to forget can start: it is matched only there, not at every position."""
 _FORGET_THAT = re.compile(
-    r"(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop)\s+"
+    r"(?:forget|scratch|disregard|ignore|undo|never ?mind|cancel|drop"
+    r"|(?:don'?t|do not)\s+(?:save|keep|store|remember|note))\s+"
     r"(?:that|this|it)(?:\s+(?:one|preference|last one))?(?:\s+please)?"
     r"(?=\s*(?:[,.;:!?…—–-]|$))",
     re.IGNORECASE,
 )
-""""Forget that", "Actually, scratch that", "Never mind that": what was just kept."""
+""""Forget that", "Actually, scratch that", "Never mind that", "never mind, don't save that"
+(D463): what was just kept."""
 _FORGET_NAMED = re.compile(
     r"(?:forget|disregard|ignore|never ?mind|drop)\s+(?:about\s+)?what\s+(?:i|we)\s+"
     r"(?:said|told you|mentioned|wrote|asked you to remember)\s+(?:about|regarding|on|re)\s+"
@@ -334,7 +338,7 @@ _FORGET_NAMED = re.compile(
 """"Forget what I said about paragraphs", "Forget the deadline I told you", "Forget my
 preference for tabs", "Forget that I prefer tabs", "Stop remembering the API URL"."""
 _FORGET_WORDS = ("forget", "scratch", "disregard", "ignore", "undo", "mind", "cancel", "drop",
-                 "delete", "remove", "remember")
+                 "delete", "remove", "remember", "save", "keep", "store", "note")
 """A word every request to forget holds."""
 
 
