@@ -340,7 +340,7 @@ def test_the_part_of_a_fact_forgotten_is_not_shown_to_the_model(home: HRMHome) -
     with HRM.open(home, "ADMIN", model) as h:
         h.turn("Remember that my name is Ana Costa and I live in Lisbon")
         h.turn("Forget that I live in Lisbon")
-        h.turn("where do I live?")
+        h.turn("what is my name, and where do I live?")
         sent = _sent(model.calls[-1])
         assert "lisbon" not in sent.lower()
         assert "my name is Ana Costa" in sent  # what is still kept is still shown

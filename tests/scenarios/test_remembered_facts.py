@@ -6,6 +6,8 @@ recent exchanges.
 
 from __future__ import annotations
 
+import pytest
+
 from hrm.home import HRMHome
 from hrm.pipeline import HRM
 
@@ -100,3 +102,23 @@ def test_a_new_value_of_a_kept_fact_is_its_next_version_in_a_new_process_too(
         assert _facts(h) == {"fact.the-staging-db": "the staging DB is db3"}
         versions = [r.value for r in h.stack.bus.shared.history("fact.the-staging-db")]
         assert versions == ["the staging DB is db2", "the staging DB is db3"]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "key"),
+    [
+        ("Remember that my address is 12 Rua Augusta, Lisbon",
+         "Remember that my address is 5 Baker Street, London", "fact.my-address"),
+        ("Remember that my boss is Carla Mendes", "Remember that my boss is Tom Weiss",
+         "fact.my-boss"),
+    ],
+)
+def test_a_new_value_of_several_words_is_a_new_version_too(
+    home: HRMHome, first: str, then: str, key: str
+) -> None:
+    """D464: a changed address was kept as a second fact that contradicted the first."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(first)
+        h.turn(then)
+        assert list(_facts(h)) == [key]
+        assert len(h.stack.bus.shared.history(key)) == 2
