@@ -44,7 +44,8 @@ def corrected(said: str) -> str:
                             cue.capitalize() if token[0].isupper() else cue))  # fmt: skip
     if not changes:
         return said
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     for start, end, cue in changes:
         out += (said[at:start], cue)
         at = end
