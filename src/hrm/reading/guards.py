@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from hrm.reading.rules.instructions import HABITUAL
 from hrm.reading.types import IntentKind
 
 __all__ = [
@@ -121,11 +122,6 @@ _THIS_ONCE = re.compile(
 """An instruction scoped to what is at hand ("don't add comments in this one", "use a table for
 this one comparison", "just this time, skip the intro"): asked for now, no standing preference
 (D454)."""
-_STANDING = re.compile(
-    r"\b(?:always|never|from now on|going forward|every|all (?:my|your|the)|any ?time|in future"
-    r"|by default)\b",
-    re.IGNORECASE,
-)
 _THIS_ONCE_BARS = frozenset({IntentKind.PREFERENCE})
 
 
@@ -160,7 +156,7 @@ def barred_kinds(sentence: str) -> frozenset[IntentKind]:
             return _TOLD_BARS
         head = sentence[:GUARD_CHARS]
         barred = _UNDECIDED_BARS if _UNDECIDED.search(head) else _NONE
-        if _THIS_ONCE.search(head) and not _STANDING.search(head):
+        if _THIS_ONCE.search(head) and not HABITUAL.search(head.lower()):
             barred = barred | _THIS_ONCE_BARS
         return barred
     barred = _KEEP_QUESTION if is_keep_request(sentence) else _NEVER_FOR_QUESTIONS

@@ -161,15 +161,19 @@ class CognitiveStack:
         exchanges. Read again only when the canon changes. An entry replaced by a newer
         statement (D70) or rolled back is not forgotten.
         """
+        from hrm.governance.preferences import is_retracted
+
         latest = self.bus.shared.latest()
         cached = self._forgotten
         if cached is not None and cached[0] is latest:
             return cached[1]
-        said_before = {key for key, value in latest if _forgets(value)}
+        forgets = {
+            key for key, value in latest if is_retracted(value) and "forgotten" in value
+        }
         texts: list[str] = []
         if latest:
             for key, values in self.bus.shared.values_by_key().items():
-                taken = _taken_away(values, retracted=key in said_before)
+                taken = _taken_away(values, retracted=key in forgets)
                 if taken:
                     texts.append(taken)
         self._forgotten = (latest, tuple(texts))
@@ -778,11 +782,6 @@ def _relatedness(switch: str) -> Callable[[str, str], float | None] | None:
             key="topic_embeddings",
         )
     return found
-
-
-def _forgets(value: Any) -> bool:
-    """Is a canon value a retraction the person asked for ("forget my address", D77)?"""
-    return isinstance(value, Mapping) and value.get("retracted") is True and "forgotten" in value
 
 
 _JOINERS = re.compile(r"^(?:\s|[,;.]|\band\b|\bbut\b|\balso\b)+|(?:\s|[,;.]|\band\b)+$", re.I)

@@ -163,8 +163,7 @@ _SAYING = frozenset(
 )  # fmt: skip
 """A thing or a service telling what it sees, two words in at most ("Stripe says …", "the
 stripe dashboard shows …"): a report on the work at hand (D461)."""
-_WANTS_SAID = frozenset(("need", "needs", "want", "wants", "wanted", "asks", "asked", "require",
-                         "requires"))  # fmt: skip
+_WANTS_SAID = _NEED_WORDS | {"want", "wants", "wanted", "asks", "asked"}
 """What makes "X said …" a wish of someone's, which may be new work, not a report."""
 _SHOWING = frozenset(
     ("say", "says", "said", "show", "shows", "showed", "print", "prints", "printed", "is", "are",

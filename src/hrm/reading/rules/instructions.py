@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "HABITUAL",
     "MARKERS",
     "POLITE_REQUEST",
     "instruction_spans",
@@ -37,6 +38,15 @@ __all__ = [
     "standing_instruction",
 ]
 
+HABITUAL = re.compile(
+    r"\b(?:always|never|whenever|usually|generally|by default|from now on|going forward|"
+    r"in (?:the )?future|any ?time|(?:every|each|all) (?:time|answer|response|reply|message|"
+    r"turn|session|conversation|question|output|commit|change|review)s?)\b"
+)
+"""Words that make a need or a request a standing one ("I need a summary at the end of every
+answer", "I want you to always use British spelling"). Not "every night": that schedules the
+task ("a script that backs up my database every night"), it does not make it a habit. Read
+on lower-cased text."""
 _MARKER = r"from now on|going forward|from here on(?: out)?|henceforth"
 _OPENING_MARKER = rf"(?:{_MARKER}|in (?:the )?future(?=\s*,))"
 _LEAD = r"(?:^|(?<=[.!?;\n])\s*)(?:(?:ok(?:ay)?|so|and|also|please|let'?s|let us)\b[,]?\s+)*"

@@ -42,7 +42,7 @@ from hrm.governance.preferences import (
     confirm_required,
 )
 from hrm.reading.rules._engine import TASK_VERBS
-from hrm.reading.rules.instructions import MARKERS, POLITE_REQUEST, is_imperative
+from hrm.reading.rules.instructions import HABITUAL, MARKERS, POLITE_REQUEST, is_imperative
 from hrm.reading.sentences import sentence_spans
 
 __all__ = [
@@ -69,14 +69,6 @@ INTERROGATIVES = _words(
     "where who whom whose may might must have has had isn't aren't don't doesn't didn't won't "
     "wouldn't shouldn't can't couldn't"
 )
-_HABITUAL = re.compile(
-    r"\b(?:always|never|whenever|usually|generally|by default|from now on|going forward|"
-    r"in (?:the )?future|any ?time|(?:every|each|all) (?:time|answer|response|reply|message|"
-    r"turn|session|conversation|question|output|commit|change|review)s?)\b"
-)
-"""Words that make a need or a request a standing one ("I need a summary at the end of every
-answer", "I want you to always use British spelling"). Not "every night": that schedules the
-task ("a script that backs up my database every night"), it does not make it a habit."""
 _HABITUAL_WORDS = frozenset({"always", "never", "usually", "generally"})
 _LIKING = frozenset({"rather", "stand", "fan", "preference"})
 """Words of the patterns beyond 001 §12.4's ("I'd rather", "I can't stand", "I'm a fan of",
@@ -248,7 +240,7 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         POLITE_REQUEST.match(low) and low[start:end] in MARKERS
     ):
         return "it is a question"
-    habitual = _HABITUAL.search(low) is not None
+    habitual = HABITUAL.search(low) is not None
     first = clause_words[0] if clause_words else ""
     if (head in _WANTS or head in _LIKES) and _someone_elses(before, head):
         return SOMEONE_ELSES
@@ -319,7 +311,7 @@ def _without_task(text: str) -> str:
         if match.start() == 0 or not is_imperative(match.group("verb").lower()):
             continue
         rest = match.group("rest")
-        if _HABITUAL.search(f"{match.group('verb')}{rest}".lower()) is None and (
+        if HABITUAL.search(f"{match.group('verb')}{rest}".lower()) is None and (
             match.group("so") or _AT_HAND.search(rest)
         ):
             return text[: match.start()]

@@ -168,25 +168,26 @@ _BARE_DONE = re.compile(
     r"[.!]?|$)",
     re.IGNORECASE,
 )
+_CLOSE_THIS = (
+    r"(?:close|resolve)\s+(?:it|this|that|this one|that one|the problem|this problem)"
+    r"(?:\s+(?:now|please|pls))?\s*[.!]*\s*$"
+)
+"""How a request to close the work at hand ends a sentence ("… close it", "resolve this now")."""
 _CLOSE_IT = re.compile(
-    r"(?:^|(?<=[.,;!]\s))\W*(?:you\s+can|please|pls|go ahead and|feel free to)\s+"
-    r"(?:close|resolve)\s+(?:it|this|this one|the problem|this problem)\s*(?:now\s*)?[.!]?$",
+    r"(?:^|(?<=[.,;!]\s))\W*(?:you\s+can|please|pls|go ahead and|feel free to)\s+" + _CLOSE_THIS,
     re.IGNORECASE,
 )
 _WORKED_THEN_CLOSE = re.compile(
     r"\b(?:" + "|".join(("went through", "works", "worked", "passes", "passed", "succeeded",
                           "is done", "is fixed", "fixed", "solved", "resolved", "sorted"))
-    + r")\b[^.!?\n]*?,\s*(?:so\s+|and\s+)?(?:please\s+|pls\s+)?(?:close|resolve)\s+"
-    r"(?:it|this|this one|the problem|this problem)\s*(?:now|please|pls)?\s*[.!]?$",
+    + r")\b[^.!?\n]*?,\s*(?:so\s+|and\s+)?(?:please\s+|pls\s+)?" + _CLOSE_THIS,
     re.IGNORECASE,
 )
 """A report that the work went well followed by a bare "close this": "retried the export and it
 went through, close this" (D459). Alone, "close this" may mean a file or a pull request."""
 _CLOSE_AFTER = re.compile(
     r"(?:\s+(?:now|already|finally|again))?\s*,?\s*(?:so\s+|and\s+)?"
-    r"(?:you\s+can\s+|please\s+|pls\s+|go ahead and\s+)?"
-    r"(?:close|resolve)\s+(?:it|this|that|this one|that one)(?:\s+(?:now|please|pls))?"
-    r"\s*[.!]*\s*$",
+    r"(?:you\s+can\s+|please\s+|pls\s+|go ahead and\s+)?" + _CLOSE_THIS,
     re.IGNORECASE,
 )
 """"…, close it" after "the ETL is fixed now": the person asks, so it is acted on (D459)."""
