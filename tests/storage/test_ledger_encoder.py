@@ -37,7 +37,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(), values, max_size=6))
 def test_the_fast_encoding_is_the_canonical_json(data: dict[str, Any]) -> None:
     try:

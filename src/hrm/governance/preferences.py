@@ -19,6 +19,7 @@ turn first finds the sentence that states one with `hrm.reading.rules.preference
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -167,7 +168,7 @@ class PreferenceClassifier:
                 ) from exc
         self._named = tuple((str(index), p) for index, p in enumerate(self._patterns))
         """The patterns in the policy's order, each under its name in `_index`."""
-        self._index = HeadIndex(dict((name, [p]) for name, p in self._named))
+        self._index = _index_of(tuple(self._patterns))
 
     def classify(self, statement: str, source: str = "user") -> PreferenceClassification:
         """Classify a statement for preference handling.
@@ -259,3 +260,11 @@ class PreferenceClassifier:
         if statement.isascii():
             return _INDICATOR_LOWER.search(statement.lower()) is not None
         return _INDICATOR.search(statement) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _index_of(patterns: tuple[re.Pattern[str], ...]) -> HeadIndex:
+    """The `HeadIndex` of a policy's patterns, each named by its position. Built once a process
+    for each distinct list: parsing the patterns' heads takes ~12 ms, and every stack a process
+    opens (a server's, a test suite's) compiles the same policy."""
+    return HeadIndex({str(index): [pattern] for index, pattern in enumerate(patterns)})

@@ -135,6 +135,8 @@ class Journal:
         self.path = memory_ledger_path(database)
         self._ledger: Ledger | None = None
         self._shapes: dict[str, Shape] = {}
+        self._covered: dict[str, str] = {}
+        """Table → its ``CREATE`` statement when `ensure_triggers` last covered it."""
         self._pending: dict[tuple[Any, ...], Any] = {}
         """Per row key, in the order rows last changed: the image of a new row (a tuple), None
         for a deleted row, or the columns an update changed (a dict)."""
@@ -326,9 +328,20 @@ class Journal:
                     " AND name LIKE 'hrm_journal_%'"
                 )
             }
-            self._shapes.clear()
+            tables = dict(
+                self._conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+            )
             for table in journaled_tables(self._conn):
+                # A table whose definition is as it was when its triggers were last written
+                # keeps its shape: skip reading it again (a fresh database runs a dozen
+                # migrations, each followed by this, and every table would be read each time).
+                sql = str(tables.get(table) or "")
+                names = trigger_names(table)
+                if self._covered.get(table) == sql and all(n in existing for n in names):
+                    continue
+                self._shapes.pop(table, None)
                 self._cover(table, existing)
+                self._covered[table] = sql
             # Read inside the transaction: it counts this transaction's own DDL.
             checked = self._schema_version()
             self._conn.execute(
