@@ -119,39 +119,38 @@ def test_handoffs_create_latest_and_read(tmp_path: Path, project: Path) -> None:
     assert "No handoff" in outside
 
 
-@pytest.mark.parametrize(
-    ("tool", "arguments", "message"),
-    [
-        pytest.param("learnings_search", {"query": 3}, "query", id="number-for-text"),
-        pytest.param("learnings_search", {"query": "x", "limit": "many"}, "limit",
-                     id="text-for-number"),
-        pytest.param("learnings_search", {"query": "x", "limit": 10_000}, "limit",
-                     id="limit-out-of-range"),
-        pytest.param("learnings_search", {}, "query", id="missing"),
-        pytest.param("learnings_store", {"content": "x", "type": "gossip"}, "learning type",
-                     id="unknown-type"),
-        pytest.param("handoff_create", {"task": "t", "status": "sleeping"}, "status",
-                     id="unknown-status"),
-        pytest.param("handoff_create", {"task": "t", "learnings": "none"}, "learnings",
-                     id="list-expected"),
-        pytest.param("handoff_create", {"task": "t", "project_path": "relative/dir"},
-                     "absolute", id="relative-project"),
-        pytest.param("skill_match", {"prompt": ["a"]}, "prompt", id="list-for-text"),
-        pytest.param("why", {"turn": 0}, "turn", id="turn-zero"),
-        pytest.param("why", {"turn": 7}, "No turn", id="no-such-turn"),
-    ],
-)
-def test_wrong_input_is_a_clear_tool_error_and_the_server_keeps_serving(
-    tool: str, arguments: dict[str, Any], message: str, tmp_path: Path, project: Path
-) -> None:
-    async def script(session: ClientSession) -> Any:
-        failed = error(await session.call_tool(tool, arguments))
-        alive = data(await session.call_tool("learnings_search", {"query": "anything"}))
-        return failed, alive
+WRONG_INPUT = [  # (case, tool, arguments, what the error must name)
+    ("number-for-text", "learnings_search", {"query": 3}, "query"),
+    ("text-for-number", "learnings_search", {"query": "x", "limit": "many"}, "limit"),
+    ("limit-out-of-range", "learnings_search", {"query": "x", "limit": 10_000}, "limit"),
+    ("missing", "learnings_search", {}, "query"),
+    ("unknown-type", "learnings_store", {"content": "x", "type": "gossip"}, "learning type"),
+    ("unknown-status", "handoff_create", {"task": "t", "status": "sleeping"}, "status"),
+    ("list-expected", "handoff_create", {"task": "t", "learnings": "none"}, "learnings"),
+    ("relative-project", "handoff_create", {"task": "t", "project_path": "relative/dir"},
+     "absolute"),
+    ("list-for-text", "skill_match", {"prompt": ["a"]}, "prompt"),
+    ("turn-zero", "why", {"turn": 0}, "turn"),
+    ("no-such-turn", "why", {"turn": 7}, "No turn"),
+]
 
-    failed, alive = run(tmp_path / "home", project, script)
-    assert message in failed
-    assert alive["results"] == []
+
+def test_wrong_input_is_a_clear_tool_error_and_the_server_keeps_serving(
+    tmp_path: Path, project: Path
+) -> None:
+    """Every case on one server: each wrong call is a tool error naming what was wrong, and the
+    same server answers the next call (one server for all: each start costs seconds)."""
+
+    async def script(session: ClientSession) -> list[str]:
+        wrong: list[str] = []
+        for case, tool, arguments, message in WRONG_INPUT:
+            failed = error(await session.call_tool(tool, arguments))
+            alive = data(await session.call_tool("learnings_search", {"query": "anything"}))
+            if message not in failed or alive["results"] != []:
+                wrong.append(f"{case}: {failed!r} (the next call: {alive})")
+        return wrong
+
+    assert run(tmp_path / "home", project, script) == []
 
 
 def test_skill_match_reads_the_projects_rules(tmp_path: Path, project: Path) -> None:
