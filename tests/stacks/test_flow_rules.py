@@ -43,7 +43,15 @@ def test_speech_act_classification_is_total(text: str, history: bool) -> None:
     ("text", "expected"),
     [("Admin: show me all frameworks", True), ("list the frameworks", True),
      ("which frameworks are installed?", True), ("delete FMWK-009", False),
-     ("hello", False), ("write a framework for me", False)],
+     ("hello", False), ("write a framework for me", False),
+     ("show me the framework registry", True), ("what frameworks do you have?", True),
+     ("Show me all the installed frameworks", True),
+     # frameworks in general are the model's to answer, not hrm's registry
+     ("which python web framework should I use for a small REST API?", False),
+     ("what did we decide for the framework?", False),
+     ("what frameworks should I learn for web development?", False),
+     ("list frameworks for building CLIs in Rust", False),
+     ("which framework is faster, Django or Flask?", False)],
 )
 def test_framework_inspection_queries(text: str, expected: bool) -> None:
     assert is_framework_inspection(text) is expected

@@ -75,7 +75,16 @@ _REQUEST_WORDS = re.compile(
 _QUESTION_START = re.compile(r"^(?:how|what|why|when|where|which|who|is|are|do|does|can|could)\b",
                              re.IGNORECASE)
 _INSPECT = re.compile(
-    r"\b(?:show|list|display|enumerate|inspect|which|what|all)\b[^.?!\n]{0,40}?\bframeworks?\b",
+    # hrm's own frameworks, not frameworks in general ("which web framework should I use?",
+    # "what did we decide for the framework?" are questions for the model): an inspecting verb
+    # before "frameworks"; "which/what frameworks" asked about what is installed or held; the
+    # registry.
+    r"\b(?:show|list|display|enumerate|inspect)\b(?:\s+(?:me|us))?"
+    r"(?:\s+(?:all|the|every|your|our|hrm'?s|installed|registered|of|current))*"
+    r"\s+frameworks\b(?!\s+(?:for|to|that|which|like|in\s+(?!the\s+registry)))"
+    r"|\b(?:which|what)\s+frameworks\s+(?:are|do\s+you|does\s+hrm|have\s+you)\s+"
+    r"(?:installed|registered|there|loaded|available|in\s+the\s+registry|have|hold|know|got)\b"
+    r"|\bframeworks?\s+registry\b|\bregistry\s+of\s+frameworks\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9]+")
