@@ -110,6 +110,21 @@ def test_a_parked_problem_waits_until_the_person_goes_back(home: HRMHome) -> Non
     assert statuses["How do I rotate a Stripe signing secret?"] is ProblemStatus.PAUSED
 
 
+def test_where_were_we_after_parking_goes_back_to_what_the_parked_work_interrupted(
+    home: HRMHome,
+) -> None:
+    wedding = "I'm organizing my sister's wedding in September and need a plan."
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(wedding)
+        h.turn("Separately, my car needs its annual inspection before July.")
+        h.turn("switch")
+        h.turn("Which documents do I need for the inspection?")
+        h.turn("Let's park the car inspection for now.")
+        back = h.turn("Where were we?")
+    assert back.action == "switch"
+    assert back.response.startswith(f"Back to ‘{wedding}’")
+
+
 def test_a_new_process_sees_the_problem_closed(home: HRMHome) -> None:
     with HRM.open(home, "ADMIN", "offline") as h:
         h.turn(OFFSITE)

@@ -90,14 +90,18 @@ def about_the_closed(text: str) -> bool:
 
 def parked(state: TurnState, record: DecisionRecord) -> None:
     """After "Let's park the offsite for now.", nothing follows the offsite: a question after
-    it is not its follow-up (D67 would take it there). "Where were we?" goes back to it."""
+    it is not its follow-up (D67 would take it there). "Where were we?" goes back to the work
+    the offsite had interrupted, when there was some (the person just set the offsite aside;
+    D465), else to the offsite."""
     asked = record.problem_request
     topic = state.last_topic if isinstance(state.last_topic, dict) else {}
     if (
         asked is not None and asked.resolution == "paused"
         and asked.problem_id is not None and topic.get("problem_id") == asked.problem_id
     ):
-        leave(state, asked.problem_id)
+        earlier = state.earlier_topic if isinstance(state.earlier_topic, dict) else {}
+        if earlier.get("problem_id") in (None, asked.problem_id):
+            leave(state, asked.problem_id)
         state.last_topic = None
 
 
