@@ -182,6 +182,25 @@ def test_saying_the_work_is_fixed_and_asking_to_close_it_closes_the_one_named(
     assert statuses["Our grafana dashboard shows no data"] is ProblemStatus.ACTIVE
 
 
+@pytest.mark.parametrize(
+    "report",
+    [
+        "The inspection is booked for June 3, close it.",
+        "booked it for june 3, close it",
+        "I paid the garage in advance, close this",
+    ],
+)
+def test_any_report_of_it_done_then_close_it_closes_the_work_in_focus(
+    home: HRMHome, report: str
+) -> None:
+    """D466: "The inspection is booked for June 3, close it." was kept as a decision."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("My car needs its annual inspection before July.")
+        closed = h.turn(report)
+        assert closed.action == "resolve"
+        assert [p.status for p in h.focus.problem_registry.list()] == [ProblemStatus.RESOLVED]
+
+
 def test_a_report_that_it_worked_then_close_this_closes_the_work_in_focus(
     home: HRMHome,
 ) -> None:

@@ -177,14 +177,25 @@ _CLOSE_IT = re.compile(
     r"(?:^|(?<=[.,;!]\s))\W*(?:you\s+can|please|pls|go ahead and|feel free to)\s+" + _CLOSE_THIS,
     re.IGNORECASE,
 )
+_DONE_WORDS = (
+    "went through|works|worked|passes|passed|succeeded|done|fixed|solved|resolved|sorted|sent|"
+    "paid|set up|made|built|written|taken care of|over|ready|finished"
+)
 _WORKED_THEN_CLOSE = re.compile(
-    r"\b(?:" + "|".join(("went through", "works", "worked", "passes", "passed", "succeeded",
-                          "is done", "is fixed", "fixed", "solved", "resolved", "sorted"))
-    + r")\b[^.!?\n]*?,\s*(?:so\s+|and\s+)?(?:please\s+|pls\s+)?" + _CLOSE_THIS,
+    # a report that something got done ("is booked", "got approved", "was sent", "works"), or
+    # one that opens with what the person did ("booked it for June 3", "I paid the invoice") —
+    # the shape of a report, not a list of its verbs (D466)
+    r"(?:\b(?:is|are|was|were|got|been|'s)\s+(?:now\s+|all\s+|finally\s+|already\s+|just\s+)?"
+    rf"(?:[a-z]+ed|{_DONE_WORDS})\b"
+    rf"|\b(?:{_DONE_WORDS})\b"
+    r"|^\W*(?:(?:i|we)\s+)?(?:just\s+|finally\s+|already\s+)?"
+    r"(?:[a-z]+ed|paid|sent|did|made|built|wrote|got)\b)"
+    r"[^.!?\n]*?,\s*(?:so\s+|and\s+)?(?:please\s+|pls\s+)?" + _CLOSE_THIS,
     re.IGNORECASE,
 )
 """A report that the work went well followed by a bare "close this": "retried the export and it
-went through, close this" (D459). Alone, "close this" may mean a file or a pull request."""
+went through, close this" (D459), "The inspection is booked for June 3, close it." (D466).
+Alone, "close this" may mean a file or a pull request."""
 _CLOSE_AFTER = re.compile(
     r"(?:\s+(?:now|already|finally|again))?\s*,?\s*(?:so\s+|and\s+)?"
     r"(?:you\s+can\s+|please\s+|pls\s+|go ahead and\s+)?" + _CLOSE_THIS,
