@@ -19,7 +19,17 @@ from hrm.stacks.attention import _forgotten
         ("my boss name is Carla", "Ask Carla first.", "Ask [forgotten] first."),
         ("my boss name is Carla", "Carlas and Carlatown stay", "Carlas and Carlatown stay"),
         ("the grant deadline is March 3", "We start in March.", "We start in March."),
-        ("my name is Ana Costa", "Dear Ana Costa,", "Dear [forgotten] [forgotten],"),
+        ("my name is Ana Costa", "Dear Ana Costa,", "Dear [forgotten],"),
+        ("my name is Ana Costa", "Costa is on the line", "[forgotten] is on the line"),
+        # what the statement said its subject is, repeated in an answer's own words (D467)
+        ("her favourite cake is lemon drizzle", "Since her favourite is lemon drizzle, order it.",
+         "Since her favourite is [forgotten], order it."),
+        ("my locker code is 4512", "Your locker code is 4512.", "Your locker code is [forgotten]."),
+        ("I'm allergic to peanuts", "Avoid the satay: it has peanuts.",
+         "Avoid the satay: it has [forgotten]."),
+        ("our prod database is db-prod-7", "connect to db-prod-7 first",
+         "connect to [forgotten] first"),
+        ("the answer is fine", "That is fine by me.", "That is fine by me."),  # too common
         ("i live in lisbon", "you live in Lisbon", "you live in Lisbon"),  # no capital: no name
     ],
 )

@@ -293,14 +293,49 @@ def _forgotten(texts: tuple[str, ...]) -> _Forgotten | None:
     usable = tuple(text for text in texts if len("".join(text.split())) >= MIN_TEXT)
     if not usable:
         return None
-    names = sorted({
+    names = {
         name for text in usable for name in _NAME.findall(text)
         if len(name) >= MIN_TEXT and name not in _CALENDAR_WORDS
-    }, key=len, reverse=True)
+    }
+    words = sorted(names | {value for text in usable for value in _values_of(text)},
+                   key=len, reverse=True)
     return _Forgotten(
         Needles(usable),
-        re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b") if names else None,
+        re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, words)) + r")(?![\w-])",
+                   re.IGNORECASE) if words else None,
     )
+
+
+_COPULA = re.compile(r"\b(?:is|are|am|was|were)\b|(?<=\w)'(?:s|m|re)\b", re.IGNORECASE)
+_VALUE_LEAD = re.compile(
+    r"^(?:(?:on|at|in|to|the|a|an|my|our|his|her|their|called|named|now|still)\s+)+",
+    re.IGNORECASE,
+)
+_WITH_DIGIT = re.compile(r"[\w-]*\d[\w-]*")
+
+
+def _values_of(statement: str) -> set[str]:
+    """What a forgotten statement said its subject is — "lemon drizzle" of "her favourite cake
+    is lemon drizzle", "allergic to peanuts" (and "peanuts") of "I'm allergic to peanuts" — and
+    every token with a digit in it ("4512", "db-prod-7"). An answer that repeated the fact in other words
+    ("Since her favourite is lemon drizzle, …", "Your locker code is 4512.") says it as surely
+    as the statement (D467)."""
+    found = {token for token in _WITH_DIGIT.findall(statement) if len(token) >= MIN_TEXT}
+    copulas = list(_COPULA.finditer(statement))
+    if copulas:
+        value = _VALUE_LEAD.sub("", statement[copulas[-1].end():].strip(" .,;:!?\"'"))
+        if len(value) >= MIN_TEXT + 1 and value.lower() not in _NOT_PRIVATE \
+                and value not in _CALENDAR_WORDS and len(value.split()) <= 6:
+            found.add(value)
+            last = value.split()[-1]
+            if len(last) >= 5 and last.isalpha():  # "peanuts" of "allergic to peanuts"
+                found.add(last)
+    return found
+
+
+_NOT_PRIVATE = frozenset({"true", "false", "fine", "good", "done", "here", "there", "this",
+                          "that", "it", "ok", "okay", "right", "wrong", "yes", "none"})
+"""Values too common to be a private detail: masking them would blank ordinary talk."""
 
 
 _CALENDAR_WORDS = frozenset(calendar.month_name[1:]).union(calendar.day_name)
