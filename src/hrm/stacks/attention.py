@@ -317,9 +317,9 @@ _WITH_DIGIT = re.compile(r"[\w-]*\d[\w-]*")
 def _values_of(statement: str) -> set[str]:
     """What a forgotten statement said its subject is — "lemon drizzle" of "her favourite cake
     is lemon drizzle", "allergic to peanuts" (and "peanuts") of "I'm allergic to peanuts" — and
-    every token with a digit in it ("4512", "db-prod-7"). An answer that repeated the fact in other words
-    ("Since her favourite is lemon drizzle, …", "Your locker code is 4512.") says it as surely
-    as the statement (D467)."""
+    every token with a digit in it ("4512", "db-prod-7"). An answer that repeated the fact in
+    other words ("Since her favourite is lemon drizzle, …", "Your locker code is 4512.") says
+    it as surely as the statement (D467)."""
     found = {token for token in _WITH_DIGIT.findall(statement) if len(token) >= MIN_TEXT}
     copulas = list(_COPULA.finditer(statement))
     if copulas:
