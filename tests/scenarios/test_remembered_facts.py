@@ -111,6 +111,11 @@ def test_a_new_value_of_a_kept_fact_is_its_next_version_in_a_new_process_too(
          "Remember that my address is 5 Baker Street, London", "fact.my-address"),
         ("Remember that my boss is Carla Mendes", "Remember that my boss is Tom Weiss",
          "fact.my-boss"),
+        # after a preposition of time or place (D468)
+        ("Remember that the team meeting is on Monday",
+         "Remember that the team meeting is on Tuesday", "fact.the-team-meeting"),
+        ("Remember that the standup is at 9:30", "Remember that the standup is at 10:15",
+         "fact.the-standup"),
     ],
 )
 def test_a_new_value_of_several_words_is_a_new_version_too(
