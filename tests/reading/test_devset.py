@@ -41,6 +41,7 @@ DEV_FLOORS: dict[IntentKind, tuple[float, float]] = {
     K.GOODBYE: (0.8, 0.8),
     K.THANKS: (0.9, 0.9),
     K.NEGATIVE_FEEDBACK: (0.85, 0.8),
+    K.CORRECT: (0.9, 0.9),
 }
 
 

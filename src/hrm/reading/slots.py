@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from hrm.reading.guards import readable
+from hrm.reading.rules.corrections import correction_slots
 from hrm.reading.rules.cues import without_trailing_aside
 from hrm.reading.rules.instructions import is_imperative
 from hrm.reading.sentences import IN_SENTENCE
@@ -434,4 +435,5 @@ _READERS: dict[IntentKind, Callable[[str], Slots]] = {
     IntentKind.PREFERENCE: _preference,
     IntentKind.FACT: _fact,
     IntentKind.DECISION: _decision,
+    IntentKind.CORRECT: correction_slots,
 }

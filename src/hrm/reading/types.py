@@ -68,6 +68,8 @@ class IntentKind(str, Enum):
     """A decision stated about the work ("Decided: Netlify", "Postgres it is")."""
     SET_ASIDE = "set_aside"
     """Set the work in focus aside and turn to what follows ("Forget the offsite for now, …")."""
+    CORRECT = "correct"
+    """Correct what was just kept ("no I meant Fahrenheit", "make that Tuesday", D469)."""
     # Answers to a question hrm asked (the pending question in `ReadingContext`).
     YES = "yes"
     NO = "no"
@@ -149,7 +151,8 @@ class Slots:
 
     what: str | None = None
     """FORGET: what to forget ("my cat", "the deadline"); None for "that" (what was just kept).
-    SET_ASIDE: what is set aside ("the offsite"), empty for "never mind"."""
+    SET_ASIDE: what is set aside ("the offsite"), empty for "never mind". CORRECT: the words the
+    correction replaces ("MySQL" of "Postgres not MySQL"), when it names them."""
     ref: str | None = None
     """RESOLVE / PARK: words naming the problem ("the webhook"); None for the one in focus."""
     turns: int | None = None
@@ -158,7 +161,7 @@ class Slots:
     """FOCUS: what to focus on; RESUME: the work named, if any."""
     statement: str | None = None
     """PREFERENCE: the preference as a statement ("metric units, always"); FACT: the fact;
-    DECISION: what was decided ("go with Netlify")."""
+    DECISION: what was decided ("go with Netlify"); CORRECT: the new words ("Fahrenheit")."""
     subject: str | None = None
     """FACT: what the fact is about ("our API base URL"), the canon key's source."""
     scope: str | None = None

@@ -330,6 +330,25 @@ class CognitiveStack:
         verdict = self.bus.forget_decision(problem_id, said, asked=asked)
         return _decision_write_record(verdict, said, forgotten=True)
 
+    def correct_kept(self, key: str, new: str, *, was: str, said: str) -> dict[str, Any]:
+        """Replace what `key` keeps (a canon entry or a stated decision) with `new`: the person
+        corrected it right after it was kept (D469). A canon entry gets a new version, trusted
+        as a retraction is (the person said so; `rollback` brings `was` back); a decision is
+        taken out of its working set and the corrected one recorded in its place."""
+        from hrm.memory.types import WriteSignals
+        from hrm.reading.rules.memory import DECISION_KEY
+
+        if key.startswith(DECISION_KEY):
+            problem_id = key.removeprefix(DECISION_KEY).rpartition(".")[0]
+            self.bus.forget_decision(problem_id, was, asked=said)
+            write = self.record_decision(problem_id, {"decision": new, "said": said})
+            return {**write, "corrected": was}
+        decision = self.bus.write_to_shared(
+            key, new, "user", WriteSignals.trusted(),
+            reason=f"the person corrected it ({said})",
+        )  # fmt: skip
+        return {**_shared_write_record(decision, key), "corrected": was}
+
     def forget_part(self, key: str, kept: str, *, asked: str) -> dict[str, Any]:
         """Keep only `kept` of the canon fact `key`: the person asked to forget the rest (D83).
 

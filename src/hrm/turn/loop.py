@@ -19,6 +19,7 @@ from hrm.turn.steps.arbitrate import arbitrate
 from hrm.turn.steps.attend import attend
 from hrm.turn.steps.commit import commit
 from hrm.turn.steps.confirm import confirm
+from hrm.turn.steps.correct import correct
 from hrm.turn.steps.decisions import decisions
 from hrm.turn.steps.execute import execute
 from hrm.turn.steps.feedback import feedback
@@ -46,6 +47,7 @@ __all__ = ["STEPS", "run_steps"]
 STEPS: tuple[tuple[str, Step], ...] = (
     ("read", read_message),
     ("pending", pending),
+    ("correct", correct),
     ("feedback", feedback),
     ("signals", signals),
     ("forget", forget),

@@ -95,7 +95,8 @@ class TurnRunner:
             except Exception as exc:
                 outcome = self._degrade(exc, turn_input, record, event)
             span.set_output(outcome.response)
-        record.reading = ctx.reading.to_record()
+        # As read: a step that took intents out of the reading (``correct``) recorded it first.
+        record.reading = record.reading or ctx.reading.to_record()
         record.work_orders = list(work_orders)
         stack.work_order_sink = None
         self._store_bookkeeping(record)

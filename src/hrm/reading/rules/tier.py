@@ -8,6 +8,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from hrm.reading.rules.answers import read_answers, read_moves
+from hrm.reading.rules.corrections import read_correction_intents
 from hrm.reading.rules.decisions import read_decision_intents
 from hrm.reading.rules.focus import read_focus_intents
 from hrm.reading.rules.memory import read_memory_intents
@@ -62,6 +63,7 @@ class RulesReader:
         found += read_decision_intents(said)
         found += read_focus_intents(said)
         found += read_moves(said, spans)
+        found += read_correction_intents(said, spans, context)
         self.declined = tuple(declined)
         return _without_overlaps(found)
 
@@ -79,7 +81,7 @@ def default_preferences() -> PreferenceRules:
 
 
 _MOVES_OVERLAP = frozenset({"focus", "resume", "set_aside", "decision", "negative_feedback",
-                            "thanks", "goodbye"})  # fmt: skip
+                            "thanks", "goodbye", "correct"})  # fmt: skip
 """Moves arbitration reads: they may share words with a command (a set-aside that is also a
 request to park, a decision in a sentence that also focuses)."""
 

@@ -27,7 +27,7 @@ def just_kept(state: TurnState, turn: int) -> str | None:
 
 
 def forget(ctx: TurnContext) -> Outcome | None:
-    ctx.heard = ctx.turn_input
+    ctx.heard = ctx.heard or ctx.turn_input  # a correction (step ``correct``) took its words
     intent = ctx.reading.first(IntentKind.FORGET)
     if intent is None or ctx.confirmation is not None:
         return None
@@ -45,7 +45,7 @@ def forget(ctx: TurnContext) -> Outcome | None:
         return None
     ctx.forget_intent = intent
     ctx.forget = ForgetRequest(clause=clause, what=slots.what, sure=slots.sure)
-    ctx.heard = without_sentence(ctx.turn_input, ctx.forget.clause)
+    ctx.heard = without_sentence(ctx.heard, ctx.forget.clause)
     if ctx.heard is not ctx.turn_input:
         ctx.record.notes.append("the request to forget was left out of arbitration")
     return None
