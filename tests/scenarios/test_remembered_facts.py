@@ -127,3 +127,17 @@ def test_a_new_value_of_several_words_is_a_new_version_too(
         h.turn(then)
         assert list(_facts(h)) == [key]
         assert len(h.stack.bus.shared.history(key)) == 2
+
+
+def test_a_fact_beside_a_preference_and_a_question_is_kept_too(home: HRMHome) -> None:
+    """D470: the fact was dropped without a word when the message also stated a preference."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        result = h.turn(
+            "Remember that our prod database is db-prod-7. Also, from now on answer in bullet "
+            "points. And can you explain what a connection pool is?"
+        )
+        kept = sorted(v for v in h.stack.canon().values() if isinstance(v, str))
+        titles = [p.title for p in h.focus.problem_registry.list()]
+    assert kept == ["From now on answer in bullet points", "our prod database is db-prod-7"]
+    assert titles == ["Can you explain what a connection pool is?"]
+    assert "Noted as canon: “our prod database is db-prod-7”" in result.response

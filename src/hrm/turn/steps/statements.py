@@ -11,6 +11,7 @@ from hrm.reading.types import IntentKind
 from hrm.turn.preferences import preference_reading, without_preference, without_sentence
 
 if TYPE_CHECKING:
+    from hrm.reading.types import Intent
     from hrm.turn.context import Outcome, TurnContext
     from hrm.types import TurnInput
 
@@ -29,9 +30,12 @@ def statements(ctx: TurnContext) -> Outcome | None:
         ctx.record.notes.append("the preference statement was left out of arbitration")
         arbitrated = _without_more_preferences(ctx, arbitrated)
     # A preference said as a request to remember ("Keep in mind I prefer tabs") is the
-    # preference's.
+    # preference's; a fact in a sentence of its own beside a preference ("Remember that our
+    # prod database is db-prod-7. Also, from now on answer in bullet points.") is kept too.
     fact = ctx.reading.first(IntentKind.FACT)
-    if fact is not None and (reading is None or reading.statement is None):
+    if fact is not None and (
+        reading is None or reading.statement is None or _apart(ctx, fact)
+    ):
         said = ctx.reading.text_of(fact)
         ctx.memo = (_pointed_at(ctx, said) if fact.reader == POINTING else None) or (
             MemoryRequest(
@@ -46,6 +50,14 @@ def statements(ctx: TurnContext) -> Outcome | None:
             ctx.record.notes.append("the request to remember was left out of arbitration")
     ctx.arbitrated = arbitrated
     return None
+
+
+def _apart(ctx: TurnContext, fact: Intent) -> bool:
+    """Does the fact lie outside the preference's span (another sentence of the message)?"""
+    preference = ctx.reading.first(IntentKind.PREFERENCE)
+    return preference is not None and (
+        fact.span[1] <= preference.span[0] or preference.span[1] <= fact.span[0]
+    )
 
 
 def _without_more_preferences(ctx: TurnContext, arbitrated: TurnInput) -> TurnInput:
