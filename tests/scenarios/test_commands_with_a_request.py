@@ -57,6 +57,11 @@ def test_a_standing_instruction_after_so_stays_part_of_the_preference(home: HRMH
         "My colleague hates tabs",
         "teacher prefers max 10 slides",
         "we need to pick an ORM for our new fastapi service",
+        # someone else's rule quoted, or a rule asked about (D471)
+        "My boss said 'always use metric units'. Can you convert 5 miles to km?",
+        "The style guide says 'never use semicolons in JavaScript'. Do you agree?",
+        "My teacher always said: I prefer handwritten notes. Is that still good advice?",
+        "never forget to close your file handles — is that still true with pathlib?",
     ],
 )
 def test_what_only_looks_like_a_command_keeps_nothing_and_asks_nothing(

@@ -25,8 +25,10 @@ __all__ = [
     "answers_for",
     "asks_something",
     "barred_kinds",
+    "doubts_a_rule",
     "is_keep_request",
     "may_carry",
+    "quotes_someone_else",
     "readable",
 ]
 
@@ -142,6 +144,45 @@ def asks_something(sentence: str) -> bool:
     return _OPENS_AS_QUESTION.match(head) is not None or _ASKS_MIDWAY.search(head) is not None
 
 
+_SAYS = (
+    r"(?:^|[^a-z'])(?P<who>[a-z']+)\s+(?:always\s+|often\s+|keeps\s+|just\s+|once\s+)?"
+    r"(?:said|says|saying|told\s+(?:me|us)|tells\s+(?:me|us)|wrote|writes|insists|insisted"
+    r"|used\s+to\s+say|likes\s+to\s+say|swears)(?:\s+that)?\s*(?:[:,]\s*)?"
+)
+_QUOTING = re.compile(_SAYS + r"(?:['\"“‘]|(?<=:)\s*)", re.IGNORECASE)
+"""Someone's words quoted: "My boss said 'always use metric units'", "The style guide says
+'never use semicolons'", "My teacher always said: I prefer handwritten notes"."""
+_QUOTED_UP_TO = re.compile(_SAYS + r"(?:['\"“‘][^'\"”’]{0,80}|(?<=:)[^.!?]{0,80})$", re.IGNORECASE)
+_THEIRS_BARS = frozenset({IntentKind.PREFERENCE})
+_DOUBTED = re.compile(
+    r"\b(?:is|isn't)\s+(?:that|this|it)\s+(?:still\s+|really\s+|even\s+)?(?:true|right|correct"
+    r"|accurate|valid|good\s+advice|sound\s+advice|a\s+good\s+(?:idea|rule|practice)|the\s+case)"
+    r"|\bdo\s+you\s+agree\b|\bdoes\s+(?:that|this|it)\s+(?:still\s+)?(?:hold|apply)\b",
+    re.IGNORECASE,
+)
+"""A rule put up for discussion: "never forget to close your file handles — is that still true
+with pathlib?" asks about the rule; it does not state the person's (D471)."""
+_SAYING_WORDS = ("said", "say", "told", "tell", "wrote", "writes", "insist", "swear")
+
+
+def doubts_a_rule(text: str) -> bool:
+    """Does `text` ask whether a rule holds ("… — is that still true with pathlib?", "Do you
+    agree?")? The rule is then put up for discussion, not stated as the person's (D471)."""
+    return "?" in text and _DOUBTED.search(text[:GUARD_CHARS]) is not None
+
+
+def quotes_someone_else(text: str, *, up_to_end: bool = False) -> bool:
+    """Does `text` quote someone else's words ("My boss said 'always …'")? With `up_to_end`,
+    do its last words lie inside such a quote (`text` is a sentence up to some word of it)?
+    "I always say 'never deploy on Fridays'" is the person's own (D471)."""
+    head = text[:GUARD_CHARS] if not up_to_end else text[-GUARD_CHARS:]
+    low = head.lower()
+    if not any(verb in low for verb in _SAYING_WORDS):  # most sentences: one scan, no regex
+        return False
+    found = (_QUOTED_UP_TO if up_to_end else _QUOTING).search(head)
+    return found is not None and found.group("who").lower() not in ("i", "we")
+
+
 def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     """The intents `sentence` may not carry: preference, fact and decision for a question or
     request, except that a request to keep something may be a fact; fact and decision for a
@@ -149,7 +190,13 @@ def barred_kinds(sentence: str) -> frozenset[IntentKind]:
     opens as a question not asked as a favour, a request to close, park, forget, focus or set
     aside (`_NOT_ASKED_AS_QUESTIONS`); a decision for a sentence that says a choice is still
     to make (`_UNDECIDED`); and a preference for an instruction scoped to what is at hand
-    (`_THIS_ONCE`)."""
+    (`_THIS_ONCE`); a preference for someone else's words quoted, or a rule asked about
+    ("… — is that still true?", D471)."""
+    theirs = _THEIRS_BARS if quotes_someone_else(sentence) or doubts_a_rule(sentence) else _NONE
+    return theirs | _own_bars(sentence)
+
+
+def _own_bars(sentence: str) -> frozenset[IntentKind]:
     if not asks_something(sentence):
         told = _ASKS_TO_BE_TOLD.match(sentence[:GUARD_CHARS]) is not None
         if told and not is_keep_request(sentence):

@@ -41,6 +41,7 @@ from hrm.governance.preferences import (
     PreferenceClassification,
     confirm_required,
 )
+from hrm.reading.guards import doubts_a_rule, quotes_someone_else
 from hrm.reading.rules._engine import TASK_VERBS
 from hrm.reading.rules.instructions import HABITUAL, MARKERS, POLITE_REQUEST, is_imperative
 from hrm.reading.sentences import sentence_spans
@@ -210,7 +211,10 @@ WANTS_A_TASK = "it asks for a task to be done; it is not a preference"
 DECLINES_TO_SAY = "it declines to say; it states no preference"
 REPORTS_AN_EVENT = "it reports what happened; it is not a habit"
 SOMEONE_ELSES = "it says what someone else prefers, not you"
-FINAL_REASONS = frozenset({DECLINES_TO_SAY, REPORTS_AN_EVENT, WANTS_A_TASK, SOMEONE_ELSES})
+ASKS_ABOUT_IT = "it asks about the rule; it does not state yours"
+FINAL_REASONS = frozenset(
+    {DECLINES_TO_SAY, REPORTS_AN_EVENT, WANTS_A_TASK, SOMEONE_ELSES, ASKS_ABOUT_IT}
+)
 """Reasons that say what the sentence is instead of a preference: no tier reads one there.
 The others ("not about what you prefer", "only contains a preference word") say only that the
 rule found no preference, which a paraphrase it does not know can still state."""
@@ -232,6 +236,10 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         return "it says what happened, not what you prefer"
     if tail not in ("", "s", "'s"):
         return f"‘{head}’ only contains a preference word"
+    if quotes_someone_else(low[max(0, start - 120):start], up_to_end=True):
+        return SOMEONE_ELSES  # "My boss said 'always use metric units'" (D471)
+    if doubts_a_rule(low[end : end + 200]):
+        return ASKS_ABOUT_IT  # "never forget to close your file handles — is that still true?"
     clause_start, clause_end = _clause(low, start, end)
     clause_words = _WORD.findall(low[clause_start:clause_end])
     before = _WORD.findall(low[clause_start:start])
