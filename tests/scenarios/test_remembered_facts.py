@@ -116,6 +116,12 @@ def test_a_new_value_of_a_kept_fact_is_its_next_version_in_a_new_process_too(
          "Remember that the team meeting is on Tuesday", "fact.the-team-meeting"),
         ("Remember that the standup is at 9:30", "Remember that the standup is at 10:15",
          "fact.the-standup"),
+        # a change said as a move (D473)
+        ("Remember that the standup is at 9:30",
+         "Update: the standup moved to 10:15, remember that", "fact.the-standup"),
+        ("Remember that the dentist appointment is on Tuesday",
+         "remember the dentist appointment got moved to Thursday",
+         "fact.the-dentist-appointment"),
     ],
 )
 def test_a_new_value_of_several_words_is_a_new_version_too(

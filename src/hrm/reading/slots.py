@@ -301,7 +301,10 @@ _KEEP_TAIL = re.compile(
     re.IGNORECASE,
 )
 _NAMED_VALUE = re.compile(
-    r"^(?P<subject>.{3,60}?)\s+(?:is|are|was|=|lives|runs|starts|ends|rotates)\b", re.IGNORECASE
+    r"^(?:(?:update|correction|fyi|note|heads\s+up)\s*[:,-]\s*)?(?P<subject>.{3,60}?)\s+"
+    r"(?:is|are|was|=|lives|runs|starts|ends|rotates|(?:got\s+|has\s+been\s+|have\s+been\s+)?"
+    r"(?:moved|changed|switched|shifted|pushed|postponed|rescheduled)\s+to)\b",
+    re.IGNORECASE,
 )
 _DECIDED = re.compile(
     r"\b(?:decision|decided|decide|conclusion|verdict|settled|final\s+(?:answer|decision|call))"

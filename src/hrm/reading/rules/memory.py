@@ -128,15 +128,18 @@ _QUESTION_AFTER = re.compile(
 )
 _POLITE_START = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will) you\b", re.IGNORECASE)
 _NAMED_VALUE = re.compile(
-    r"^(?P<subject>.{3,60}?)\s+(?:is|are|=)\s+(?:(?:on|at|in|by|from|until|till)\s+)?"
+    r"^(?:(?:update|correction|fyi|note|heads\s+up)\s*[:,-]\s*)?"
+    r"(?P<subject>.{3,60}?)\s+(?:is|are|=|(?:is|are|has|have|was|were|got)?\s*(?:moved|changed"
+    r"|switched|shifted|pushed|postponed|rescheduled)\s+to|(?:is|are)\s+now)\s+"
+    r"(?:(?:on|at|in|by|from|until|till)\s+)?"
     r"(?P<value>\S+|(?-i:[0-9A-Z])[^.!?;\n]{0,80})$",
     re.IGNORECASE,
 )
 """A fact that names one value ("our API base URL is https://…", "the staging DB is db2", "my
 address is 12 Rua Augusta, Lisbon": a value of several words opening with a digit or a
 capital, D464; "the team meeting is on Monday", "the standup is at 9:30": after a preposition
-of time or place, D468): keyed by its subject, so that a new value is a new version of the
-key."""
+of time or place, D468; "the standup moved to 10:15": a change said as a move, D473): keyed
+by its subject, so that a new value is a new version of the key."""
 _TASK_AT_HAND = re.compile(
     r"\b(?:in|on|to|for|from|of|at|with|into|inside|before|after)\s+(?:that|this|these|those)"
     r"\s+(?!project|repo|repository|team|company|codebase|app|service|product)\w+"
