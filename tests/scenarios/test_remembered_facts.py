@@ -147,3 +147,14 @@ def test_a_fact_beside_a_preference_and_a_question_is_kept_too(home: HRMHome) ->
     assert kept == ["From now on answer in bullet points", "our prod database is db-prod-7"]
     assert titles == ["Can you explain what a connection pool is?"]
     assert "Noted as canon: “our prod database is db-prod-7”" in result.response
+
+
+def test_a_question_in_other_words_than_the_fact_still_shows_it_to_the_model(
+    home: HRMHome,
+) -> None:
+    """D474: "what did I tell you about my diet?" shares no word with the allergy it asks for."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Remember that I'm allergic to peanuts and I don't eat pork")
+        asked = h.turn("what did I tell you about my diet?")
+    shown = [item["key"] for item in asked.decision.attention_state["retrieved"]]
+    assert "fact.i-m-allergic-to-peanuts-and-i-don-t-eat-pork" in shown

@@ -538,9 +538,12 @@ class _StageRunner:
             (k, f"{k}: {v}") for k, v in canon.items()
             if not k.startswith("preference.") and not is_retracted(v)
         ]
-        items = score_items(
-            "shared_reference", text, refs, base=0.5, floor=0.01, limit=int(config.get("limit", 8))
-        )
+        # A handful of facts is all shown, the ones sharing words with the input first: words
+        # cannot tell that "what did I tell you about my diet?" asks for "I'm allergic to
+        # peanuts" (D474). A larger canon shows only what shares a word.
+        limit = int(config.get("limit", 8))
+        floor = 0.0 if len(refs) <= limit else 0.01
+        items = score_items("shared_reference", text, refs, base=0.5, floor=floor, limit=limit)
         items += list(self._working_set(text, config))
         items += list(self._patterns(text, config))
         return items
