@@ -194,6 +194,23 @@ def test_a_standing_instruction_taken_back_replaces_the_kept_one_when_confirmed(
     assert kept == canon
 
 
+def test_a_change_of_mind_stated_as_a_want_is_asked_in_place_of_what_it_revises(
+    home: HRMHome,
+) -> None:
+    # D475: "I want short explanations" is a preference by itself (inferred), so the change
+    # of mind was asked about as a new one and both were kept after "yes".
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I'd rather get long detailed explanations")
+        asked = h.turn("I changed my mind, I want short explanations, not long ones")
+        h.turn("yes")
+        kept = [v for k, v in h.stack.canon().items() if isinstance(v, str)]
+    assert asked.response == (
+        "Should I remember “I want short explanations, not long ones” as your preference, in "
+        "place of “I'd rather get long detailed explanations”? (yes/no)"
+    )
+    assert kept == ["I want short explanations, not long ones"]
+
+
 @pytest.mark.parametrize(
     ("answer", "canon"),
     [

@@ -126,6 +126,14 @@ class PreferenceRules:
         # "Keep in mind I prefer tabs" states "I prefer tabs", under the key saying it plainly
         # gives (D73).
         statement = without_discourse_lead(without_keep_lead(sentence))
+        if _CHANGED_MIND.search(sentence):
+            # "I changed my mind, I want short explanations, not long ones": whatever its
+            # class, a preference said as a change of mind is asked about in place of the
+            # kept ones it revises (D428, D475)
+            revised = without_discourse_lead(_CHANGED_MIND.sub("", statement, 1)) or statement
+            asked = confirm_required(revised)
+            intent = self._intent(said, text, sentence, asked, asked.statement)
+            return [replace(intent, slots=replace(intent.slots, scope=REVISION))], []
         return [self._intent(said, text, sentence, stated.classification, statement)], []
 
     @staticmethod
