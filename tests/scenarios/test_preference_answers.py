@@ -130,7 +130,7 @@ def test_a_conflicting_preference_replaces_the_earlier_one_when_the_person_says_
         asked = h.turn("I prefer spaces for Python")
         assert asked.response == (
             "This conflicts with “I prefer tabs for Python”, so I kept “I prefer spaces for "
-            "Python” for this problem only. Should it replace the earlier preference? (yes/no)"
+            "Python” for now only. Should it replace the earlier preference? (yes/no)"
         )
         assert _preferences(h) == {"preference.i-prefer-tabs-for-python": "I prefer tabs for Python"}
         calls = len(_responds(model))

@@ -84,7 +84,7 @@ def test_a_fact_that_contradicts_the_canon_is_kept_for_the_problem_only(home: HR
         assert result.decision.writes[0]["target"] == "working_set"
         assert result.response.endswith(
             "This conflicts with “I prefer tabs for Python”, so I kept “we use spaces for "
-            "Python, not tabs” for this problem only."
+            "Python, not tabs” for now only."  # no problem in focus to keep it for
         )
         assert _facts(h) == {}
 

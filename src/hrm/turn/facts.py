@@ -58,7 +58,8 @@ def remember_fact(
         earlier = "”, “".join(contradicted_canon(signals).values())
         against = f" “{earlier}”" if earlier else " what you told me before"
         return [
-            f"This conflicts with{against}, so I kept “{request.fact}” for this problem only."
+            f"This conflicts with{against}, so I kept “{request.fact}” "
+            + ("for this problem only." if record.problem is not None else "for now only.")
         ]
     return [f"I did not keep “{request.fact}”: {decision.get('reason')}."]
 

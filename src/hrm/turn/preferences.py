@@ -276,7 +276,10 @@ def handle_preference(
         if decision.get("approved") and decision.get("target") == "shared_reference":
             notes.append(f"Noted as canon: “{statement}”.")
         elif decision.get("target") == "working_set":
-            notes.append(_kept_for_the_problem(statement, key, decision, signals, state, event))
+            notes.append(_kept_for_the_problem(
+                statement, key, decision, signals, state, event,
+                where="for this problem only" if record.problem is not None else "for now only",
+            ))  # fmt: skip
     elif pref.preference_class in (
         PreferenceClass.INFERRED_CONFIRM_REQUIRED,
         PreferenceClass.BEHAVIORAL,
@@ -313,9 +316,10 @@ def handle_preference(
 
 def _kept_for_the_problem(
     statement: str, key: str, decision: dict[str, Any], signals: Any, state: TurnState,
-    event: Any,
+    event: Any, *, where: str,
 ) -> str:
-    """The note for a stated preference the write gate kept in the working set only."""
+    """The note for a stated preference the write gate kept in the working set only: `where`
+    says for how long ("for this problem only"; "for now only" with no problem in focus)."""
     replaces = contradicted_canon(signals, "preference.")
     if replaces:
         # D70: the note used to say "Say so if it should replace …", and nothing understood
@@ -324,14 +328,13 @@ def _kept_for_the_problem(
         event("preference_pending", key=key, statement=statement, replaces=sorted(replaces))
         earlier = "”, “".join(replaces.values())
         return (
-            f"This conflicts with “{earlier}”, so I kept “{statement}” for this problem only. "
+            f"This conflicts with “{earlier}”, so I kept “{statement}” {where}. "
             "Should it replace the earlier preference? (yes/no)"
         )
     reason = str(decision.get("reason", "the write gate decided so"))
     if "conflict" in reason.lower():
         return (
-            f"This conflicts with what you told me before; I kept “{statement}” for this "
-            "problem only."
+            f"This conflicts with what you told me before; I kept “{statement}” {where}."
         )
     # Never blame a conflict that was not there: say what the gate said.
-    return f"I kept “{statement}” for this problem only ({reason.rstrip('.')})."
+    return f"I kept “{statement}” {where} ({reason.rstrip('.')})."
