@@ -672,6 +672,8 @@ class Ledger:
                 return None
             fh.seek(starts[0])
             raw = fh.readline()
+        if starts[0] + len(raw) != end:
+            return None  # no line ends there: the bytes before `end` moved
         try:
             seq, digest, _ = _check_line(raw)
         except ValueError:
@@ -768,6 +770,22 @@ class Ledger:
         if end > 0:
             start = _line_start(fd, end - 1)
             last_seq, last_hash, _ = self._check_raw(os.pread(fd, end - start, start), start)
+        if (
+            self._size > 0 and end > self._size
+            and self._hash_at(self._size) != (self._last_seq, self._last_hash.encode())
+            and not self._chain_holds(end)
+        ):
+            # The file grew under this handle, the record it last knew no longer ends where it
+            # did, and the chain does not hold: someone edited the records before it (a
+            # forget's redaction or a quarantine moves them too, but leaves the chain whole).
+            # A long-running writer (a server) must stop here as a new one does at open. One
+            # read when another writer appended; the whole chain only when records moved.
+            raise HRMError.ledger_corrupt(
+                self.path, self._last_seq, self._last_seq,
+                f"record {self._last_seq} no longer ends at byte {self._size}: the records "
+                "before it were altered while the ledger was open; refusing to append "
+                "(`hrm ledger verify` shows it; `hrm ledger quarantine` sets it aside)",
+            )
         if not self._anchor_checked:
             anchor = self._read_anchor()
             found = self._hash_at(anchor.end) if anchor is not None and anchor.end <= end else None
@@ -782,6 +800,16 @@ class Ledger:
             self._anchor_checked = True
         self._size = self._end = end
         self._last_seq, self._last_hash = last_seq, last_hash
+
+    def _chain_holds(self, end: int) -> bool:
+        """Whether every record up to byte `end` verifies and chains onto the one before."""
+        try:
+            with self._reader() as fh:
+                for _ in _scan(fh, 0, end, 1, GENESIS_HASH.encode()):
+                    pass
+        except _Corrupt:
+            return False
+        return True
 
     def _repaired_at(self, fd: int, end: int) -> bool:
         """Whether the record ending at `end` closes a quarantine or a forget's redaction.
