@@ -253,3 +253,15 @@ def test_forgetting_the_preference_being_asked_about_answers_no(home: HRMHome) -
     assert "Understood — I will not treat that as a preference." in taken_back.response
     assert "Nothing I keep matches" not in taken_back.response
     assert kept == {}
+
+
+def test_a_turn_that_asks_to_keep_a_preference_is_recorded_as_asking(home: HRMHome) -> None:
+    # D493: the record's `asked` (the server's `hrm` extension, /why) was false on a turn
+    # whose answer was "Should I remember …? (yes/no)".
+    with HRM.open(home, "ADMIN", "offline") as h:
+        alone = h.turn("Dark mode seems better for my eyes")
+        beside = h.turn("How do I list files? Also, big fonts seem easier on my eyes")
+        plain = h.turn("How do I list hidden files?")
+    assert alone.response.endswith("(yes/no)") and alone.asked
+    assert beside.response.endswith("(yes/no)") and beside.asked
+    assert not plain.asked

@@ -29,7 +29,10 @@ _MESSAGE = st.fixed_dictionaries({
 _REQUEST = st.fixed_dictionaries(
     {"model": st.just("hrm") | _JSON, "messages": st.lists(_MESSAGE, max_size=4) | _JSON},
     optional={"stream": st.booleans() | _JSON, "n": st.integers() | _JSON,
-              "stream_options": st.fixed_dictionaries({"include_usage": st.booleans()}) | _JSON},
+              "stream_options": st.fixed_dictionaries({"include_usage": st.booleans()}) | _JSON,
+              "temperature": st.floats() | _JSON, "max_tokens": st.integers() | _JSON,
+              "stop": _JSON, "logit_bias": _JSON, "tool_choice": _JSON,
+              "response_format": st.fixed_dictionaries({"type": st.text(max_size=12)}) | _JSON},
 )
 
 
@@ -44,6 +47,23 @@ def test_any_json_is_a_request_or_a_400_with_the_openai_fields(data: dict) -> No
     else:
         assert request.text.strip()
         assert data["messages"][-1]["role"] == "user"
+
+
+_NEAR_SURROGATES = st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0xE00F, codec=None))
+
+
+@given(st.dictionaries(_NEAR_SURROGATES, _NEAR_SURROGATES | st.lists(_NEAR_SURROGATES), max_size=3))
+def test_a_body_is_text_any_turn_can_write_or_a_400_naming_the_surrogate(data: dict) -> None:
+    """JSON may escape a lone surrogate; a body holding one is refused, never half-processed."""
+    body = json.dumps({"model": "hrm", "x": data}).encode("ascii")  # lone ones as \udXXX
+    try:
+        parsed = parse_json_body(body)
+    except APIError as error:
+        assert (error.status, error.code) == (400, "invalid_encoding")
+        assert error.param and error.param.startswith("x")
+        error.message.encode("utf-8")  # the error itself can be sent
+    else:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
 
 
 @given(st.binary(max_size=64))

@@ -70,14 +70,17 @@ def test_problems_list_and_resolve(talked: Served) -> None:
 def test_canon_versions_citation_and_rollback(talked: Served) -> None:
     with talked.server.client(talked.alice) as http:
         canon = http.get("/v1/hrm/canon").json()
+        # What the CLI prints, each entry with its status (``forgotten`` once taken back).
+        assert [e.pop("status") for e in canon] == ["current"]
         assert canon == cli_json(talked, "memory", "shared", "list", "--as", "RESIDENT:alice")
         entry = http.get("/v1/hrm/canon/fact.my-locker-code").json()
+        assert entry["status"] == "current"
         assert [v["version"] for v in entry["versions"]] == [1, 2]
         assert "7788" in json.dumps(entry["versions"][1]["value"])
         assert entry["citation"].startswith("[ref:fact.my-locker-code@v2")
         rolled = http.post("/v1/hrm/canon/fact.my-locker-code/rollback", json={"version": 1})
         assert rolled.status_code == 200, rolled.text
-        assert rolled.json()["version"] == 3
+        assert rolled.json()["version"] == 3 and rolled.json()["status"] == "current"
         assert "4512" in json.dumps(rolled.json()["value"])
         bad = http.post("/v1/hrm/canon/fact.my-locker-code/rollback", json={"version": "one"})
         missing = http.post("/v1/hrm/canon/fact.my-locker-code/rollback", json={"version": 9})

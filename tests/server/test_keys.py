@@ -107,6 +107,35 @@ def test_a_session_cookie_is_signed_and_expires(home: HRMHome) -> None:
     assert signer.read(signer.issue("abc123", now=1000.0), now=1001.0).csrf != session.csrf  # type: ignore[union-attr]
 
 
+def test_a_signed_out_session_is_refused_by_every_server_and_after_a_restart(home: HRMHome) -> None:
+    signer = SessionSigner(home)
+    kept, ended = signer.issue("abc123"), signer.issue("abc123")
+    other_server = SessionSigner(home)  # already running on the home, its list read once
+    assert other_server.read(ended) is not None
+    session = signer.read(ended)
+    assert session is not None
+    signer.revoke(session)
+    assert signer.read(ended) is None
+    assert other_server.read(ended) is None  # re-read: the list changed on disk
+    assert SessionSigner(home).read(ended) is None  # a restarted server
+    assert SessionSigner(home).read(kept) is not None  # only that session ended
+    listed = (home.root / "server" / "sessions-revoked.json").read_text()
+    assert session.nonce not in listed and ended not in listed  # a digest, never the cookie
+    assert (home.root / "server" / "sessions-revoked.json").stat().st_mode & 0o077 == 0
+
+
+def test_signed_out_sessions_past_their_expiry_are_dropped_from_the_list(home: HRMHome) -> None:
+    signer = SessionSigner(home)
+    old = signer.read(signer.issue("abc123", now=1000.0), now=1001.0)
+    assert old is not None
+    signer.revoke(old)  # expired long ago: pruned by the next sign-out
+    fresh = signer.read(signer.issue("abc123"))
+    assert fresh is not None
+    signer.revoke(fresh)
+    listed = json.loads((home.root / "server" / "sessions-revoked.json").read_text())["revoked"]
+    assert list(listed.values()) == [fresh.expires]
+
+
 def test_the_listening_socket_turns_nagle_off() -> None:
     """With Nagle on, each answer on a kept-alive connection waited ~40 ms for a delayed ACK."""
     import socket

@@ -110,6 +110,21 @@ def test_models_lists_the_governed_model(served: Served) -> None:
     assert [m.id for m in models] == ["hrm"]
 
 
+def test_models_retrieve_finds_the_governed_model_and_404s_any_other(served: Served) -> None:
+    sdk = client(served, served.alice)
+    model = sdk.models.retrieve("hrm")
+    assert (model.id, model.object, model.owned_by) == ("hrm", "model", "hrm")
+    assert model == sdk.models.list().data[0]
+    for other in ("gpt-4o", "org/model"):
+        with pytest.raises(openai.NotFoundError) as caught:
+            sdk.models.retrieve(other)
+        assert caught.value.body["code"] == "model_not_found"  # type: ignore[index]
+        assert caught.value.body["param"] == "model"  # type: ignore[index]
+        assert "'hrm'" in caught.value.message
+    with pytest.raises(openai.AuthenticationError):
+        client(served, "sk-hrm-000000000000-nope").models.retrieve("hrm")
+
+
 def test_a_missing_or_wrong_key_is_401_and_writes_nothing(served: Served) -> None:
     before = ledger_sizes(served.home)
     for key in ("sk-hrm-000000000000-nope", "not-a-key"):
@@ -190,3 +205,17 @@ def test_a_stream_of_a_regenerate_is_the_recorded_answer(served: Served) -> None
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == first.choices[0].message.content
     assert chunks[-1].model_extra["hrm"]["replayed"] is True
+
+
+def test_the_standard_parameters_within_openais_ranges_are_accepted(served: Served) -> None:
+    """Checked as OpenAI checks them (tests/server/test_request_errors.py), then left to the
+    governed turn: valid values change nothing and are not refused."""
+    with served.server.client(served.alice) as http:
+        response = http.post("/v1/chat/completions", json={
+            "model": "hrm", "messages": [{"role": "user", "content": "Explain how a trie works"}],
+            "temperature": 0, "top_p": 1, "max_tokens": 50, "max_completion_tokens": 50, "n": 1,
+            "presence_penalty": -2, "frequency_penalty": 2, "stop": ["END"], "seed": 7,
+            "user": "u1", "logprobs": False, "logit_bias": {"50256": -100}, "tools": [],
+            "tool_choice": "auto", "response_format": {"type": "text"}, "parallel_tool_calls": True,
+        })
+    assert response.status_code == 200, response.text

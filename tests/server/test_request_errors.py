@@ -47,6 +47,39 @@ CASES = [
     pytest.param(Case(_json({"model": "hrm", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}), 400, "invalid_value", "text", "messages[0].content[0]"), id="image-part"),
     pytest.param(Case(_json({"model": "hrm", "messages": [None]}), 400, "invalid_value", "object", "messages[0]"), id="message-null"),
     pytest.param(Case(_json({"model": "gpt-4o", "messages": _HI}), 404, "model_not_found", "'hrm'", "model"), id="unknown-model"),
+    # A message without content is named, not a 500 (KeyError).
+    pytest.param(Case(_json({"model": "hrm", "messages": [{"role": "user"}]}), 400, "invalid_value", "(it is missing)", "messages[0].content"), id="content-missing"),
+    pytest.param(Case(_json({"model": "hrm", "messages": [{"role": "user", "content": None}]}), 400, "invalid_value", "(got null)", "messages[0].content"), id="content-null"),
+    pytest.param(Case(_json({"model": "hrm", "stream": True, "messages": [{"role": "user"}]}), 400, "invalid_value", "(it is missing)", "messages[0].content"), id="content-missing-streamed"),
+    pytest.param(Case(_json({"model": "hrm", "messages": [{"role": "system"}, *_HI]}), 400, "invalid_value", "system message needs content", "messages[0].content"), id="system-content-missing"),
+    # Valid JSON, but no text can hold a lone surrogate: 400 naming where, not a 500.
+    pytest.param(Case(b'{"model": "hrm", "messages": [{"role": "user", "content": "lone \\ud800 surrogate"}]}', 400, "invalid_encoding", "surrogate (\\ud800) in messages[0].content", "messages[0].content"), id="lone-surrogate"),
+    pytest.param(Case(b'{"model": "hrm", "stream": true, "messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}', 400, "invalid_encoding", "surrogate", "messages[0].content[0].text"), id="lone-surrogate-in-a-part"),
+    pytest.param(Case(b'{"model": "hrm", "messages": [{"role": "user", "content": "hi"}], "x\\ud800": 1}', 400, "invalid_encoding", "the name of x\\ud800", "x\\ud800"), id="lone-surrogate-in-a-key"),
+    # "(got …)" names the JSON type actually sent.
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "tools": [{"type": "function", "function": {"name": "f"}}]}), 400, "unsupported_parameter", "(got an array)", "tools"), id="tools-array"),
+    pytest.param(Case(_json({"model": "hrm", "messages": [{"role": "user", "content": []}]}), 400, "invalid_value", "is empty: it is the turn's input (got an empty array)", "messages[0].content"), id="content-empty-array"),
+    pytest.param(Case(_json({"model": "hrm", "messages": []}), 400, "invalid_value", "(got an empty array)", "messages"), id="messages-empty-array"),
+    pytest.param(Case(_json({"model": "hrm", "messages": [{"role": "user", "content": ""}]}), 400, "invalid_value", "(got an empty string)", "messages[0].content"), id="content-empty-string"),
+    # The standard parameters are checked as OpenAI checks them.
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "max_tokens": "x"}), 400, "invalid_value", "'max_tokens' must be an integer of at least 1 (got a string)", "max_tokens"), id="max-tokens-a-string"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "max_tokens": 0}), 400, "invalid_value", "(got 0)", "max_tokens"), id="max-tokens-zero"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "max_completion_tokens": 1.5}), 400, "invalid_value", "integer", "max_completion_tokens"), id="max-completion-tokens-a-fraction"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "temperature": 5}), 400, "invalid_value", "'temperature' must be a number from 0 to 2 (got 5)", "temperature"), id="temperature-five"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "temperature": True}), 400, "invalid_value", "(got a boolean)", "temperature"), id="temperature-a-boolean"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "top_p": 1.5}), 400, "invalid_value", "from 0 to 1", "top_p"), id="top-p-over-one"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "presence_penalty": -3}), 400, "invalid_value", "from -2 to 2", "presence_penalty"), id="presence-penalty-under"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "frequency_penalty": "high"}), 400, "invalid_value", "(got a string)", "frequency_penalty"), id="frequency-penalty-a-string"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "stop": ["a", "b", "c", "d", "e"]}), 400, "invalid_value", "up to 4 strings (got 5 strings)", "stop"), id="stop-five"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "stop": [1]}), 400, "invalid_value", "(got a number)", "stop[0]"), id="stop-a-number"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "seed": "7"}), 400, "invalid_value", "integer", "seed"), id="seed-a-string"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "logit_bias": {"50256": 200}}), 400, "invalid_value", "-100 to 100", "logit_bias.50256"), id="logit-bias-out-of-range"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "user": 5}), 400, "invalid_value", "string", "user"), id="user-a-number"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "response_format": {"type": "json_object"}}), 400, "unsupported_value", "cannot promise JSON", "response_format"), id="json-object-refused"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}}), 400, "unsupported_value", "not supported", "response_format"), id="json-schema-refused"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "response_format": {"type": "yaml"}}), 400, "invalid_value", "text, json_object, json_schema", "response_format.type"), id="response-format-unknown"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "logprobs": True}), 400, "unsupported_value", "not supported", "logprobs"), id="logprobs-refused"),
+    pytest.param(Case(_json({"model": "hrm", "messages": _HI, "tool_choice": "required"}), 400, "unsupported_value", "decides which tools run", "tool_choice"), id="tool-choice-required"),
 ]
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
+import stat
+import subprocess
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,6 +18,7 @@ import httpx
 import openai
 import pytest
 from tests.server.support import (
+    HRM,
     WAIT_S,
     ServerProcess,
     Upstream,
@@ -208,10 +212,6 @@ def test_two_workers_serialise_one_stacks_turns_across_processes(
 
 
 def test_no_auth_is_announced_and_refused_off_loopback(tmp_path: Path) -> None:
-    import subprocess
-
-    from tests.server.support import HRM
-
     home = tmp_path / "home"
     refused = subprocess.run(
         [*HRM, "serve", "--no-auth", "--host", "0.0.0.0", "--home", str(home)],
@@ -240,10 +240,6 @@ def test_without_keys_every_request_is_401_and_the_start_says_so(tmp_path: Path)
 
 
 def test_a_revoked_key_stops_working_at_its_next_request(tmp_path: Path) -> None:
-    import subprocess
-
-    from tests.server.support import HRM
-
     home = tmp_path / "home"
     key = create_key(home, "carol")
     with ServerProcess(home) as server:
@@ -313,3 +309,82 @@ def test_a_provider_failing_mid_stream_ends_the_stream_with_its_error(
     assert error["code"] == "provider_unavailable" and "turn is recorded" in error["message"]
     assert chunks[-1]["hrm"]["turn"] == 1
     assert turn_records(home, "RESIDENT:alice")[0]["data"]["turn"] == 1
+
+
+def _serve(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`hrm serve` that is expected not to start: its exit code and what it said."""
+    return subprocess.run(
+        [*HRM, "serve", "--home", str(home), *args], check=False, capture_output=True,
+        text=True, env=env or clean_env(home, HRM_PROVIDER="offline"), timeout=WAIT_S,
+    )
+
+
+def test_an_unknown_provider_refuses_to_start_naming_the_setting(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    flag = _serve(home, "--port", "0", "--provider", "bogus")
+    configured = _serve(home, "--port", "0", env=clean_env(home, HRM_PROVIDER="bogus"))
+    for done, where in ((flag, "--provider"), (configured, "llm.provider (from environment")):
+        assert done.returncode == 3, done.stderr  # an option or setting that is invalid
+        assert "hrm serve: http" not in done.stderr  # it never listened
+        assert where in done.stderr and "'bogus'" in done.stderr
+        assert "known providers: auto, anthropic, local, offline, openai" in done.stderr
+
+
+def test_a_port_in_use_is_named_and_exits_as_a_bad_option(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _serve(tmp_path / "home", "--port", str(port))
+    assert done.returncode == 3, done.stderr  # not 6: nothing is wrong with storage
+    assert f"port {port} is already in use" in done.stderr and "--port" in done.stderr
+
+
+def test_a_home_serve_creates_is_private_from_the_start(tmp_path: Path) -> None:
+    home = tmp_path / "new" / "home"
+    with ServerProcess(home) as server:
+        with server.client(None) as http:  # serving (uvicorn's signal handlers are in place)
+            assert http.get("/v1/models").status_code == 401
+        assert server.stop() == 0
+    assert not any("open to other users" in line for line in server.lines), server.lines
+    for made in (home, home.parent):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700, made
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]], ids=["one-process", "workers"])
+def test_a_resend_after_a_restart_returns_the_turn_it_already_caused(
+    home: Path, workers: list[str]
+) -> None:
+    alice = create_key(home, "alice")
+    conversation = [{"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "What is a bloom filter?"}]
+
+    def send(server: ServerProcess) -> httpx.Response:
+        with server.client(alice) as http:
+            return http.post("/v1/chat/completions", json={"model": "hrm", "messages": conversation})
+
+    with ServerProcess(home, *workers) as server:
+        first = send(server)
+        assert server.stop() == 0
+    with ServerProcess(home, *workers) as server:
+        again = send(server)
+        assert server.stop() == 0
+    assert first.status_code == again.status_code == 200
+    assert again.json()["hrm"]["replayed"] is True
+    assert again.json()["hrm"]["ledger"] == first.json()["hrm"]["ledger"]
+    assert again.json()["choices"][0]["message"] == first.json()["choices"][0]["message"]
+    assert again.json()["usage"] == first.json()["usage"]
+    assert [r["data"]["turn"] for r in turn_records(home, "RESIDENT:alice")] == [1]
+
+
+def test_after_a_restart_a_resend_is_a_new_turn_once_anything_happened_since(home: Path) -> None:
+    alice = create_key(home, "alice")
+    with ServerProcess(home) as server:
+        post_chat(server, alice, "What is a bloom filter?")
+        post_chat(server, alice, "And a cuckoo filter?")
+        assert server.stop() == 0
+    with ServerProcess(home, "--regenerate-window", "120") as server:
+        again = post_chat(server, alice, "What is a bloom filter?")  # no longer the last turn
+        assert server.stop() == 0
+    assert again.json()["hrm"]["replayed"] is False
+    assert [r["data"]["turn"] for r in turn_records(home, "RESIDENT:alice")] == [1, 2, 3]

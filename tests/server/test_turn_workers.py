@@ -6,6 +6,7 @@ the test releases it, so "a turn is in flight" is an event, never a guess about 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -147,18 +148,51 @@ def test_a_worker_killed_mid_turn_answers_503_and_the_next_turn_runs(
     with start(home, upstream) as server:
         held = pool.submit(post_chat, server, alice, "HOLD explain a trie")
         assert upstream.entered.wait(WAIT_S)
-        for pid in workers_of(server):  # alice's worker is one of them
+        killed = workers_of(server)
+        start_line = len(server.lines)
+        for pid in killed:  # alice's worker is one of them
             os.kill(pid, signal.SIGKILL)
         lost = held.result(WAIT_S)
+        # Started again at once, not on the next turn: that turn does not wait for one.
+        for index in (0, 1):
+            server.wait_for(rf"turn worker {index} \(pid \d+\) died \(exit code -9\); started "
+                            r"it again as pid \d+", start=start_line)
+        restarted = workers_of(server)
         upstream.release.set()
         after = post_chat(server, alice, "Explain how a stack works")
         assert server.stop() == 0
     assert lost.status_code == 503
-    assert "Turn worker" in lost.json()["error"]["message"]
+    error = lost.json()["error"]
+    assert (error["code"], error["type"]) == ("worker_died", "server_error")
+    assert "Turn worker" in error["message"] and "died" in error["message"]
+    assert not set(restarted) & set(killed)
     assert after.status_code == 200
     records = turn_records(home, "RESIDENT:alice")
     assert records[-1]["data"]["input"] == "Explain how a stack works"
     assert verify_ledger(home / "HO2/ledger/RESIDENT_alice/workorder.jsonl").ok
+
+
+def test_a_worker_killed_mid_stream_ends_the_stream_with_worker_died(
+    home: Path, upstream: Upstream
+) -> None:
+    alice = create_key(home, "alice")
+    with start(home, upstream) as server:
+        with server.client(alice) as http, http.stream("POST", "/v1/chat/completions", json={
+            "model": "hrm", "stream": True,
+            "messages": [{"role": "user", "content": "HOLD explain a trie"}],
+        }) as response:
+            assert response.status_code == 200
+            events = (e.removeprefix("data: ") for e in response.iter_lines() if e)
+            # The first word has reached the client: the stream has begun, its status is sent.
+            assert any("Hello" in event for event in events)
+            for pid in workers_of(server):
+                os.kill(pid, signal.SIGKILL)
+            rest = list(events)
+        upstream.release.set()
+        assert server.stop() == 0
+    assert rest[-1] == "[DONE]"
+    error = json.loads(rest[-2])["error"]
+    assert error["code"] == "worker_died" and "Turn worker" in error["message"]
 
 
 def test_workers_exit_when_their_server_is_killed(home: Path, upstream: Upstream) -> None:

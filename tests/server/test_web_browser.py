@@ -134,7 +134,7 @@ def test_sign_in_send_open_the_decision_and_roll_back_canon(
     arbitration = _css(driver, "#arbitration").text  # type: ignore[attr-defined]
     assert "switch" in arbitration and "score 1.00" in arbitration and "band preempt" in arbitration
     assert "sensemaking" in _css(driver, "#stance .stance").text  # type: ignore[attr-defined]
-    assert _css(driver, "#stance .gate").text == "respond"  # type: ignore[attr-defined]
+    assert _css(driver, "#stance .allowed").text == "respond"  # type: ignore[attr-defined]
     assert "open_loop" in _css(driver, "#context").text  # type: ignore[attr-defined]
     assert "llm_call" in _css(driver, "#work-orders").text  # type: ignore[attr-defined]
     assert _all(driver, "#explanation th")

@@ -13,7 +13,14 @@ from typing import Any
 
 from hrm.errors import ErrorCode, HRMError
 
-__all__ = ["APIError", "from_hrm_error"]
+__all__ = ["LEDGER_REPAIR", "APIError", "from_hrm_error", "json_kind"]
+
+LEDGER_REPAIR = (
+    "`hrm ledger verify` names every damaged ledger; stop the servers on this home, then "
+    "`hrm ledger quarantine {path}` copies it aside and cuts it back to its last good record"
+)
+"""The repair of a damaged ledger, as the CLI's hint gives it (`hrm.cli._common.report_error`):
+a client told only "line 4 is bad" has nowhere to go."""
 
 
 class APIError(Exception):
@@ -102,4 +109,35 @@ def from_hrm_error(error: HRMError) -> APIError:
     if error.retry_after_ms:
         headers["Retry-After"] = str(max(1, -(-error.retry_after_ms // 1000)))
     code = row.code if row is not _SERVER else error.code.value
-    return APIError(row.status, error.message, type=row.type, code=code, headers=headers)
+    return APIError(row.status, _with_repair(error), type=row.type, code=code, headers=headers)
+
+
+def _with_repair(error: HRMError) -> str:
+    """The message, with the repair when the error names one the person must run."""
+    if error.code is not ErrorCode.LEDGER_CORRUPT or "quarantine" in error.message:
+        return error.message
+    path = error.context.get("path") or "PATH"
+    return f"{error.message}. {LEDGER_REPAIR.format(path=path)}"
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, as an error message names it: "an empty array", "a string" …
+
+    An empty string, array or object is named so: "is empty (got an array)" would read as if
+    the type were the fault.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        if not value:
+            return "an empty string"
+        return "a string" if value.strip() else "a string of only whitespace"
+    if isinstance(value, list):
+        return "an array" if value else "an empty array"
+    if isinstance(value, dict):
+        return "an object" if value else "an empty object"
+    return type(value).__name__

@@ -6,6 +6,7 @@ Routes only parse, call the library (in a turn thread or a turn worker) and rend
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -27,7 +28,7 @@ from hrm.server import decisions_api, openai_api, passthrough, web
 from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.auth import SessionSigner
 from hrm.server.bridge import StackPool
-from hrm.server.chat import ReplyCache
+from hrm.server.chat import ReplyCache, reply_dir
 from hrm.server.json_response import JSONResponse
 from hrm.server.keys import KeyStore
 from hrm.server.settings import ServeSettings
@@ -66,7 +67,8 @@ def create_app(settings: ServeSettings, *, llm: Any = None) -> Starlette:
         pool=StackPool(home, llm=model, stack_wait_s=settings.stack_wait_s,
                        threads=settings.turn_threads, max_open=settings.max_open_stacks,
                        workers=workers),
-        replies=ReplyCache(settings.regenerate_window_s), signer=SessionSigner(home),
+        replies=ReplyCache(settings.regenerate_window_s, directory=reply_dir(home.root)),
+        signer=SessionSigner(home),
     )
 
     @contextlib.asynccontextmanager
@@ -75,6 +77,7 @@ def create_app(settings: ServeSettings, *, llm: Any = None) -> Starlette:
             workers.start()
         yield
         await state.pool.aclose()  # in-flight turns end and are recorded first
+        await asyncio.to_thread(state.replies.close)  # then their replies, for a resend
 
     app = Starlette(
         routes=_routes(settings, model),
@@ -120,6 +123,8 @@ def app_from_env() -> Starlette:
 def _routes(settings: ServeSettings, model: Any) -> list[BaseRoute]:
     routes: list[BaseRoute] = [
         Route("/v1/models", openai_api.list_models, methods=["GET"]),
+        # :path, so that an id with a slash ("org/model") is an unknown model, not a route.
+        Route("/v1/models/{model_id:path}", openai_api.retrieve_model, methods=["GET"]),
         Route("/v1/chat/completions", openai_api.chat_completions, methods=["POST"]),
         *decisions_api.routes(),
         *web.routes(),

@@ -8,7 +8,10 @@ governance ledger (the one write a refused request makes: the audit of the refus
 The web view signs the browser in with a key once and then carries a cookie holding only the
 key's id, an expiry and a nonce, signed with HMAC-SHA256 under a secret kept in the home
 (0600), so every server on the home accepts it and a revoked key ends its sessions at the next
-request. Forms carry a CSRF token derived from the session's nonce (D209).
+request. Signing out ends the session the same way: its nonce goes on the home's list of
+signed-out sessions (`hrm.server.revoked_sessions`), which every server checks, so the old
+cookie is refused everywhere, after a restart too. Forms carry a CSRF token derived from the
+session's nonce (D209).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from hrm._atomic import atomic_write
 from hrm.home import HRMHome
 from hrm.server.api_errors import APIError
 from hrm.server.keys import KeyStore, Principal, server_dir
+from hrm.server.revoked_sessions import RevokedSessions
 from hrm.stacks.visibility import record_denial, visibility_decision
 
 __all__ = [
@@ -98,16 +102,21 @@ class WebSession:
 
     key_id: str
     csrf: str
+    nonce: str
+    """What makes this session itself: signing out revokes it."""
+    expires: int
+    """When the cookie stops being valid (seconds since the epoch)."""
 
 
 class SessionSigner:
     """Signs and checks the web view's session cookies and CSRF tokens.
 
     The secret is created once per home (``server/session.key``, 0600) and shared by every
-    server on that home.
+    server on that home, as is the list of signed-out sessions.
     """
 
     def __init__(self, home: HRMHome) -> None:
+        self._revoked = RevokedSessions(server_dir(home) / "sessions-revoked.json")
         path = server_dir(home) / "session.key"
         if not path.exists():
             # Written aside, then linked into place: link(2) fails if another process won the
@@ -133,7 +142,8 @@ class SessionSigner:
         return f"{body}.{self._sign(body)}"
 
     def read(self, cookie: str | None, *, now: float | None = None) -> WebSession | None:
-        """The session a cookie carries, or None if it is missing, forged or expired."""
+        """The session a cookie carries, or None if it is missing, forged, expired or signed
+        out."""
         if not cookie or not cookie.isascii():
             return None
         body, _, signature = cookie.rpartition(".")
@@ -143,4 +153,13 @@ class SessionSigner:
         key_id, expires, nonce = parts
         if not expires.isdigit() or int(expires) < (now if now is not None else time.time()):
             return None
-        return WebSession(key_id=key_id, csrf=self._sign(f"csrf.{nonce}"))
+        if self._revoked.is_revoked(nonce):
+            return None
+        return WebSession(
+            key_id=key_id, csrf=self._sign(f"csrf.{nonce}"), nonce=nonce, expires=int(expires)
+        )
+
+    def revoke(self, session: WebSession) -> None:
+        """Sign `session` out on every server of the home: its cookie is refused from now on.
+        Blocking (a file lock and a write): call it off the event loop."""
+        self._revoked.revoke(session.nonce, session.expires)

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from hrm._atomic import atomic_write
+from hrm._private import make_private_dirs
 from hrm.errors import HRMError
 from hrm.home import HRMHome, parse_agent_class
 from hrm.storage.ledger import Ledger
@@ -43,7 +44,7 @@ _SECRET_BYTES = 32
 def server_dir(home: HRMHome) -> Path:
     """Where the server keeps its keys and session secret (created 0700)."""
     path = home.root / "server"
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path)  # the home too, if it is new: 0700 from the start, never loosened
     with contextlib.suppress(OSError):
         path.chmod(0o700)
     return path

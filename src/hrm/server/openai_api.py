@@ -1,4 +1,5 @@
-"""``POST /v1/chat/completions`` and ``GET /v1/models``: a governed turn behind OpenAI's protocol.
+"""``POST /v1/chat/completions`` and ``GET /v1/models[/{id}]``: a governed turn behind OpenAI's
+protocol.
 
 Order of checks on a completion: the key (401, nothing read), the body's size (413 before it is
 read in full), its encoding and syntax (400), its fields (400), the model name (404), then the
@@ -22,10 +23,18 @@ from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.chat import TurnOutcome
 from hrm.server.chat_request import ChatRequest, parse_chat_request, read_json_body
 from hrm.server.json_response import JSONResponse
-from hrm.server.openai_format import DONE, StreamHead, chunk, completion, model_list, sse
+from hrm.server.openai_format import (
+    DONE,
+    StreamHead,
+    chunk,
+    completion,
+    model_list,
+    model_object,
+    sse,
+)
 from hrm.server.state import ServerState, authenticate, state_of
 
-__all__ = ["MODEL_ID", "chat_completions", "list_models", "read_chat_request"]
+__all__ = ["MODEL_ID", "chat_completions", "list_models", "read_chat_request", "retrieve_model"]
 
 MODEL_ID = "hrm"
 """The one model this server serves: the governed assistant over the configured provider."""
@@ -38,17 +47,30 @@ async def list_models(request: Request) -> Response:
     return JSONResponse(model_list([(MODEL_ID, _CREATED)]))
 
 
+async def retrieve_model(request: Request) -> Response:
+    """One model by id, as ``client.models.retrieve`` asks; 404 for any but the served one."""
+    authenticate(request)
+    model_id = request.path_params["model_id"]
+    if model_id != MODEL_ID:
+        raise _unknown_model(model_id)
+    return JSONResponse(model_object(MODEL_ID, _CREATED))
+
+
 async def read_chat_request(request: Request, state: ServerState) -> ChatRequest:
     """The request's body, checked in the order the module docstring gives."""
     chat = parse_chat_request(await read_json_body(request, limit=state.settings.body_limit))
     if chat.model != MODEL_ID:
-        raise APIError(
-            404,
-            f"The model {chat.model!r} does not exist on this server: it serves {MODEL_ID!r}, "
-            "a governed assistant over the configured provider (GET /v1/models)",
-            code="model_not_found", param="model",
-        )
+        raise _unknown_model(chat.model)
     return chat
+
+
+def _unknown_model(model_id: str) -> APIError:
+    return APIError(
+        404,
+        f"The model {model_id!r} does not exist on this server: it serves {MODEL_ID!r}, "
+        "a governed assistant over the configured provider (GET /v1/models)",
+        code="model_not_found", param="model",
+    )
 
 
 async def chat_completions(request: Request) -> Response:
@@ -138,8 +160,9 @@ async def _events(
             yield sse(chunk(head, delta={"content": piece}))
     try:
         outcome = await turn
-    except HRMError as exc:
-        yield sse(from_hrm_error(exc).body())
+    except (HRMError, APIError) as exc:  # the stream has begun: its status cannot change now
+        error = from_hrm_error(exc) if isinstance(exc, HRMError) else exc
+        yield sse(error.body())
         yield DONE
         return
     rest = _rest(outcome.response, "".join(shown))

@@ -19,6 +19,7 @@ __all__ = [
     "chunk",
     "completion",
     "model_list",
+    "model_object",
     "sse",
 ]
 
@@ -98,12 +99,14 @@ def chunk(
     return body
 
 
+def model_object(model_id: str, created: int) -> dict[str, Any]:
+    """``GET /v1/models/{id}``: one model, owned by hrm."""
+    return {"id": model_id, "object": "model", "created": created, "owned_by": "hrm"}
+
+
 def model_list(models: list[tuple[str, int]]) -> dict[str, Any]:
     """``GET /v1/models``: each (id, created) as a model owned by hrm."""
     return {
         "object": "list",
-        "data": [
-            {"id": model_id, "object": "model", "created": created, "owned_by": "hrm"}
-            for model_id, created in models
-        ],
+        "data": [model_object(model_id, created) for model_id, created in models],
     }

@@ -8,12 +8,14 @@ starts for a look). Changes (resolve a problem, roll canon back) go through the 
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hrm.cli.why import read_turn
 from hrm.config import load_config
 from hrm.errors import HRMError
+from hrm.governance.preferences import is_retracted
 from hrm.governance.problems import ProblemRegistry, ProblemStatus
 from hrm.home import HRMHome
 from hrm.memory.bus import MemoryBus
@@ -25,8 +27,10 @@ if TYPE_CHECKING:
     from hrm.server.keys import Principal
 
 __all__ = [
+    "CanonStatus",
     "canon",
     "canon_entry",
+    "canon_status",
     "ledgers_of",
     "list_problems",
     "recent_turns",
@@ -86,11 +90,49 @@ def resolve_problem(hrm: HRM, problem_id: str) -> dict[str, Any]:
     return record
 
 
+class CanonStatus(StrEnum):
+    """What a canon entry's latest version says: the ``status`` of ``/v1/hrm/canon``.
+
+    Canon is append-only, so taking an entry back is a new version whose value marks it
+    retracted (``{"retracted": true, "forgotten": "<what the person said>"}``, as `hrm memory
+    shared list --json` prints it): a client must not read that marker as the entry's value.
+    """
+
+    CURRENT = "current"
+    """The value is in force."""
+    FORGOTTEN = "forgotten"
+    """The person asked hrm to forget it (D77); rolling back to an earlier version restores it."""
+    REPLACED = "replaced"
+    """A preference the person replaced with another (D70), named by ``replaced_by``."""
+    RETRACTED = "retracted"
+    """Taken back for another reason."""
+
+
+def canon_status(value: Any) -> CanonStatus:
+    """The status of a canon version's value."""
+    if not is_retracted(value):
+        return CanonStatus.CURRENT
+    if "forgotten" in value:
+        return CanonStatus.FORGOTTEN
+    if "replaced_by" in value:
+        return CanonStatus.REPLACED
+    return CanonStatus.RETRACTED
+
+
+def _with_status(ref: dict[str, Any]) -> dict[str, Any]:
+    """`hrm memory shared … --json`'s object, and its ``status``."""
+    return {**ref, "status": canon_status(ref.get("value")).value}
+
+
 def canon(home: HRMHome, agent_class: str) -> list[dict[str, Any]]:
-    """Every shared reference with its latest version: `hrm memory shared list --json`."""
+    """Every shared reference with its latest version (`hrm memory shared list --json`) and
+    its status: ``current``, or ``forgotten``… when that version takes it back."""
     bus = MemoryBus.open(home, agent_class)
     try:
-        return [bus.shared.get(key).to_dict() for key in bus.shared.keys()]  # noqa: SIM118
+        return [
+            _with_status(bus.shared.get(key).to_dict())
+            for key in bus.shared.keys()  # noqa: SIM118
+        ]
     finally:
         bus.close()
 
@@ -106,6 +148,7 @@ def canon_entry(home: HRMHome, agent_class: str, key: str) -> dict[str, Any]:
             )
         return {
             "key": key,
+            "status": canon_status(versions[-1].value).value,
             "versions": [v.to_dict() for v in versions],
             "citation": bus.shared.cite(key),
         }
@@ -117,8 +160,7 @@ def rollback_canon(hrm: HRM, key: str, version: int, *, source: str) -> dict[str
     """Restore `version` of `key` as a new version: `hrm memory shared rollback --json`."""
     hrm.bus.rollback_shared(key, version, source=source)
     hrm.bus.commit()
-    ref: dict[str, Any] = hrm.bus.shared.get(key).to_dict()
-    return ref
+    return _with_status(hrm.bus.shared.get(key).to_dict())
 
 
 def working_sets(home: HRMHome, agent_class: str) -> list[dict[str, Any]]:

@@ -10,16 +10,19 @@ worker its stack was given on its first turn — the one with the fewest stacks 
 opens in one worker only and its turns never cross processes (D401).
 
 The pipe to a worker carries pickled tuples: ``(job, agent_class, ChatRequest, streamed)``
-down; ``("text", job, piece)`` for each streamed piece and ``("done", job, TurnOutcome)`` or
-``("error", job, HRMError)`` up. A worker runs its turns in threads under its own turn slot
-(`hrm._turn_slot`), as the server process does without workers; a stack's turns reach it one
-at a time because the server process holds the stack's queue until the turn's answer is back.
+down; ``("ready", 0)`` once the worker serves, ``("text", job, piece)`` for each streamed piece
+and ``("done", job, TurnOutcome)`` or ``("error", job, HRMError)`` up. A worker runs its turns
+in threads under its own turn slot (`hrm._turn_slot`), as the server process does without
+workers; a stack's turns reach it one at a time because the server process holds the stack's
+queue until the turn's answer is back.
 
-Faults: a worker that dies fails the turns it had with 503 — whether each was recorded shows
-in the stack's ledger, which is append-only — and is started again for the next turn. On
-shutdown the server waits for every turn in flight, then tells each worker to close its stacks
-and waits for it to exit. A worker whose server is gone (SIGKILL) sees its pipe close, finishes
-the turns it had, closes its stacks and exits.
+Faults: a worker that dies fails the turns it had with 503 ``worker_died`` — whether each was
+recorded shows in the stack's ledger, which is append-only — and is started again at once, so
+the next turn does not wait for a worker to import hrm. One that dies before it said it was
+ready (a broken install, no memory) is left for the next turn to start instead: restarting it
+at once would restart it in a loop. On shutdown the server waits for every turn in flight, then
+tells each worker to close its stacks and waits for it to exit. A worker whose server is gone
+(SIGKILL) sees its pipe close, finishes the turns it had, closes its stacks and exits.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from hrm.errors import ErrorCode, HRMError
-from hrm.server.chat import ReplyCache, TurnOutcome
+from hrm.server.api_errors import APIError
+from hrm.server.chat import ReplyCache, TurnOutcome, reply_dir
 from hrm.server.chat_request import ChatRequest
 
 __all__ = ["TurnWorkers", "WorkerSpec"]
@@ -49,6 +53,11 @@ logger = logging.getLogger(__name__)
 
 _CLOSE = ("close",)
 """What the server sends a worker to make it finish, close its stacks and exit."""
+_READY = ("ready", 0)
+"""What a worker sends once it serves turns (hrm imported, its threads up)."""
+_REAP_WAIT_S = 5.0
+"""How long a restart waits for the dead worker to be reaped: its pipe closes a moment before
+the process is gone, and `multiprocessing` counts a process not yet reaped as alive."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +90,8 @@ class _Worker:
     jobs: dict[int, _Job] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Guards `jobs` between the event loop (adds) and the reader thread (takes)."""
+    ready: bool = False
+    """The worker said it serves turns: if it dies now, it is started again at once."""
 
 
 class TurnWorkers:
@@ -127,7 +138,8 @@ class TurnWorkers:
         per streamed piece.
 
         Raises:
-            HRMError: What the turn raised, or ``DB_UNAVAILABLE`` when the worker died.
+            HRMError: What the turn raised.
+            APIError: 503 ``worker_died`` when the worker died with the turn in it.
         """
         if self._closed:
             raise HRMError(ErrorCode.DB_UNAVAILABLE, "The server is shutting down; try again")
@@ -174,15 +186,47 @@ class TurnWorkers:
         self._workers[index] = worker
         loop = asyncio.get_running_loop()
         threading.Thread(
-            target=_read_answers, args=(worker, loop), name=f"hrm-turns-{index}-reader",
-            daemon=True,
+            target=_read_answers, args=(worker, loop, self._exited),
+            name=f"hrm-turns-{index}-reader", daemon=True,
         ).start()
         return worker
 
+    def _exited(self, dead: _Worker) -> None:
+        """On the loop, when a worker's pipe closed: start it again unless the server is
+        stopping or a turn already did."""
+        if self._closed or self._workers[dead.index] is not dead:
+            return
+        if not dead.ready:
+            logger.warning(
+                "turn worker %d (pid %s) exited before it was ready (exit code %s); the next "
+                "turn for it starts it again", dead.index, dead.process.pid, dead.process.exitcode,
+            )
+            return
+        restart = asyncio.ensure_future(self._restart(dead))
+        restart.add_done_callback(_log_failure)
 
-def _read_answers(worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
+    async def _restart(self, dead: _Worker) -> None:
+        await asyncio.to_thread(dead.process.join, _REAP_WAIT_S)
+        if self._closed or self._workers[dead.index] is not dead:
+            return
+        worker = self._worker(dead.index)
+        logger.warning(
+            "turn worker %d (pid %s) died (exit code %s); started it again as pid %s",
+            dead.index, dead.process.pid, dead.process.exitcode, worker.process.pid,
+        )
+
+
+def _log_failure(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.error("restarting a turn worker failed", exc_info=future.exception())
+
+
+def _read_answers(
+    worker: _Worker, loop: asyncio.AbstractEventLoop, on_exit: Callable[[_Worker], None]
+) -> None:
     """The server's reader of one worker's pipe: pieces to their callbacks, outcomes to their
-    futures; when the pipe closes, every turn still waiting fails."""
+    futures; when the pipe closes, every turn still waiting fails and `on_exit` is called on
+    the loop."""
     while True:
         try:
             message = worker.conn.recv()
@@ -194,6 +238,9 @@ def _read_answers(worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
             worker.process.kill()
             break
         kind, job_id = message[0], message[1]
+        if kind == _READY[0]:
+            worker.ready = True
+            continue
         if kind == "text":
             with worker.lock:
                 job = worker.jobs.get(job_id)
@@ -207,9 +254,11 @@ def _read_answers(worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
     worker.conn.close()
     with worker.lock:
         orphans, worker.jobs = list(worker.jobs.values()), {}
-    for job in orphans:
-        error = _worker_gone(worker, "it exited while the turn ran")
-        loop.call_soon_threadsafe(_settle, job.future, "error", error)
+    with contextlib.suppress(RuntimeError):  # the loop is closed: the server is gone
+        for job in orphans:
+            error = _worker_gone(worker, "it exited while the turn ran")
+            loop.call_soon_threadsafe(_settle, job.future, "error", error)
+        loop.call_soon_threadsafe(on_exit, worker)
 
 
 def _settle(future: asyncio.Future[TurnOutcome], kind: str, value: Any) -> None:
@@ -221,14 +270,15 @@ def _settle(future: asyncio.Future[TurnOutcome], kind: str, value: Any) -> None:
         future.set_exception(value)
 
 
-def _worker_gone(worker: _Worker, why: str) -> HRMError:
+def _worker_gone(worker: _Worker, why: str) -> APIError:
+    """503 ``worker_died``: the server's own process failed, not storage or the provider."""
     code = worker.process.exitcode
-    return HRMError(
-        ErrorCode.DB_UNAVAILABLE,
-        f"Turn worker {worker.index} (pid {worker.process.pid}) is gone: {why}"
+    return APIError(
+        503,
+        f"Turn worker {worker.index} (pid {worker.process.pid}) died: {why}"
         f"{f', exit code {code}' if code is not None else ''}. Whether the turn was recorded "
-        "shows in the stack's ledger (`/v1/hrm/turns`); retry, and the worker starts again",
-        recoverable=True, context={"worker": worker.index},
+        "shows in the stack's ledger (`/v1/hrm/turns`); retry: the worker is started again",
+        type="server_error", code="worker_died",
     )
 
 
@@ -259,6 +309,7 @@ def _serve_turns(conn: Connection, spec: WorkerSpec) -> None:
                     conn.send(("error", message[1], failed))
 
     with ThreadPoolExecutor(spec.threads, thread_name_prefix="hrm-turn") as executor:
+        send(_READY)
         while True:
             try:
                 message = conn.recv()
@@ -277,7 +328,9 @@ class _WorkerStacks:
 
     def __init__(self, spec: WorkerSpec) -> None:
         self.spec = spec
-        self.replies = ReplyCache(spec.regenerate_window_s)
+        # On the home, as the server process's: a resend after this worker died (or after a
+        # restart) is still recognised (D205).
+        self.replies = ReplyCache(spec.regenerate_window_s, directory=reply_dir(spec.home))
         self._open: OrderedDict[str, Any] = OrderedDict()
         self._running: set[str] = set()
         self._lock = threading.Lock()
@@ -337,6 +390,7 @@ class _WorkerStacks:
             stacks, self._open = list(self._open.values()), OrderedDict()
         for hrm in stacks:
             _close(hrm)
+        self.replies.close()
 
 
 def _close(hrm: Any) -> None:

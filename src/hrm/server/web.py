@@ -2,9 +2,13 @@
 
 Server-rendered pages (Jinja2, autoescaped: model output and stored text are data, never
 markup), a stylesheet and no script. A browser signs in with a key once; the cookie is
-HttpOnly and SameSite=Strict and every form carries a CSRF token (D209). Each page reads the
-same data as the decisions API (`stack_data`), and the decision page explains a turn with the
-sentences `hrm why` prints (`hrm.cli.why.explain`), so the three never disagree.
+HttpOnly and SameSite=Strict and every form carries a CSRF token (D209). Signing out ends the
+session on every server of the home. With ``--no-auth`` there is no key to sign in with: a
+page opens as ADMIN and gives the browser a session of its own, so that forms still carry a
+CSRF token and a form posted from another site is still refused. Each page reads the same data
+as the decisions API (`stack_data`), and the decision page explains a turn with the sentences
+`hrm why` prints (`hrm.cli.why.explain`), so the three never disagree; records are put into
+words for a person by `page_text`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from starlette.templating import Jinja2Templates
 
 from hrm.cli.why import explain
 from hrm.errors import HRMError
-from hrm.server import stack_data
+from hrm.server import page_text, stack_data
 from hrm.server.api_errors import APIError, from_hrm_error
 from hrm.server.auth import SESSION_COOKIE, SESSION_TTL_S, WebSession
 from hrm.server.chat_request import ChatRequest, read_body
@@ -36,6 +40,7 @@ __all__ = ["error_page", "routes"]
 
 _FORM_LIMIT = 64 * 1024
 """A form is a key, a message or a button: 64 KiB is far more than any of them needs."""
+_FORM_TOO_LARGE = "form_too_large"
 
 templates = Jinja2Templates(
     env=jinja2.Environment(
@@ -44,6 +49,10 @@ templates = Jinja2Templates(
         # A decision record of another age lacks parts: they show as empty, never fail.
         undefined=jinja2.ChainableUndefined,
     )
+)
+templates.env.filters.update(
+    canon_value=page_text.canon_value, ledger_problem=page_text.ledger_problem,
+    ledger_repair=page_text.ledger_repair,
 )
 
 
@@ -75,9 +84,9 @@ def _session(request: Request) -> tuple[Principal, WebSession]:
     state = state_of(request)
     session = state.signer.read(request.cookies.get(SESSION_COOKIE))
     if state.settings.no_auth:
-        if session is None:
-            raise _SignIn
         principal = state.local()
+        if session is None:
+            session = _local_session(request, state, principal)
     else:
         found = state.keys.principal_of(session.key_id) if session is not None else None
         if found is None or session is None:
@@ -87,16 +96,39 @@ def _session(request: Request) -> tuple[Principal, WebSession]:
     return principal, session
 
 
+def _local_session(request: Request, state: ServerState, principal: Principal) -> WebSession:
+    """A new session for a browser under ``--no-auth``: the page opens at once (there is no
+    key to sign in with, and sending it to the sign-in page looped back here), and its cookie
+    goes out with the page (`_pages`). Its CSRF token is what keeps a form posted from another
+    site out: that post carries no cookie (SameSite=Strict), so it is checked against a fresh
+    session it cannot know."""
+    cookie = state.signer.issue(principal.key_id)
+    session = state.signer.read(cookie)
+    assert session is not None  # just issued and signed with this signer's own secret
+    request.state.new_session = cookie
+    return session
+
+
 async def _form(request: Request, session: WebSession | None) -> dict[str, str]:
     """The form's fields; 403 unless it carries this session's CSRF token."""
     if not request.headers.get("content-type", "").startswith(
         "application/x-www-form-urlencoded"
     ):
         raise APIError(400, "Forms are sent as application/x-www-form-urlencoded")
-    body = await read_body(
-        request.stream(), declared_length=request.headers.get("content-length"),
-        limit=_FORM_LIMIT,
-    )
+    try:
+        body = await read_body(
+            request.stream(), declared_length=request.headers.get("content-length"),
+            limit=_FORM_LIMIT,
+        )
+    except APIError as exc:
+        if exc.status != 413:
+            raise
+        # read_body's words are for API clients ("send a shorter conversation"): a form's
+        # are for the person who filled it in.
+        raise APIError(
+            413, f"This form is over {_FORM_LIMIT // 1024} KiB, more than a page sends at once: "
+            "shorten what you typed and send it again", code=_FORM_TOO_LARGE,
+        ) from None
     try:
         fields = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
     except UnicodeDecodeError:
@@ -116,7 +148,8 @@ def _page(
 ) -> Response:
     return templates.TemplateResponse(
         request, name,
-        {"principal": principal, "csrf": session.csrf if session else "", **context},
+        {"principal": principal, "csrf": session.csrf if session else "",
+         "no_auth": state_of(request).settings.no_auth, **context},
         status_code=status,
     )
 
@@ -139,9 +172,12 @@ def _pages(handler: Any) -> Any:
         except _SignIn:
             return _redirect("/login")
         except HRMError as exc:
-            return error_page(request, from_hrm_error(exc))
+            result = error_page(request, from_hrm_error(exc))
         except APIError as exc:
-            return error_page(request, exc)
+            result = error_page(request, exc)
+        new_session = getattr(request.state, "new_session", None)
+        if new_session is not None:
+            _set_session_cookie(result, request, new_session)
         return result
 
     page.__name__ = handler.__name__
@@ -153,14 +189,15 @@ def _pages(handler: Any) -> Any:
 
 
 async def login_page(request: Request) -> Response:
-    state = state_of(request)
-    if state.settings.no_auth:
-        return _sign_in(request, state, "-")
+    if state_of(request).settings.no_auth:  # nothing to sign in with: the pages open as ADMIN
+        return _redirect("/")
     return _page(request, "login.html", None, None, problem=None)
 
 
 async def login(request: Request) -> Response:
     state = state_of(request)
+    if state.settings.no_auth:  # no key to check: every page opens as ADMIN
+        return _redirect("/")
     try:
         fields = await _form(request, None)
     except APIError as exc:
@@ -176,17 +213,24 @@ async def login(request: Request) -> Response:
 
 def _sign_in(request: Request, state: ServerState, key_id: str) -> Response:
     response = _redirect("/")
+    _set_session_cookie(response, request, state.signer.issue(key_id))
+    return response
+
+
+def _set_session_cookie(response: Response, request: Request, cookie: str) -> None:
     response.set_cookie(
-        SESSION_COOKIE, state.signer.issue(key_id), max_age=SESSION_TTL_S, path="/",
+        SESSION_COOKIE, cookie, max_age=SESSION_TTL_S, path="/",
         httponly=True, samesite="strict", secure=request.url.scheme == "https",
     )
-    return response
 
 
 @_pages
 async def logout(request: Request) -> Response:
+    """End the session for good: refused by every server of the home from now on, not only
+    forgotten by this browser (a copied cookie would still work until it expired)."""
     _principal, session = _session(request)
     await _form(request, session)
+    await asyncio.to_thread(state_of(request).signer.revoke, session)
     response = _redirect("/login")
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response
@@ -199,11 +243,19 @@ async def logout(request: Request) -> Response:
 async def conversation(request: Request) -> Response:
     """The stack's recent turns, each answer linked to its decision, and a message box."""
     principal, session = _session(request)
+    return await _conversation_page(request, principal, session)
+
+
+async def _conversation_page(
+    request: Request, principal: Principal, session: WebSession, *, status: int = 200,
+    problem: str | None = None,
+) -> Response:
     state = state_of(request)
     turns = await asyncio.to_thread(
         stack_data.recent_turns, state.home, principal.agent_class, 30
     )
-    return _page(request, "conversation.html", principal, session, turns=turns)
+    return _page(request, "conversation.html", principal, session, status=status, turns=turns,
+                 problem=problem)
 
 
 @_pages
@@ -211,7 +263,19 @@ async def chat(request: Request) -> Response:
     """Send a message: one governed turn, then back to the conversation at its answer."""
     principal, session = _session(request)
     state = state_of(request)
-    text = (await _form(request, session)).get("message", "")
+    try:
+        fields = await _form(request, session)
+    except APIError as exc:
+        if exc.code != _FORM_TOO_LARGE:
+            raise
+        # Shown where it was typed, in words for the person who typed it.
+        return await _conversation_page(
+            request, principal, session, status=413, problem=(
+                f"This message is over {_FORM_LIMIT // 1024} KiB, more than the page sends at "
+                "once, so it was not sent: shorten it, or send it in parts."
+            ),
+        )
+    text = fields.get("message", "")
     if not text.strip():
         return _redirect("/")
     # The page shows hrm's own history, so a message sent twice is meant twice: its key
@@ -234,12 +298,16 @@ async def decision(request: Request) -> Response:
     record = why["decision"]
     arbitration = record.get("arbitration") or {}
     score = arbitration.get("preempt_score")
+    events = why.get("events") or []
+    attention = record.get("attention_state") or {}
     return _page(
         request, "turn.html", principal, session, why=why, d=record,
-        rows=explain(record, why.get("events") or []),
+        rows=explain(record, events),
         band=arbitration_band(score if isinstance(score, int | float) else None,
                               state.config.policy),
         policy=state.config.policy,
+        gates=page_text.stance_and_gates(record, events),
+        context_label=lambda item: page_text.context_label(item, attention),
     )
 
 

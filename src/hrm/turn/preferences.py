@@ -279,6 +279,7 @@ def handle_preference(
             notes.append(_kept_for_the_problem(
                 statement, key, decision, signals, state, event,
                 where="for this problem only" if record.problem is not None else "for now only",
+                turn=record.turn,
             ))  # fmt: skip
     elif pref.preference_class in (
         PreferenceClass.INFERRED_CONFIRM_REQUIRED,
@@ -300,7 +301,9 @@ def handle_preference(
             replaces = contradicted_canon(signals, "preference.") or (
                 revised_canon(stack.canon(), statement) if reading.revises else {}
             )
-            state.pending_preference = {"statement": statement, "key": key}
+            state.pending_preference = {
+                "statement": statement, "key": key, "asked_turn": record.turn,
+            }
             if replaces:  # nothing was kept of it: a no leaves the earlier one alone
                 state.pending_preference.update(replaces=replaces, inferred=True)
             event("preference_pending", key=key, statement=statement,
@@ -316,7 +319,7 @@ def handle_preference(
 
 def _kept_for_the_problem(
     statement: str, key: str, decision: dict[str, Any], signals: Any, state: TurnState,
-    event: Any, *, where: str,
+    event: Any, *, where: str, turn: int,
 ) -> str:
     """The note for a stated preference the write gate kept in the working set only: `where`
     says for how long ("for this problem only"; "for now only" with no problem in focus)."""
@@ -324,7 +327,9 @@ def _kept_for_the_problem(
     if replaces:
         # D70: the note used to say "Say so if it should replace …", and nothing understood
         # saying so: the earlier preference could never be replaced.
-        state.pending_preference = {"statement": statement, "key": key, "replaces": replaces}
+        state.pending_preference = {
+            "statement": statement, "key": key, "replaces": replaces, "asked_turn": turn,
+        }
         event("preference_pending", key=key, statement=statement, replaces=sorted(replaces))
         earlier = "”, “".join(replaces.values())
         return (

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hrm.turn.context import Outcome
 from hrm.turn.records import CommitmentRecord
 from hrm.turn.state import NOTES_START
-from hrm.turn.steps.hrm_answers import said_only
+from hrm.turn.steps.hrm_answers import asked_this_turn, said_only
 
 if TYPE_CHECKING:
     from hrm.turn.context import TurnContext
@@ -29,5 +29,6 @@ def answer(ctx: TurnContext) -> Outcome | None:
     only_statements = arbitrated is not ctx.turn_input and not arbitrated.text
     action = ctx.action.action_type
     return Outcome(
-        response, action, asked=action == "ask", kind=said_only(ctx) if only_statements else None
+        response, action, asked=action == "ask" or asked_this_turn(ctx),
+        kind=said_only(ctx) if only_statements else None,
     )

@@ -35,6 +35,16 @@ def hrm_answers(ctx: TurnContext) -> Outcome | None:
     )
     if only_problem and ctx.asked_of is not None:
         return Outcome("\n".join(ctx.notes), ctx.asked_of.kind)
-    held = ctx.state.pending_intent or {}
-    asked = held.get("asked_turn") == ctx.record.turn  # a middle-band question (D150)
-    return Outcome("\n".join(ctx.notes), "remember", asked=asked, kind=said_only(ctx))
+    return Outcome(
+        "\n".join(ctx.notes), "remember", asked=asked_this_turn(ctx), kind=said_only(ctx)
+    )
+
+
+def asked_this_turn(ctx: TurnContext) -> bool:
+    """Does the turn ask the person something to answer next: a middle-band request (D150) or
+    a preference held for their yes or no (D36, D70)? The decision record's `asked` says so
+    (the server's `hrm` extension and `/why` read it; D493)."""
+    turn = ctx.record.turn
+    intent = ctx.state.pending_intent or {}
+    preference = ctx.state.pending_preference or {}
+    return intent.get("asked_turn") == turn or preference.get("asked_turn") == turn
