@@ -63,32 +63,42 @@ def test_the_turns_model_call_goes_to_the_configured_upstream(home: Path, upstre
     assert upstream.calls[-1]["messages"][0]["role"] == "system"
 
 
-@pytest.mark.parametrize(("status", "expected", "code"), [
-    pytest.param(None, 503, "provider_unavailable", id="provider-down"),
-    pytest.param(500, 503, "provider_unavailable", id="provider-500"),
-    pytest.param(429, 429, "rate_limit_exceeded", id="provider-429"),
-])
+PROVIDER_FAILURES = [  # (the upstream's answer, the status the client gets, its code)
+    (500, 503, "provider_unavailable"),
+    (429, 429, "rate_limit_exceeded"),
+    (None, 503, "provider_unavailable"),  # the upstream is down: last, it stays down
+]
+
+
 def test_a_failing_provider_is_an_error_status_and_the_turn_is_recorded(
-    home: Path, upstream: Upstream, status: int | None, expected: int, code: str
+    home: Path, upstream: Upstream
 ) -> None:
-    key = create_key(home, "alice")
+    """Each failure on a stack of its own, on one server (a start costs seconds)."""
+    users = ["alice", "bob", "carol"]
+    keys = {user: create_key(home, user) for user in users}
+    answers = {}
     with start_on_upstream(home, upstream) as server:
-        if status is None:
-            upstream.server.shutdown()  # type: ignore[union-attr]
-            upstream.server.server_close()  # type: ignore[union-attr]
-        else:
-            upstream.status = status
-        response = post_chat(server, key, "Explain how binary search works")
-        streamed = post_chat(server, key, "Explain how a heap works", stream=True)
+        for user, (status, _, _) in zip(users, PROVIDER_FAILURES, strict=True):
+            if status is None:
+                upstream.server.shutdown()  # type: ignore[union-attr]
+                upstream.server.server_close()  # type: ignore[union-attr]
+            else:
+                upstream.status = status
+            answers[user] = (
+                post_chat(server, keys[user], "Explain how binary search works"),
+                post_chat(server, keys[user], "Explain how a heap works", stream=True),
+            )
         assert server.stop() == 0
-    assert response.status_code == expected, response.text
-    body = response.json()
-    assert body["error"]["code"] == code
-    assert "turn is recorded" in body["error"]["message"]
-    assert streamed.status_code == expected  # refused before any word: a status, not a stream
-    recorded = turn_records(home, "RESIDENT:alice")
-    assert [r["data"]["turn"] for r in recorded] == [1, 2]
-    assert body["hrm"]["ledger"]["seq"] == recorded[0]["seq"]
+    for user, (_, expected, code) in zip(users, PROVIDER_FAILURES, strict=True):
+        response, streamed = answers[user]
+        assert response.status_code == expected, (user, response.text)
+        body = response.json()
+        assert body["error"]["code"] == code
+        assert "turn is recorded" in body["error"]["message"]
+        assert streamed.status_code == expected  # refused before any word: a status, no stream
+        recorded = turn_records(home, f"RESIDENT:{user}")
+        assert [r["data"]["turn"] for r in recorded] == [1, 2]
+        assert body["hrm"]["ledger"]["seq"] == recorded[0]["seq"]
 
 
 def test_one_stack_queues_and_refuses_past_its_wait_while_others_run(
