@@ -344,6 +344,11 @@ class Reading:
         return any(i.kind is kind for i in self.intents)
 
     @property
+    def has_command(self) -> bool:
+        """Some intent of the message asks hrm to change what it keeps or where it is."""
+        return any(i.kind in COMMANDS for i in self.intents)
+
+    @property
     def only_commands(self) -> bool:
         """True when the message is nothing but commands: it opens no problem."""
         return bool(self.intents) and not self.rest.strip()

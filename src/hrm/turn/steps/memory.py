@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hrm._text import shorten
+from hrm.reading.other_languages import asks_in_another_language
 from hrm.reading.rules.memory import bulk_kinds, names_fully
 from hrm.reading.types import COMMANDS, IntentKind
 from hrm.turn.facts import forget_kept, remember_fact
@@ -54,9 +55,14 @@ def memory(ctx: TurnContext) -> Outcome | None:
 
 def not_acted_on(ctx: TurnContext) -> list[str]:
     """Never silent: a request read below the ask threshold is an ordinary message, and the
-    answer says hrm did not act on it."""
+    answer says hrm did not act on it; so does one said in another language (D494)."""
     ask = ctx.services.bands.ask
     notes: list[str] = []
+    if not ctx.reading.has_command and asks_in_another_language(ctx.reading.said):
+        notes.append(
+            "I read requests to keep or forget things in English only, so nothing of this was "
+            "kept. Say it in English if you want me to (“I prefer …”, “Remember that …”)."
+        )
     for intent in ctx.reading.intents:
         if intent.kind in COMMANDS and intent.confidence < ask:
             said = shorten(ctx.reading.text_of(intent), 80)
