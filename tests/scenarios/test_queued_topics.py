@@ -117,3 +117,27 @@ def test_the_other_thing_is_the_one_open_problem_not_in_focus(home: HRMHome) -> 
         h.turn("wedding planning: need to choose a photographer")
         moved = h.turn("ok the other thing now")
         assert moved.decision.problem == cv
+
+
+def test_the_other_one_said_alone_moves_to_the_one_other_open_problem(home: HRMHome) -> None:
+    # D495: without a lead word ("ok", "now") "the other one" changed nothing.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        cv = h.turn("I'm updating my CV for a data analyst job").decision.problem
+        h.turn("park the CV")
+        h.turn("wedding planning: need to choose a photographer")
+        moved = h.turn("the other one")
+        assert moved.decision.problem == cv
+
+
+def test_the_other_one_among_several_asks_which_naming_them(home: HRMHome) -> None:
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("I need to migrate our CI from Jenkins to GitHub Actions.")
+        h.turn("Quick question, how do I rotate the nginx logs daily?")
+        h.turn("By the way, our staging TLS certificate expires on Friday.")
+        h.turn("ok the certificate")
+        h.turn("We are done with this one")
+        asked = h.turn("the other one")
+        statuses = {p.title: p.status for p in h.focus.problem_registry.list()}
+    assert asked.asked and asked.response.startswith("Which one? Open now: ")
+    assert "nginx logs" in asked.response and "Jenkins" in asked.response
+    assert ProblemStatus.ACTIVE not in statuses.values()  # nothing moved

@@ -89,7 +89,9 @@ __all__ = [
     "CommitmentView",
     "FocusState",
     "PreemptScoreArbiter",
+    "asks_for_the_other",
     "named_problem",
+    "others_open",
     "preempt_score",
     "resume_target",
 ]
@@ -134,12 +136,32 @@ _THE_OTHER = re.compile(
 """"back to the other thing", "ok the other one now": the one open problem not in focus."""
 
 
-def _the_other(registry: ProblemRegistry) -> Problem | None:
-    """The open problem that is not the active one, when there is exactly one (D460)."""
-    others = [
+_OTHER_ALONE = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|now|then|right|alright)\W+)*(?:back\s+to\s+|on\s+to\s+)?"
+    r"(?P<ref>(?:the\s+)?other(?:\s+(?:one|thing|problem|topic|task|issue))?)"
+    r"(?:\s+(?:now|then|please|pls))?\W*$",
+    re.IGNORECASE,
+)
+""""the other one" said alone, no lead word needed: it names nothing but the other open work
+(D495)."""
+
+
+def others_open(registry: ProblemRegistry) -> list[Problem]:
+    """The open problems that are not the active one."""
+    return [
         p for p in registry.list()
         if p.status not in (ProblemStatus.RESOLVED, ProblemStatus.ACTIVE)
     ]
+
+
+def asks_for_the_other(text: str) -> bool:
+    """Is `text` only "the other one" (with "ok", "back to", "now" around it)?"""
+    return len(text) <= _NAME_ALONE_CHARS and _OTHER_ALONE.match(text) is not None
+
+
+def _the_other(registry: ProblemRegistry) -> Problem | None:
+    """The open problem that is not the active one, when there is exactly one (D460)."""
+    others = others_open(registry)
     return others[0] if len(others) == 1 else None
 EXPLICIT_SWITCH = "explicit switch request"
 """How a candidate the person asked to move to is matched (`Arbitration.candidate_match`)."""
@@ -839,7 +861,7 @@ class PreemptScoreArbiter:
         if any(verb in low for verb in _MOVE_VERBS):
             yield from _WISH_TO_MOVE.finditer(text)
         if len(text) <= _NAME_ALONE_CHARS:
-            alone = _NAME_ALONE.match(text)
+            alone = _NAME_ALONE.match(text) or _OTHER_ALONE.match(text)
             if alone is not None:
                 yield alone
 

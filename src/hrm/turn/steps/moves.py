@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hrm.governance.arbiter import resume_target
+from hrm.governance.arbiter import asks_for_the_other, others_open, resume_target
 from hrm.governance.problems import ProblemStatus, extract_keywords
 from hrm.reading.reader import without_span_text
 from hrm.reading.types import IntentKind
@@ -35,6 +35,9 @@ def moves(ctx: TurnContext) -> Outcome | None:
         })  # fmt: skip
         ctx.hctx.topic_id = problem.id
         return Outcome(f"Switched to {titled(problem.title)}", "switch")
+    which = _which_other(ctx)
+    if which is not None:
+        return which
     cues = ctx.reading.cues
     named = ctx.reading.first(IntentKind.RESUME)
     # Only the rules' sure forms: the sentence model also reads "go back to the previous
@@ -70,6 +73,24 @@ def _names_open_work(ctx: TurnContext, named: str) -> bool:
     arbitration = ctx.arbitration.arbitration
     return found is not None and not (
         arbitration.is_new_candidate and arbitration.candidate_problem_id == found.id
+    )
+
+
+def _which_other(ctx: TurnContext) -> Outcome | None:
+    """"The other one" when more than one problem is open besides the work in focus: hrm asks
+    which, naming them, instead of answering as if something had moved (D495)."""
+    arbitration = ctx.arbitration.arbitration
+    if arbitration.explicit_request or not asks_for_the_other(ctx.reading.said):
+        return None
+    others = others_open(ctx.services.focus.problem_registry)
+    if len(others) < 2:
+        return None
+    ctx.close_after_arbitration()
+    listed = "; ".join(f"‘{p.title.rstrip(' .')}’" for p in others[:4])
+    more = "; …" if len(others) > 4 else ""
+    return Outcome(
+        f"Which one? Open now: {listed}{more}. Say a few words of its title "
+        "(“back to …”).", "ask_user", asked=True,
     )
 
 
