@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrm.reading.reader import available_tiers, read
-from hrm.reading.rules.corrections import corrected, correction_slots
+from hrm.reading.rules.corrections import corrected, correction_clause, correction_slots
 from hrm.reading.types import IntentKind, ReadingContext, Slots
 
 JUST_KEPT = ReadingContext(just_kept="preference.units")
@@ -35,6 +35,19 @@ JUST_KEPT = ReadingContext(just_kept="preference.units")
         ("I prefer dark mode", "actually, light mode not dark mode", "I prefer light mode"),
         ("my locker code is 4512", "oops, make it 4513", "my locker code is 4513"),
         ("I prefer Celsius", "sorry, I meant to say Fahrenheit", "I prefer Fahrenheit"),
+        # the words a few new ones line up with, not the last ones
+        ("the Acme call is on Monday at 3pm", "actually, make that Tuesday",
+         "the Acme call is on Tuesday at 3pm"),
+        ("the Acme call is on Monday at 3pm", "no, make it 4pm", "the Acme call is on Monday at 4pm"),
+        ("go with Decimal for the amounts", "actually, make that integer cents",
+         "go with integer cents for the amounts"),
+        ("go with SQLAlchemy 2.0 for the ORM", "actually, make that SQLModel",
+         "go with SQLModel for the ORM"),
+        ("the release is on the 14th", "sorry, the 21st not the 14th", "the release is on the 21st"),
+        ("the team meeting is on Monday", "not Monday, Tuesday", "the team meeting is on Tuesday"),
+        ("my train is at 8:30", "sory, 8:15 not 8:30", "my train is at 8:15"),
+        ("always force-push to main", "no I meant never force-push to main",
+         "never force-push to main"),
     ],
 )
 def test_a_correction_rewrites_what_was_kept(kept: str, said: str, now: str) -> None:
@@ -44,7 +57,9 @@ def test_a_correction_rewrites_what_was_kept(kept: str, said: str, now: str) -> 
 @pytest.mark.parametrize(
     "said",
     ["no thanks", "sorry, light mode", "actually, that sounds good", "no", "ok",
-     "I meant to ask about the build", "wait", "scratch that"],
+     "I meant to ask about the build", "wait", "scratch that", "no I meant it",
+     "no, I meant what I said", "sorry, I meant to type that in Slack",
+     "no I meant the staging one", "actually, make that a bit shorter"],
 )
 def test_what_corrects_nothing_is_no_correction(said: str) -> None:
     assert correction_slots(said).statement is None
@@ -66,9 +81,16 @@ def test_words_replaced_that_the_kept_statement_does_not_hold_correct_nothing() 
     assert slots.what == "firm" and corrected("I prefer metric units", slots) is None
 
 
-def test_a_few_words_cannot_replace_more_than_what_was_kept() -> None:
-    assert corrected("Celsius", Slots(statement="dark mode please")) is None
+def test_a_few_words_that_line_up_with_nothing_change_nothing() -> None:
+    assert corrected("I prefer emojis in answers", Slots(statement="no emojis")) is None
     assert corrected("I prefer Celsius", Slots(statement="Celsius")) is None  # no change
+    assert corrected("my desk is by the window", Slots(statement="Tuesday")) is None
+
+
+def test_the_question_after_a_correction_is_not_part_of_it() -> None:
+    said = "no I meant Fahrenheit, and what's 30C in that?"
+    assert correction_slots(said).statement == "Fahrenheit"
+    assert correction_clause(said) == "no I meant Fahrenheit"
 
 
 @given(st.text(max_size=80), st.text(max_size=120))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from hrm.reading.rules.corrections import corrected
+from hrm.reading.rules.corrections import corrected, correction_clause
 from hrm.reading.rules.decisions import read_decision_intents
 from hrm.reading.rules.memory import DECISION_KEY, kept_text
 from hrm.reading.types import IntentKind
@@ -40,7 +40,7 @@ def correct(ctx: TurnContext) -> Outcome | None:
     was = kept_text(stack.forgettable().get(key))
     if was is None:
         return None
-    clause = ctx.reading.text_of(intent)
+    clause = correction_clause(ctx.reading.text_of(intent))
     new = _new_text(ctx.reading, intent, was, decision=key.startswith(DECISION_KEY))
     if new is None and intent.slots.what:
         return None  # it replaces words the kept statement does not hold: not a correction of it
@@ -49,7 +49,10 @@ def correct(ctx: TurnContext) -> Outcome | None:
     ctx.heard = without_sentence(ctx.heard or ctx.turn_input, clause)
     ctx.record.notes.append("the correction was left out of arbitration")
     if new is None:
-        ctx.notes.append(f"What should “{was}” say instead? Say it whole, e.g. “make that …”.")
+        ctx.notes.append(
+            f"I could not tell which words of “{was}” that changes, so it is kept as it was; "
+            "say it whole to change it (“scratch that, …”)."
+        )
         return None
     write = stack.correct_kept(key, new, was=was, said=clause)
     ctx.record.writes.append(write)
