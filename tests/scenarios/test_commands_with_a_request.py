@@ -62,6 +62,9 @@ def test_a_standing_instruction_after_so_stays_part_of_the_preference(home: HRMH
         "The style guide says 'never use semicolons in JavaScript'. Do you agree?",
         "My teacher always said: I prefer handwritten notes. Is that still good advice?",
         "never forget to close your file handles — is that still true with pathlib?",
+        # someone else's claim about the person (D497)
+        "My boss says I prefer long detailed reports, but I do not",
+        "My wife thinks I prefer the window seat",
     ],
 )
 def test_what_only_looks_like_a_command_keeps_nothing_and_asks_nothing(

@@ -29,6 +29,7 @@ __all__ = [
     "is_keep_request",
     "may_carry",
     "quotes_someone_else",
+    "said_of_the_person",
     "readable",
 ]
 
@@ -152,6 +153,15 @@ _SAYS = (
 _QUOTING = re.compile(_SAYS + r"(?:['\"“‘]|(?<=:)\s*)", re.IGNORECASE)
 """Someone's words quoted: "My boss said 'always use metric units'", "The style guide says
 'never use semicolons'", "My teacher always said: I prefer handwritten notes"."""
+_SAID_OF_ME = re.compile(
+    r"(?:^|[^a-z'])(?P<who>[a-z']+)\s+(?:always\s+|often\s+|still\s+|just\s+)?"
+    r"(?:says|said|thinks|thought|assumes?|assumed|believes?|believed|claims?|claimed|insists"
+    r"|insisted|tells\s+(?:me|everyone|people)|told\s+(?:me|everyone|people))\s+(?:that\s+)?"
+    r"i(?:'m|\s+am|'d|\s+would)?\s",
+    re.IGNORECASE,
+)
+"""Someone's claim about the person, unquoted: "My boss says I prefer long reports", "People
+assume I prefer Java" — theirs to say, not the person's own statement (D497)."""
 _QUOTED_UP_TO = re.compile(_SAYS + r"(?:['\"“‘][^'\"”’]{0,80}|(?<=:)[^.!?]{0,80})$", re.IGNORECASE)
 _THEIRS_BARS = frozenset({IntentKind.PREFERENCE})
 _DOUBTED = re.compile(
@@ -162,13 +172,24 @@ _DOUBTED = re.compile(
 )
 """A rule put up for discussion: "never forget to close your file handles — is that still true
 with pathlib?" asks about the rule; it does not state the person's (D471)."""
-_SAYING_WORDS = ("said", "say", "told", "tell", "wrote", "writes", "insist", "swear")
+_SAYING_WORDS = ("said", "say", "told", "tell", "wrote", "writes", "insist", "swear", "think",
+                 "thought", "assum", "believ", "claim")
 
 
 def doubts_a_rule(text: str) -> bool:
     """Does `text` ask whether a rule holds ("… — is that still true with pathlib?", "Do you
     agree?")? The rule is then put up for discussion, not stated as the person's (D471)."""
     return "?" in text and _DOUBTED.search(text[:GUARD_CHARS]) is not None
+
+
+def said_of_the_person(text: str) -> bool:
+    """Does `text` end in someone else's claim about the person ("My boss says I prefer")?"""
+    found = None
+    for found in _SAID_OF_ME.finditer(text[-GUARD_CHARS:]):
+        pass
+    return found is not None and found.group("who").lower() not in ("i", "we") and (
+        len(text) - found.end() <= 25  # the claim reaches the word asked about
+    )
 
 
 def quotes_someone_else(text: str, *, up_to_end: bool = False) -> bool:
@@ -179,8 +200,11 @@ def quotes_someone_else(text: str, *, up_to_end: bool = False) -> bool:
     low = head.lower()
     if not any(verb in low for verb in _SAYING_WORDS):  # most sentences: one scan, no regex
         return False
-    found = (_QUOTED_UP_TO if up_to_end else _QUOTING).search(head)
-    return found is not None and found.group("who").lower() not in ("i", "we")
+    for pattern in (_QUOTED_UP_TO,) if up_to_end else (_QUOTING, _SAID_OF_ME):
+        found = pattern.search(head)
+        if found is not None and found.group("who").lower() not in ("i", "we"):
+            return True
+    return False
 
 
 def barred_kinds(sentence: str) -> frozenset[IntentKind]:

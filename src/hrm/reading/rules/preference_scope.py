@@ -41,7 +41,7 @@ from hrm.governance.preferences import (
     PreferenceClassification,
     confirm_required,
 )
-from hrm.reading.guards import doubts_a_rule, quotes_someone_else
+from hrm.reading.guards import doubts_a_rule, quotes_someone_else, said_of_the_person
 from hrm.reading.rules._engine import TASK_VERBS
 from hrm.reading.rules.instructions import HABITUAL, MARKERS, POLITE_REQUEST, is_imperative
 from hrm.reading.sentences import sentence_spans
@@ -236,8 +236,10 @@ def not_a_preference(sentence: str, start: int, end: int) -> str | None:
         return "it says what happened, not what you prefer"
     if tail not in ("", "s", "'s"):
         return f"‘{head}’ only contains a preference word"
-    if quotes_someone_else(low[max(0, start - 120):start], up_to_end=True):
-        return SOMEONE_ELSES  # "My boss said 'always use metric units'" (D471)
+    if quotes_someone_else(low[max(0, start - 120):start], up_to_end=True) or said_of_the_person(
+        low[max(0, start - 120):end + 1]
+    ):
+        return SOMEONE_ELSES  # "My boss said 'always use metric units'" (D471, D497)
     if doubts_a_rule(low[end : end + 200]):
         return ASKS_ABOUT_IT  # "never forget to close your file handles — is that still true?"
     clause_start, clause_end = _clause(low, start, end)
