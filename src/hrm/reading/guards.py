@@ -29,8 +29,8 @@ __all__ = [
     "is_keep_request",
     "may_carry",
     "quotes_someone_else",
-    "said_of_the_person",
     "readable",
+    "said_of_the_person",
 ]
 
 GUARD_CHARS = 600
