@@ -184,9 +184,8 @@ def doubts_a_rule(text: str) -> bool:
 
 def said_of_the_person(text: str) -> bool:
     """Does `text` end in someone else's claim about the person ("My boss says I prefer")?"""
-    found = None
-    for found in _SAID_OF_ME.finditer(text[-GUARD_CHARS:]):
-        pass
+    claims = list(_SAID_OF_ME.finditer(text[-GUARD_CHARS:]))
+    found = claims[-1] if claims else None
     return found is not None and found.group("who").lower() not in ("i", "we") and (
         len(text) - found.end() <= 25  # the claim reaches the word asked about
     )
