@@ -184,10 +184,11 @@ def doubts_a_rule(text: str) -> bool:
 
 def said_of_the_person(text: str) -> bool:
     """Does `text` end in someone else's claim about the person ("My boss says I prefer")?"""
-    claims = list(_SAID_OF_ME.finditer(text[-GUARD_CHARS:]))
+    tail = text[-GUARD_CHARS:]
+    claims = list(_SAID_OF_ME.finditer(tail))
     found = claims[-1] if claims else None
     return found is not None and found.group("who").lower() not in ("i", "we") and (
-        len(text) - found.end() <= 25  # the claim reaches the word asked about
+        len(tail) - found.end() <= 25  # the claim reaches the word asked about
     )
 
 
