@@ -30,6 +30,10 @@ from hrm.stacks.attention import _forgotten
         ("our prod database is db-prod-7", "connect to db-prod-7 first",
          "connect to [forgotten] first"),
         ("the answer is fine", "That is fine by me.", "That is fine by me."),  # too common
+        # what a forgotten preference preferred (D498), not its common last word
+        ("I prefer metric units", "Here it is in metric units, as you prefer.",
+         "Here it is in [forgotten], as you prefer."),
+        ("I prefer metric units", "Two units of work", "Two units of work"),
         ("i live in lisbon", "you live in Lisbon", "you live in Lisbon"),  # no capital: no name
     ],
 )

@@ -306,7 +306,14 @@ def _forgotten(texts: tuple[str, ...]) -> _Forgotten | None:
     )
 
 
-_COPULA = re.compile(r"\b(?:is|are|am|was|were)\b|(?<=\w)'(?:s|m|re)\b", re.IGNORECASE)
+_COPULA = re.compile(
+    r"\b(?:is|are|am|was|were|prefers?|likes?|loves?|hates?|wants?|avoids?)\b(?:\s+to\b)?"
+    r"|(?<=\w)'(?:s|m|re)\b",
+    re.IGNORECASE,
+)
+_BEING = frozenset({"is", "are", "am", "was", "were", "s", "m", "re"})
+"""Of `_COPULA`'s words, those that say what something is: its value's last word is masked
+too ("peanuts"); a preference's ("answers" of "I like to get short answers") is too common."""
 _VALUE_LEAD = re.compile(
     r"^(?:(?:on|at|in|to|the|a|an|my|our|his|her|their|called|named|now|still)\s+)+",
     re.IGNORECASE,
@@ -315,9 +322,10 @@ _WITH_DIGIT = re.compile(r"[\w-]*\d[\w-]*")
 
 
 def _values_of(statement: str) -> set[str]:
-    """What a forgotten statement said its subject is — "lemon drizzle" of "her favourite cake
-    is lemon drizzle", "allergic to peanuts" (and "peanuts") of "I'm allergic to peanuts" — and
-    every token with a digit in it ("4512", "db-prod-7"). An answer that repeated the fact in
+    """What a forgotten statement said its subject is, or what it prefers — "lemon drizzle" of
+    "her favourite cake is lemon drizzle", "metric units" of "I prefer metric units",
+    "allergic to peanuts" (and "peanuts") of "I'm allergic to peanuts" — and every token with a
+    digit in it ("4512", "db-prod-7"). An answer that repeated the fact in
     other words ("Since her favourite is lemon drizzle, …", "Your locker code is 4512.") says
     it as surely as the statement (D467)."""
     found = {token for token in _WITH_DIGIT.findall(statement) if len(token) >= MIN_TEXT}
@@ -328,7 +336,8 @@ def _values_of(statement: str) -> set[str]:
                 and value not in _CALENDAR_WORDS and len(value.split()) <= 6:
             found.add(value)
             last = value.split()[-1]
-            if len(last) >= 5 and last.isalpha():  # "peanuts" of "allergic to peanuts"
+            being = copulas[-1].group().lower().lstrip("'") in _BEING
+            if being and len(last) >= 5 and last.isalpha():  # "peanuts" of "allergic to …"
                 found.add(last)
     return found
 
