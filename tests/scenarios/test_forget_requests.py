@@ -363,3 +363,26 @@ def test_dont_save_that_takes_back_what_was_just_kept(home: HRMHome, said: str) 
         result = h.turn(said)
         assert result.response == "Forgotten: “my passport number is X1234567”."
         assert _kept(h) == {}
+
+
+@pytest.mark.parametrize(
+    ("kept", "forget"),
+    [
+        ("Remember that my son Leo is allergic to gluten", "Forget that Leo is allergic to gluten"),
+        ("Remember that Sam is vegan", "Forget that Sam is vegan"),
+        ("Remember that the API base URL is https://api.example.com",
+         "Forget that the API base URL is https://api.example.com"),
+    ],
+)
+def test_forget_that_with_a_statement_about_someone_or_something_forgets_it(
+    home: HRMHome, kept: str, forget: str
+) -> None:
+    # D499: only "forget that I / my / we …" was read; these went to the model in silence.
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn(kept)
+        h.turn("How do I bake bread?")
+        result = h.turn(forget)
+        left = [k for k in h.stack.canon() if k.startswith("fact.") and h.stack.canon()[k]
+                and isinstance(h.stack.canon()[k], str)]
+    assert result.response.startswith("Forgotten: ")
+    assert left == []

@@ -338,13 +338,15 @@ _FORGET_NAMED = re.compile(
     r"(?P<kept>" + IN_SENTENCE + r"+)"
     r"|forget\s+that\s+(?P<said>(?:i|we)\s+(?:prefer|like|want|hate|use|said|told you)\b"
     + IN_SENTENCE + r"*)"
-    r"|forget\s+that\s+(?P<guess>(?:i|we|my|our|i'm|we're|i've|we've)\s+[^.!?;,\n]+)"
+    r"|forget\s+that\s+(?P<guess>(?!(?:please|one|preference|last|too|as\s+well)\b)"
+    r"[\w'’-]+\s+(?:[^.!?;,\n]|[.,](?=\S))+)"
     r"|(?:stop remembering|no need to remember|you (?:don'?t|do not) need to remember)\s+"
     r"(?:that\s+)?(?P<stop>(?:the|my|our)\s+" + IN_SENTENCE + r"+)",
     re.IGNORECASE,
 )
 """"Forget what I said about paragraphs", "Forget the deadline I told you", "Forget my
-preference for tabs", "Forget that I prefer tabs", "Stop remembering the API URL"."""
+preference for tabs", "Forget that I prefer tabs", "Stop remembering the API URL". "Forget that
+<a statement>" ("… that Leo is allergic to gluten", D499) acts only if something kept says it."""
 _FORGET_WORDS = ("forget", "scratch", "disregard", "ignore", "undo", "mind", "cancel", "drop",
                  "delete", "remove", "remember", "save", "keep", "store", "note")
 """A word every request to forget holds."""
