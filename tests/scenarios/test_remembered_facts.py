@@ -158,3 +158,16 @@ def test_a_question_in_other_words_than_the_fact_still_shows_it_to_the_model(
         asked = h.turn("what did I tell you about my diet?")
     shown = [item["key"] for item in asked.decision.attention_state["retrieved"]]
     assert "fact.i-m-allergic-to-peanuts-and-i-don-t-eat-pork" in shown
+
+
+def test_the_model_is_shown_what_a_fact_says_not_a_key_holding_its_old_value(
+    home: HRMHome,
+) -> None:
+    """D500: after a correction, "fact.the-release-is-on-the-14th: the release is on the 21st"
+    told the model both dates."""
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Remember that the release is on the 14th")
+        h.turn("sorry, the 21st not the 14th")
+        asked = h.turn("when is the release?")
+    # the offline model quotes the context lines it was given
+    assert "21st" in asked.response and "14th" not in asked.response

@@ -543,8 +543,10 @@ class _StageRunner:
 
     def _memory_search(self, text: str, config: dict[str, Any]) -> Iterable[ContextItem]:
         canon = self.stack.canon()
+        # The model is shown what a fact says, not its key: a key made of the first wording
+        # ("fact.the-release-is-on-the-14th") still names the old value once corrected (D500).
         refs = [
-            (k, f"{k}: {v}") for k, v in canon.items()
+            (k, v if isinstance(v, str) else f"{k}: {v}") for k, v in canon.items()
             if not k.startswith("preference.") and not is_retracted(v)
         ]
         # A handful of facts is all shown, the ones sharing words with the input first: words
