@@ -48,6 +48,9 @@ JUST_KEPT = ReadingContext(just_kept="preference.units")
         ("my train is at 8:30", "sory, 8:15 not 8:30", "my train is at 8:15"),
         ("always force-push to main", "no I meant never force-push to main",
          "never force-push to main"),
+        # a lead word and one value of a kind (D501)
+        ("the meeting is on Wednesday", "actually Thursday", "the meeting is on Thursday"),
+        ("my seat is A7", "no sorry, B3", "my seat is B3"),
     ],
 )
 def test_a_correction_rewrites_what_was_kept(kept: str, said: str, now: str) -> None:
@@ -59,7 +62,8 @@ def test_a_correction_rewrites_what_was_kept(kept: str, said: str, now: str) -> 
     ["no thanks", "sorry, light mode", "actually, that sounds good", "no", "ok",
      "I meant to ask about the build", "wait", "scratch that", "no I meant it",
      "no, I meant what I said", "sorry, I meant to type that in Slack",
-     "no I meant the staging one", "actually, make that a bit shorter"],
+     "no I meant the staging one", "actually, make that a bit shorter", "actually yes",
+     "sorry, wrong chat", "sorry for the typo", "actually, never mind"],
 )
 def test_what_corrects_nothing_is_no_correction(said: str) -> None:
     assert correction_slots(said).statement is None

@@ -35,7 +35,8 @@ _MARKER = re.compile(
 """A correction said outright: "I meant …", "make that …", "scratch that, …", "correction: …".
 "I changed my mind, …" is not one: it may revise any preference kept, not the last (D428)."""
 _LED = re.compile(rf"^\W*{_LEAD}+(?P<rest>.+)$", re.IGNORECASE | re.DOTALL)
-""""sorry, …", "actually …": a correction only with the words it replaces ("…, not 8:30")."""
+""""sorry, …", "actually …": a correction only with the words it replaces ("…, not 8:30"), or
+with one value of a kind alone ("actually Thursday")."""
 _INSTEAD = re.compile(
     r"^(?P<new>.+?)\s*(?:,\s*)?(?:\bnot\b|\binstead\s+of\b|\brather\s+than\b)\s+(?P<old>[^,.;!?]+?)"
     r"\s*[.!]*$"
@@ -92,6 +93,9 @@ def correction_slots(sentence: str) -> Slots:
     if rest is None:
         led = _LED.match(sentence)
         rest = led.group("rest") if led else sentence.strip()
+        bare = _before_clause_end(rest).rstrip(".!")
+        if led is not None and _of_a_kind(bare):
+            return Slots(statement=bare)  # "actually Thursday", "no sorry, B3" (D501)
         if (led is None and not rest.lower().startswith("not ")) or _INSTEAD.match(
             _before_clause_end(rest)
         ) is None:
@@ -176,6 +180,11 @@ _DECIDED_OBJECT = re.compile(
     re.IGNORECASE,
 )
 _CAPITALISED = re.compile(r"(?<![\w-])(?!I\b)[A-Z][\w.+#-]*(?:\s+\d[\w.]*)?")
+
+
+def _of_a_kind(words: str) -> bool:
+    """Are `words` one value of a kind a correction lines up (a weekday, a time, a number…)?"""
+    return any(kind.fullmatch(words.strip()) for kind in _KINDS)
 
 
 def _aligned(kept: str, new: str) -> tuple[int, int] | None:
