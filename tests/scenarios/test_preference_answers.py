@@ -265,3 +265,19 @@ def test_a_turn_that_asks_to_keep_a_preference_is_recorded_as_asking(home: HRMHo
     assert alone.response.endswith("(yes/no)") and alone.asked
     assert beside.response.endswith("(yes/no)") and beside.asked
     assert not plain.asked
+
+
+@pytest.mark.parametrize("answer", ["no I meant light mode", "yes, but make that light mode"])
+def test_an_answer_that_corrects_the_preference_asked_about_keeps_the_correction(
+    home: HRMHome, answer: str
+) -> None:
+    # D502: read as a plain no (or yes), it kept nothing (or dark mode) and opened a problem
+    # titled "I meant light mode".
+    with HRM.open(home, "ADMIN", "offline") as h:
+        h.turn("Dark mode seems better for my eyes")
+        result = h.turn(answer)
+        kept = [v for k, v in h.stack.canon().items() if isinstance(v, str)]
+        opened = h.focus.problem_registry.list()
+    assert kept == ["light mode seems better for my eyes"]
+    assert result.response == "Remembered as canon: “light mode seems better for my eyes”."
+    assert opened == []

@@ -21,7 +21,7 @@ CORRECT_ACT = 0.9
 
 _LEAD = (
     r"(?:(?:no|nope|nah|sorry|sory|sry|srry|oops|wait|hmm+|actually|acutally|actualy|ah|oh"
-    r"|err?|ugh|my bad|ok(?:ay)?)\b"
+    r"|err?|ugh|my bad|ok(?:ay)?|yes|yeah|yep|but)\b"
     r"[\s,.!:;—–-]*)"
 )
 _MARKER = re.compile(

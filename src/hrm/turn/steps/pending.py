@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from hrm.reading.rules.corrections import corrected, correction_clause, correction_slots
 from hrm.reading.rules.memory import kept_matching
 from hrm.reading.types import IntentKind
 from hrm.turn.intents import settle_intent
-from hrm.turn.preferences import resolve_pending
+from hrm.turn.preferences import resolve_pending, without_sentence
 from hrm.turn.steps.read import reread
 from hrm.turn.switch import last_queued
 
@@ -31,6 +32,8 @@ __all__ = ["pending"]
 def pending(ctx: TurnContext) -> Outcome | None:
     services, state, reading = ctx.services, ctx.state, ctx.reading
     answer = _answer(reading, IntentKind.YES, IntentKind.NO) or _takes_back_held(reading, state)
+    if _corrects_held(ctx):
+        answer = IntentKind.YES  # the person said what they meant: kept as they said it
     ctx.confirmation = resolve_pending(services.stack, state, answer, ctx.record, ctx.event)
     if ctx.confirmation is None and state.pending_intent:
         ctx.confirmation = settle_intent(ctx, answer)
@@ -61,6 +64,24 @@ def pending(ctx: TurnContext) -> Outcome | None:
 
 def _answer(reading: Reading, *kinds: IntentKind) -> IntentKind | None:
     return next((i.kind for i in reading.intents if i.kind in kinds), None)
+
+
+def _corrects_held(ctx: TurnContext) -> bool:
+    """Does the answer correct the preference hrm is asking about (D502)? "no I meant light
+    mode" after "Should I remember “Dark mode seems better for my eyes” …?" is light mode,
+    said by the person: the held statement becomes the corrected one, and the words of the
+    correction are no new input."""
+    held = ctx.state.pending_preference
+    if not isinstance(held, dict) or not held.get("statement"):
+        return False
+    said = ctx.reading.said
+    now = corrected(str(held["statement"]), correction_slots(said))
+    if now is None:
+        return False
+    ctx.state.pending_preference = {**held, "statement": now}
+    ctx.heard = without_sentence(ctx.turn_input, correction_clause(said))
+    ctx.record.notes.append("the answer corrected the preference asked about")
+    return True
 
 
 def _takes_back_held(reading: Reading, state: TurnState) -> IntentKind | None:
