@@ -805,8 +805,8 @@ class Ledger:
         """Whether every record up to byte `end` verifies and chains onto the one before."""
         try:
             with self._reader() as fh:
-                for _ in _scan(fh, 0, end, 1, GENESIS_HASH.encode()):
-                    pass
+                # `_scan` checks each record as it yields it: reading them all checks them all
+                deque(_scan(fh, 0, end, 1, GENESIS_HASH.encode()), maxlen=0)
         except _Corrupt:
             return False
         return True

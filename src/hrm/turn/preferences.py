@@ -276,11 +276,9 @@ def handle_preference(
         if decision.get("approved") and decision.get("target") == "shared_reference":
             notes.append(f"Noted as canon: “{statement}”.")
         elif decision.get("target") == "working_set":
-            notes.append(_kept_for_the_problem(
-                statement, key, decision, signals, state, event,
-                where="for this problem only" if record.problem is not None else "for now only",
-                turn=record.turn,
-            ))  # fmt: skip
+            notes.append(
+                _kept_for_the_problem(statement, key, decision, signals, state, event, record)
+            )
     elif pref.preference_class in (
         PreferenceClass.INFERRED_CONFIRM_REQUIRED,
         PreferenceClass.BEHAVIORAL,
@@ -296,39 +294,43 @@ def handle_preference(
         )
         record.writes.append(decision)
         if pref.preference_class is PreferenceClass.INFERRED_CONFIRM_REQUIRED:
-            # A yes to one that contradicts a kept preference replaces it (D415), as a yes to
-            # the question after a conflicting stated preference does (D70).
-            replaces = contradicted_canon(signals, "preference.") or (
-                revised_canon(stack.canon(), statement) if reading.revises else {}
-            )
-            state.pending_preference = {
-                "statement": statement, "key": key, "asked_turn": record.turn,
-            }
-            if replaces:  # nothing was kept of it: a no leaves the earlier one alone
-                state.pending_preference.update(replaces=replaces, inferred=True)
-            event("preference_pending", key=key, statement=statement,
-                  **({"replaces": sorted(replaces)} if replaces else {}))  # fmt: skip
-            instead = (
-                f", in place of “{'”, “'.join(replaces.values())}”" if replaces else ""
-            )
-            notes.append(
-                f"Should I remember “{statement}” as your preference{instead}? (yes/no)"
-            )
+            notes.append(_ask_to_keep(stack, state, reading, key, signals, record, event))
     return notes
+
+
+def _ask_to_keep(
+    stack: Any, state: TurnState, reading: PreferenceReading, key: str, signals: Any,
+    record: DecisionRecord, event: Any,
+) -> str:
+    """Hold an inferred preference for the person's yes or no; the question to ask."""
+    statement = str(reading.statement)
+    # A yes to one that contradicts a kept preference replaces it (D415), as a yes to the
+    # question after a conflicting stated preference does (D70).
+    replaces = contradicted_canon(signals, "preference.") or (
+        revised_canon(stack.canon(), statement) if reading.revises else {}
+    )
+    state.pending_preference = {"statement": statement, "key": key, "asked_turn": record.turn}
+    if replaces:  # nothing was kept of it: a no leaves the earlier one alone
+        state.pending_preference.update(replaces=replaces, inferred=True)
+    event("preference_pending", key=key, statement=statement,
+          **({"replaces": sorted(replaces)} if replaces else {}))  # fmt: skip
+    instead = f", in place of “{'”, “'.join(replaces.values())}”" if replaces else ""
+    return f"Should I remember “{statement}” as your preference{instead}? (yes/no)"
 
 
 def _kept_for_the_problem(
     statement: str, key: str, decision: dict[str, Any], signals: Any, state: TurnState,
-    event: Any, *, where: str, turn: int,
+    event: Any, record: DecisionRecord,
 ) -> str:
-    """The note for a stated preference the write gate kept in the working set only: `where`
-    says for how long ("for this problem only"; "for now only" with no problem in focus)."""
+    """The note for a stated preference the write gate kept in the working set only: for this
+    problem only, or for now only with no problem in focus (D476)."""
+    where = "for this problem only" if record.problem is not None else "for now only"
     replaces = contradicted_canon(signals, "preference.")
     if replaces:
         # D70: the note used to say "Say so if it should replace …", and nothing understood
         # saying so: the earlier preference could never be replaced.
         state.pending_preference = {
-            "statement": statement, "key": key, "replaces": replaces, "asked_turn": turn,
+            "statement": statement, "key": key, "replaces": replaces, "asked_turn": record.turn,
         }
         event("preference_pending", key=key, statement=statement, replaces=sorted(replaces))
         earlier = "”, “".join(replaces.values())

@@ -107,10 +107,15 @@ def correction_slots(sentence: str) -> Slots:
         old = (instead.group("old") or instead.group("old2") or "").strip(" ,")
     else:
         new, old = _FILLER.sub("", rest), ""
-    fragment = len(_WORD.findall(new)) <= _MAX_FRAGMENT_WORDS and _VERB.search(new) is None
+    fragment = _is_fragment(new)
     if not new or (fragment and _NOT_NEW_WORDS.search(new)):
         return Slots()
     return Slots(statement=new, what=old or None)
+
+
+def _is_fragment(new: str) -> bool:
+    """A few words with no verb ("Fahrenheit", "light mode"), not a statement of its own."""
+    return len(_WORD.findall(new)) <= _MAX_FRAGMENT_WORDS and _VERB.search(new) is None
 
 
 def _before_clause_end(text: str) -> str:
@@ -145,7 +150,7 @@ def corrected(kept: str, slots: Slots) -> str | None:
     new = (slots.statement or "").strip()
     if not new:
         return None
-    fragment = len(_WORD.findall(new)) <= _MAX_FRAGMENT_WORDS and _VERB.search(new) is None
+    fragment = _is_fragment(new)
     old = (slots.what or "").strip()
     if old:
         found = re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", kept, re.IGNORECASE)
